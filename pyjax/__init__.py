@@ -1,0 +1,26 @@
+"""pyjax: JAX's system written from scratch in Python.
+
+NumPy-style immutable arrays (``pyjax.numpy``) and composable transformations (``jit`` so far),
+compiled by XLA through the PJRT C API of an XLA plugin. ``import pyjax as jax`` is the intent.
+"""
+from pyjax._src.core.config import config as config
+from pyjax._src.core.array import Array as Array
+from pyjax._src.core.abstract import ShapeDtypeStruct as ShapeDtypeStruct
+from pyjax._src.interpreters import dispatch as _dispatch  # installs the eager trace
+from pyjax._src.interpreters.jit import (
+    jit as jit, make_jaxpr as make_jaxpr, eval_shape as eval_shape)
+from pyjax._src.api import (
+    devices as devices, device_count as device_count, local_devices as local_devices,
+    local_device_count as local_device_count, default_backend as default_backend,
+    device_put as device_put, device_get as device_get,
+    block_until_ready as block_until_ready, process_index as process_index,
+    process_count as process_count, typeof as typeof, ensure_compile_time_eval as
+    ensure_compile_time_eval)
+from pyjax import tree_util as tree_util
+from pyjax import tree as tree
+from pyjax import errors as errors
+from pyjax import numpy as numpy
+from pyjax import lax as lax
+from pyjax import dtypes as dtypes
+
+__version__ = "0.1.0"

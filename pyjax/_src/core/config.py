@@ -1,0 +1,295 @@
+"""Global configuration flags (``pyjax.config``).
+
+Flags are plain instance attributes of the :data:`config` singleton, so reading
+one on a hot path (``config.jax_enable_x64``) is a single attribute lookup.
+Writes go through :meth:`Config.update`, which validates the value and runs the
+callbacks registered with :meth:`Config.on_change` (used to clear caches that
+depend on a flag, e.g. dtype canonicalization when x64 flips).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from typing import Any, Callable
+
+__all__ = ["Config", "config", "enable_x64", "disable_x64", "bool_env"]
+
+_TRUTHY = ("1", "true", "yes", "y", "on", "t")
+_FALSY = ("0", "false", "no", "n", "off", "f", "")
+
+
+def bool_env(*names: str, default: bool = False) -> bool:
+    """Reads the first set environment variable among ``names`` as a bool."""
+    for name in names:
+        raw = os.environ.get(name)
+        if raw is None:
+            continue
+        val = raw.strip().lower()
+        if val in _TRUTHY:
+            return True
+        if val in _FALSY:
+            return False
+        raise ValueError(f"invalid truth value {raw!r} for environment variable {name}")
+    return default
+
+
+def _int_env(*names: str, default: int) -> int:
+    for name in names:
+        raw = os.environ.get(name)
+        if raw is not None and raw.strip():
+            try:
+                return int(raw)
+            except ValueError:
+                raise ValueError(f"invalid integer {raw!r} for environment variable {name}") from None
+    return default
+
+
+def _str_env(*names: str, default: str | None) -> str | None:
+    for name in names:
+        raw = os.environ.get(name)
+        if raw is not None:
+            return raw
+    return default
+
+
+class _Flag:
+    __slots__ = ("name", "default", "kind", "choices", "allow_none", "help", "validator")
+
+    def __init__(self, name, default, kind, choices, allow_none, help, validator):
+        self.name = name
+        self.default = default
+        self.kind = kind
+        self.choices = choices
+        self.allow_none = allow_none
+        self.help = help
+        self.validator = validator
+
+    def check(self, value: Any) -> Any:
+        if value is None and self.allow_none:
+            return None
+        kind = self.kind
+        if kind is bool:
+            # Accept numpy bools / 0/1 ints, but not arbitrary truthy objects.
+            if isinstance(value, bool) or (type(value).__name__ == "bool_"):
+                value = bool(value)
+            elif isinstance(value, int) and value in (0, 1):
+                value = bool(value)
+            else:
+                raise TypeError(f"config option {self.name} expects a bool, got {value!r}")
+        elif kind is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"config option {self.name} expects an int, got {value!r}")
+            value = int(value)
+        elif kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"config option {self.name} expects a float, got {value!r}")
+            value = float(value)
+        elif kind is str:
+            if not isinstance(value, str):
+                raise TypeError(f"config option {self.name} expects a str, got {value!r}")
+        # kind None: any value
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(
+                f"config option {self.name} must be one of {sorted(map(str, self.choices))}, "
+                f"got {value!r}")
+        if self.validator is not None:
+            self.validator(value)
+        return value
+
+
+def _check_matmul_precision(value: Any) -> None:
+    # JAX accepts None, the strings below, or a lax.Precision enum (checked by name).
+    if value is None or not isinstance(value, str):
+        return
+    allowed = {"default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+               "fastest", "bfloat16_3x", "tensorfloat32_3x", "float32_3x",
+               "ANY_F8_ANY_F8_F32", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+               "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "TF32_TF32_F32",
+               "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64"}
+    if value not in allowed and value.lower() not in allowed:
+        raise ValueError(
+            f"config option jax_default_matmul_precision got unknown precision {value!r}; "
+            f"expected one of {sorted(allowed)} or None")
+
+
+class Config:
+    """Holds pyjax's configuration flags as attributes.
+
+    Read flags as attributes (``config.jax_enable_x64``); change them with
+    ``config.update(name, value)`` (assigning the attribute does the same).
+    """
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_flags", {})
+        object.__setattr__(self, "_callbacks", {})
+        object.__setattr__(self, "_lock", threading.RLock())
+
+    # -- definition -----------------------------------------------------------------
+
+    def define(self, name: str, default: Any, *, kind: type | None = None,
+               choices: Any = None, allow_none: bool = False, help: str = "",
+               validator: Callable[[Any], None] | None = None) -> None:
+        """Declares a new flag. ``kind`` is bool/int/float/str or None (any value)."""
+        if name in self._flags:
+            raise ValueError(f"config option {name} is already defined")
+        flag = _Flag(name, default, kind, None if choices is None else tuple(choices),
+                     allow_none, help, validator)
+        self._flags[name] = flag
+        object.__setattr__(self, name, flag.check(default))
+
+    # -- reading ----------------------------------------------------------------------
+
+    def read(self, name: str) -> Any:
+        """Returns the current value of flag ``name``."""
+        if name not in self._flags:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        return getattr(self, name)
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """A snapshot dict of every flag's current value."""
+        return {name: getattr(self, name) for name in self._flags}
+
+    def flag_names(self) -> list[str]:
+        return list(self._flags)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names that are not flags (flags are real attributes).
+        raise AttributeError(f"Unrecognized config option: {name}")
+
+    # -- writing ----------------------------------------------------------------------
+
+    def update(self, name: str, value: Any) -> None:
+        """Sets flag ``name`` to ``value`` after validating it; runs change callbacks."""
+        flag = self._flags.get(name)
+        if flag is None:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        value = flag.check(value)
+        with self._lock:
+            old = getattr(self, name)
+            object.__setattr__(self, name, value)
+            changed = not _same(old, value)
+            callbacks = list(self._callbacks.get(name, ())) if changed else ()
+        for fn in callbacks:
+            fn(value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.update(name, value)
+
+    def on_change(self, name: str, fn: Callable[[Any], None]) -> Callable[[Any], None]:
+        """Registers ``fn(new_value)`` to run whenever flag ``name`` changes value.
+
+        Returns ``fn`` so it can be used as a decorator-style helper.
+        """
+        if name not in self._flags:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        self._callbacks.setdefault(name, []).append(fn)
+        return fn
+
+    def remove_on_change(self, name: str, fn: Callable[[Any], None]) -> None:
+        cbs = self._callbacks.get(name, [])
+        if fn in cbs:
+            cbs.remove(fn)
+
+    @contextlib.contextmanager
+    def override(self, **flags: Any):
+        """Context manager that sets flags and restores their previous values."""
+        saved = {name: self.read(name) for name in flags}
+        try:
+            for name, value in flags.items():
+                self.update(name, value)
+            yield self
+        finally:
+            for name, value in saved.items():
+                self.update(name, value)
+
+    # JAX compatibility no-ops.
+    def parse_flags_with_absl(self) -> None:
+        pass
+
+    def config_with_absl(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "Config(" + ", ".join(f"{k}={v!r}" for k, v in self.values.items()) + ")"
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return a is b
+
+
+config = Config()
+
+_d = config.define
+_d("jax_enable_x64", bool_env("PYJAX_ENABLE_X64", "JAX_ENABLE_X64"), kind=bool,
+   help="Enable 64-bit types (int64, uint64, float64, complex128).")
+_d("jax_default_matmul_precision", _str_env("JAX_DEFAULT_MATMUL_PRECISION", default=None),
+   kind=None, allow_none=True, validator=_check_matmul_precision,
+   help="Default precision for matmul-like ops (None means the backend default).")
+_d("jax_numpy_rank_promotion", _str_env("JAX_NUMPY_RANK_PROMOTION", default="allow"),
+   kind=str, choices=("allow", "warn", "raise"),
+   help="What to do when jax.numpy broadcasting promotes ranks implicitly.")
+_d("jax_numpy_dtype_promotion", _str_env("JAX_NUMPY_DTYPE_PROMOTION", default="standard"),
+   kind=str, choices=("standard", "strict"),
+   help="'standard' uses JAX's promotion lattice; 'strict' forbids implicit promotion.")
+_d("jax_debug_nans", bool_env("JAX_DEBUG_NANS"), kind=bool,
+   help="Raise FloatingPointError when a computation produces a NaN.")
+_d("jax_debug_infs", bool_env("JAX_DEBUG_INFS"), kind=bool,
+   help="Raise FloatingPointError when a computation produces an inf.")
+_d("jax_disable_jit", bool_env("JAX_DISABLE_JIT"), kind=bool,
+   help="Run jitted functions eagerly (for debugging).")
+_d("jax_platforms", _str_env("PYJAX_PLATFORMS", "JAX_PLATFORMS", default=None), kind=str,
+   allow_none=True, help="Comma-separated platform priority list, e.g. 'cpu' or 'cuda,cpu'.")
+_d("jax_platform_name", _str_env("JAX_PLATFORM_NAME", default=""), kind=str,
+   help="Deprecated single-platform selector (use jax_platforms).")
+_d("jax_num_cpu_devices", _int_env("PYJAX_CPU_DEVICES", "JAX_NUM_CPU_DEVICES", default=-1),
+   kind=int, help="Number of virtual CPU devices (-1: backend default).")
+_d("jax_log_compiles", bool_env("JAX_LOG_COMPILES"), kind=bool,
+   help="Log a message each time a function is compiled.")
+_d("jax_enable_checks", bool_env("JAX_ENABLE_CHECKS"), kind=bool,
+   help="Run internal consistency checks (slow).")
+_d("jax_check_tracer_leaks", bool_env("JAX_CHECK_TRACER_LEAKS"), kind=bool,
+   help="Detect leaked tracers.")
+_d("jax_traceback_filtering", _str_env("JAX_TRACEBACK_FILTERING", default="auto"), kind=str,
+   choices=("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),
+   help="How pyjax-internal frames are filtered from tracebacks.")
+_d("jax_default_prng_impl", _str_env("JAX_DEFAULT_PRNG_IMPL", default="threefry2x32"), kind=str,
+   help="Default PRNG implementation.")
+_d("jax_threefry_partitionable", bool_env("JAX_THREEFRY_PARTITIONABLE", default=True), kind=bool,
+   help="Use the partitionable threefry key derivation.")
+_d("jax_default_device", None, kind=None, allow_none=True,
+   help="Device on which to place uncommitted values (None: first device).")
+_d("jax_compilation_cache_dir", _str_env("JAX_COMPILATION_CACHE_DIR", default=None), kind=str,
+   allow_none=True, help="Persistent compilation cache directory (unused by pyjax for now).")
+del _d
+
+
+def _x64_context(flag: bool):
+    @contextlib.contextmanager
+    def ctx():
+        old = config.jax_enable_x64
+        config.update("jax_enable_x64", flag)
+        try:
+            yield
+        finally:
+            config.update("jax_enable_x64", old)
+    return ctx()
+
+
+def enable_x64(new_val: bool = True):
+    """Context manager that temporarily enables (or sets) 64-bit mode.
+
+    >>> with enable_x64():
+    ...     ...  # float64 arrays are available here
+    """
+    return _x64_context(bool(new_val))
+
+
+def disable_x64():
+    """Context manager that temporarily disables 64-bit mode."""
+    return _x64_context(False)

@@ -1,0 +1,228 @@
+"""Traces, tracers and the current-trace context (the stackless model of DESIGN.md).
+
+``Primitive.bind`` hands each call to ``current_trace()``. Outside any transformation that is
+the eager evaluation trace (registered by ``interpreters/dispatch.py``). A transformation sets
+its own trace for the duration of the user function; each trace keeps its parent so nested
+transformations of closures never confuse their values.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core import errors
+from pyjax._src.core.abstract import ShapedArray
+
+_EVAL_TRACE = None  # set by interpreters.dispatch
+
+
+class _TraceState(threading.local):
+    trace = None
+
+
+_state = _TraceState()
+
+
+def set_eval_trace(trace):
+    global _EVAL_TRACE
+    _EVAL_TRACE = trace
+
+
+def current_trace():
+    t = _state.trace
+    return _EVAL_TRACE if t is None else t
+
+
+def is_eager():
+    return _state.trace is None or _state.trace is _EVAL_TRACE
+
+
+class set_current_trace:
+    """Context manager: run a block under ``trace`` (``None`` means eager)."""
+
+    __slots__ = ("trace", "prev")
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        self.prev = _state.trace
+        _state.trace = self.trace
+        return self.trace
+
+    def __exit__(self, *exc):
+        _state.trace = self.prev
+        return False
+
+
+_trace_ids = itertools.count()
+
+
+class Trace:
+    """Base class of all transformations' traces."""
+
+    def __init__(self, parent=None):
+        self.parent = parent
+        self.live = True
+        self.id = next(_trace_ids)
+
+    def process_primitive(self, primitive, args, params):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe_tracer(self, tracer) -> str:
+        return f"{tracer.aval.str_short()}"
+
+    def finish(self):
+        self.live = False
+
+    def __repr__(self):
+        return f"{type(self).__name__}(id={self.id})"
+
+
+def check_tracer_live(tracer):
+    if not tracer._trace.live:
+        raise errors.UnexpectedTracerError(
+            f"Encountered an unexpected tracer: {tracer!r}. A tracer made while transforming a "
+            "function was used after that transformation finished, typically because it was "
+            "stored in a global, an attribute or a closure that outlived the call (a side effect). "
+            "Return values from transformed functions instead of storing them.")
+
+
+class Tracer:
+    """A stand-in for an array while a function is being transformed."""
+
+    __slots__ = ("_trace", "__weakref__")
+    __array_priority__ = 1000
+
+    @property
+    def aval(self) -> ShapedArray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def to_concrete_value(self):
+        """The concrete value behind this tracer, or None when it is abstract."""
+        return None
+
+    def _concrete(self, fn_name, err_cls):
+        check_tracer_live(self)
+        val = self.to_concrete_value()
+        if val is None:
+            ctx = (f"The problem arose with the `{fn_name}` function. "
+                   + self._trace.describe_tracer(self) + "\n")
+            raise err_cls(f"{self.aval.str_short()}", ctx)
+        return val
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(self._concrete("bool", errors.TracerBoolConversionError))
+
+    def __int__(self):
+        return int(self._concrete("int", errors.TracerIntegerConversionError))
+
+    def __index__(self):
+        if not dtypes.is_integer(self.dtype) and not dtypes.is_bool(self.dtype):
+            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
+        return int(self._concrete("__index__", errors.TracerIntegerConversionError))
+
+    def __float__(self):
+        return float(self._concrete("float", errors.ConcretizationTypeError))
+
+    def __complex__(self):
+        return complex(self._concrete("complex", errors.ConcretizationTypeError))
+
+    def __array__(self, dtype=None, copy=None):
+        check_tracer_live(self)
+        val = self.to_concrete_value()
+        if val is None:
+            raise errors.TracerArrayConversionError(
+                self.aval.str_short(), self._trace.describe_tracer(self) + "\n")
+        return np.asarray(val, dtype=dtype)
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: {type(self).__name__} (traced arrays are not hashable)")
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __setitem__(self, idx, value):
+        raise TypeError(
+            f"'{type(self).__name__}' object does not support item assignment. pyjax arrays are "
+            "immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another "
+            ".at[] method: https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+
+# ---- abstract values of concrete Python / NumPy things ----
+
+aval_handlers: dict[type, object] = {}
+
+
+def _int_aval(x):
+    dt = dtypes.python_scalar_dtype(x)
+    info = np.iinfo(dt)
+    if not info.min <= x <= info.max:
+        raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+    return ShapedArray((), dt, True)
+
+
+def _numpy_aval(x):
+    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+
+
+aval_handlers[bool] = lambda x: ShapedArray((), np.dtype(bool), False)
+aval_handlers[int] = _int_aval
+aval_handlers[float] = lambda x: ShapedArray((), dtypes.python_scalar_dtype(x), True)
+aval_handlers[complex] = lambda x: ShapedArray((), dtypes.python_scalar_dtype(x), True)
+aval_handlers[np.ndarray] = _numpy_aval
+
+
+def get_aval(x) -> ShapedArray:
+    """The abstract value of a tracer, Array, Python scalar or NumPy value."""
+    h = aval_handlers.get(type(x))
+    if h is not None:
+        return h(x)
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, np.generic):
+        return _numpy_aval(x)
+    if isinstance(x, (bool, np.bool_)):
+        return aval_handlers[bool](x)
+    if isinstance(x, int):
+        return _int_aval(int(x))
+    if isinstance(x, float):
+        return aval_handlers[float](float(x))
+    if isinstance(x, complex):
+        return aval_handlers[complex](complex(x))
+    if isinstance(x, np.ndarray):
+        return _numpy_aval(x)
+    if hasattr(x, "__jax_array__"):
+        return get_aval(x.__jax_array__())
+    raise TypeError(f"Value {x!r} with type {type(x)} is not a valid pyjax type: expected an "
+                    "array, a NumPy array or a Python bool, int, float or complex scalar.")
+
+
+def is_valid_jaxtype(x) -> bool:
+    try:
+        get_aval(x)
+        return True
+    except (TypeError, OverflowError):
+        return False

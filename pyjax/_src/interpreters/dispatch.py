@@ -1,0 +1,178 @@
+"""Eager execution: outside any transformation each primitive runs as a cached single-op
+executable, asynchronously (results come back before they are computed)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pyjax._src import runtime
+from pyjax._src.core import config as config_mod
+from pyjax._src.core import dtypes
+from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.array import ArrayImpl, default_device, from_numpy
+from pyjax._src.core.errors import UnexpectedTracerError
+from pyjax._src.core.jaxpr import Eqn, Jaxpr, Var
+from pyjax._src.core.trace import Trace, Tracer, get_aval
+from pyjax._src.interpreters import lowering
+
+config = config_mod.config
+
+# (primitive, params, input avals) -> (executable, output avals, multiple_results)
+_primitive_cache: dict = {}
+_scalar_cache: dict = {}
+_SCALAR_CACHE_MAX = 1024
+
+
+def clear_caches():
+    _primitive_cache.clear()
+    _scalar_cache.clear()
+
+
+def _on_x64_change(*_):
+    clear_caches()
+
+
+config.on_change("jax_enable_x64", _on_x64_change)
+
+
+def scalar_to_array(x, device=None) -> ArrayImpl:
+    """A device array for a Python scalar, weakly typed (bool is not weak), cached by value."""
+    t = type(x)
+    key = (t, x)
+    if device is None:
+        arr = _scalar_cache.get(key)
+        if arr is not None:
+            return arr
+    aval = get_aval(x)
+    arr = from_numpy(np.asarray(x, aval.dtype), device, aval.weak_type)
+    # NaN and -0.0 compare equal to other keys in surprising ways: don't cache them.
+    if device is None and x == x and not (t is float and x == 0.0 and math.copysign(1, x) < 0):
+        if len(_scalar_cache) >= _SCALAR_CACHE_MAX:
+            _scalar_cache.clear()
+        _scalar_cache[key] = arr
+    return arr
+
+
+def to_array(x, device=None) -> ArrayImpl:
+    """Any concrete value (Array, Python scalar, NumPy value) as a device array."""
+    t = type(x)
+    if t is ArrayImpl:
+        return x
+    if t in (bool, int, float, complex):
+        return scalar_to_array(x, device)
+    if isinstance(x, Tracer):
+        trace_mod.check_tracer_live(x)
+        raise UnexpectedTracerError(
+            f"Encountered tracer {x!r} outside of the transformation that made it.")
+    if isinstance(x, (np.ndarray, np.generic)):
+        aval = get_aval(x)
+        return from_numpy(np.asarray(x, aval.dtype), device, False)
+    if isinstance(x, (bool, int, float, complex)):
+        return scalar_to_array(t.__mro__[1](x) if t is not bool else bool(x), device)
+    if hasattr(x, "__jax_array__"):
+        return to_array(x.__jax_array__(), device)
+    aval = get_aval(x)  # raises a TypeError that says what was passed
+    return from_numpy(np.asarray(x, aval.dtype), device, aval.weak_type)
+
+
+def pick_device(arrays):
+    """The device to run on: that of any committed input (they must agree), else the default."""
+    dev = None
+    for a in arrays:
+        if a._committed:
+            d = a._buf.device
+            if dev is None:
+                dev = d
+            elif d is not dev and d != dev:
+                raise ValueError(
+                    "Received incompatible devices for computation: got argument on "
+                    f"{dev} and argument on {d}. Move them to one device with "
+                    "`pyjax.device_put` first.")
+    if dev is None:
+        for a in arrays:
+            return a._buf.device
+    return dev
+
+
+def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
+                  num_partitions=1, device_assignment=None, **lower_kw):
+    """Lower and compile a Jaxpr whose ``@main`` takes constvars then invars."""
+    text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
+                                 num_replicas=num_replicas, num_partitions=num_partitions,
+                                 **lower_kw)
+    in_types = [(a.dtype, a.shape) for a in
+                [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
+    out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
+    client = runtime.get_client()
+    return client.compile(text, in_types, out_types, num_replicas=num_replicas,
+                          num_partitions=num_partitions, device_assignment=device_assignment)
+
+
+def _compile_primitive(primitive, params, avals):
+    out = primitive.abstract_eval(*avals, **params)
+    out_avals = list(out) if primitive.multiple_results else [out]
+    invars = [Var(a) for a in avals]
+    outvars = [Var(a) for a in out_avals]
+    jaxpr = Jaxpr([], invars, outvars, [Eqn(primitive, invars, outvars, params)])
+    exe = compile_jaxpr(jaxpr, primitive.name)
+    return exe, tuple(out_avals)
+
+
+def apply_primitive(primitive, args, params):
+    arrays = [x if type(x) is ArrayImpl else to_array(x) for x in args]
+    try:
+        key = (primitive, tuple(params.items()), tuple([a.aval for a in arrays]))
+        entry = _primitive_cache.get(key)
+    except TypeError:  # unhashable params: compile without caching
+        key, entry = None, None
+    if entry is None:
+        entry = _compile_primitive(primitive, params, [a.aval for a in arrays])
+        if key is not None:
+            _primitive_cache[key] = entry
+    exe, out_avals = entry
+    device = pick_device(arrays) if arrays else default_device()
+    committed = any(a._committed for a in arrays)
+    bufs = exe.execute_unchecked([a._buf for a in arrays], device)
+    if primitive.multiple_results:
+        return [ArrayImpl(av, b, committed) for av, b in zip(out_avals, bufs)]
+    return ArrayImpl(out_avals[0], bufs[0], committed)
+
+
+class EvalTrace(Trace):
+    """The bottom of every stack of transformations: evaluate now."""
+
+    def process_primitive(self, primitive, args, params):
+        if primitive.impl is not None:
+            return primitive.impl(*args, **params)
+        return apply_primitive(primitive, args, params)
+
+
+eval_trace = EvalTrace()
+trace_mod.set_eval_trace(eval_trace)
+
+
+def device_put(x, device=None):
+    """Place ``x`` (any pytree leaf value) on ``device`` as a committed array."""
+    if device is None:
+        return to_array(x)
+    if isinstance(device, int):
+        raise TypeError(f"device_put expects a Device, got the int {device}")
+    if hasattr(device, "_device_for_put"):
+        device = device._device_for_put()
+    if type(x) is ArrayImpl:
+        if x._buf.device == device:
+            return ArrayImpl(x.aval, x._buf, True, x._npy)
+        return ArrayImpl(x.aval, x._buf.copy_to_device(device), True, x._npy)
+    arr = to_array(x, device)
+    return ArrayImpl(arr.aval, arr._buf, True, arr._npy)
+
+
+def _shape_dtype(x):
+    a = get_aval(x)
+    return ShapedArray(a.shape, a.dtype, a.weak_type)
+
+
+def canonical_dtype(x):
+    return dtypes.canonicalize_dtype(x)

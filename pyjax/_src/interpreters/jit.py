@@ -1,0 +1,444 @@
+"""``jit``: stage a function to a Jaxpr, lower it once per signature, and dispatch cached calls.
+
+Inside another transformation a jitted function is bound as the ``jit`` primitive, so it shows up
+as one call in the outer Jaxpr (and lowers to a private function with a ``func.call``).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from pyjax._src.core import config as config_mod
+from pyjax._src.core import pytree
+from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
+from pyjax._src.core.array import ArrayImpl
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
+from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.trace import Tracer, get_aval
+from pyjax._src.interpreters import dispatch, lowering, staging
+
+config = config_mod.config
+
+
+# ---- the jit (closed call) primitive ----
+
+def _jit_abstract_eval(*avals, jaxpr, name):
+    return list(jaxpr.out_avals)
+
+
+def _jit_lower(ctx, *args, jaxpr, name):
+    return ctx.call_function(jaxpr, args, name)
+
+
+_impl_cache: dict = {}
+
+
+def _jit_impl(*args, jaxpr, name):
+    entry = _impl_cache.get(jaxpr)
+    if entry is None:
+        entry = _impl_cache[jaxpr] = dispatch.compile_jaxpr(jaxpr.jaxpr, name)
+    arrays = [dispatch.to_array(x) for x in args]
+    device = dispatch.pick_device(arrays) if arrays else None
+    bufs = entry.execute([a._buf for a in arrays], device)
+    committed = any(a._committed for a in arrays)
+    return [ArrayImpl(av, b, committed) for av, b in zip(jaxpr.out_avals, bufs)]
+
+
+jit_p = Primitive("jit", abstract_eval=_jit_abstract_eval, lower=_jit_lower,
+                  multiple_results=True, impl=_jit_impl)
+
+
+# ---- argument handling ----
+
+def _leaf_aval(x):
+    if type(x) is ArrayImpl:
+        return x.aval
+    return get_aval(x)
+
+
+def _normalize_argnums(fun, static_argnums, static_argnames, donate_argnums, donate_argnames):
+    def as_tuple(x):
+        if x is None:
+            return ()
+        if isinstance(x, (int, str)):
+            return (x,)
+        return tuple(x)
+
+    static_argnums, static_argnames = as_tuple(static_argnums), as_tuple(static_argnames)
+    donate_argnums, donate_argnames = as_tuple(donate_argnums), as_tuple(donate_argnames)
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        sig = None
+    params = []
+    if sig is not None:
+        params = [p for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        names = [p.name for p in params]
+        nparams = len(names)
+        for n in static_argnums:
+            if not isinstance(n, int):
+                raise TypeError(f"static_argnums must be ints, got {n!r}")
+        # each argnum gets its name and each name its argnum, as in JAX
+        static_argnames = tuple(dict.fromkeys(
+            static_argnames + tuple(names[i] for i in static_argnums if -nparams <= i < nparams)))
+        static_argnums = tuple(dict.fromkeys(
+            static_argnums + tuple(names.index(n) for n in static_argnames if n in names)))
+        donate_argnames = tuple(dict.fromkeys(
+            donate_argnames + tuple(names[i] for i in donate_argnums if -nparams <= i < nparams)))
+        donate_argnums = tuple(dict.fromkeys(
+            donate_argnums + tuple(names.index(n) for n in donate_argnames if n in names)))
+    return sig, static_argnums, static_argnames, donate_argnums, donate_argnames
+
+
+def _arg_names(sig, nargs, kw_names):
+    names = []
+    if sig is not None:
+        pos = [p.name for p in sig.parameters.values()
+               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        var = [p.name for p in sig.parameters.values() if p.kind == p.VAR_POSITIONAL]
+        for i in range(nargs):
+            names.append(pos[i] if i < len(pos) else (f"{var[0]}[{i - len(pos)}]" if var
+                                                       else f"args[{i}]"))
+    else:
+        names = [f"args[{i}]" for i in range(nargs)]
+    return names + list(kw_names)
+
+
+class _Entry:
+    __slots__ = ("exe", "const_bufs", "out_tree", "out_avals", "closed", "n_out")
+
+    def __init__(self, exe, const_bufs, out_tree, out_avals, closed):
+        self.exe = exe
+        self.const_bufs = const_bufs
+        self.out_tree = out_tree
+        self.out_avals = out_avals
+        self.closed = closed
+        self.n_out = len(out_avals)
+
+
+class Jitted:
+    """The callable that ``jit`` returns."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 donate_argnames=(), device=None, inline=False, keep_unused=False,
+                 in_shardings=None, out_shardings=None, backend=None, abstracted_axes=None,
+                 compiler_options=None):
+        if not callable(fun):
+            raise TypeError(f"Expected a callable value, got {fun!r}")
+        self.fun = fun
+        (self._sig, self.static_argnums, self.static_argnames, self.donate_argnums,
+         self.donate_argnames) = _normalize_argnums(
+            fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
+        self.device = device
+        self.inline = inline
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
+        self._cache = {}          # signature -> _Entry (compiled)
+        self._trace_cache = {}    # signature -> (ClosedJaxpr, out_tree, const values)
+        self.__name__ = getattr(fun, "__name__", "fun")
+        self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fun, "__doc__", None)
+        self.__wrapped__ = fun
+        self.__module__ = getattr(fun, "__module__", None)
+
+    def __repr__(self):
+        return f"<Jitted {self.__qualname__}>"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    # -- splitting arguments into static and dynamic parts --
+    def _split(self, args, kwargs):
+        n = len(args)
+        statics = []
+        dyn_args = args
+        if self.static_argnums:
+            idx = {i % n if -n <= i < n else i for i in self.static_argnums}
+            statics = [(i, args[i]) for i in sorted(idx) if i < n]
+            dyn_args = tuple(a for i, a in enumerate(args) if i not in idx)
+        dyn_kwargs = kwargs
+        if kwargs and self.static_argnames:
+            statics += [(k, kwargs[k]) for k in sorted(kwargs) if k in self.static_argnames]
+            dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        statics = tuple(statics)
+        try:
+            hash(statics)
+        except TypeError:
+            bad = [s for s in statics if not _hashable(s[1])]
+            raise ValueError(
+                f"Non-hashable static arguments are not supported. An error occurred while "
+                f"trying to hash an object of type {type(bad[0][1])}, {bad[0][1]!r}. The "
+                "error was:\nTypeError: unhashable type") from None
+        return statics, dyn_args, dyn_kwargs
+
+    def _donated_leaves(self, dyn_args, dyn_kwargs, n_args):
+        if not (self.donate_argnums or self.donate_argnames):
+            return ()
+        flags = []
+        static_idx = {i % n_args for i in self.static_argnums if -n_args <= i < n_args}
+        orig = [i for i in range(n_args) if i not in static_idx]
+        for pos, a in zip(orig, dyn_args):
+            d = pos in {i % n_args for i in self.donate_argnums if -n_args <= i < n_args}
+            flags += [d] * len(pytree.tree_leaves(a))
+        for k in sorted(dyn_kwargs):
+            flags += [k in self.donate_argnames] * len(pytree.tree_leaves(dyn_kwargs[k]))
+        return tuple(flags)
+
+    def _make_flat_fun(self, statics, n_dyn, kw_keys, in_tree, out_store):
+        fun = self.fun
+
+        def flat_fun(*leaves):
+            dyn_args, dyn_kwargs = pytree.tree_unflatten(in_tree, leaves)
+            args = list(dyn_args)
+            kwargs = dict(dyn_kwargs)
+            for k, v in statics:
+                if isinstance(k, int):
+                    args.insert(k, v)
+                else:
+                    kwargs[k] = v
+            out = fun(*args, **kwargs)
+            out_leaves, out_tree = pytree.tree_flatten(out)
+            out_store.append(out_tree)
+            return out_leaves
+        return flat_fun
+
+    def _trace(self, args, kwargs, in_avals=None):
+        """Trace to a ClosedJaxpr; returns (key, closed, out_tree, leaves, donated)."""
+        statics, dyn_args, dyn_kwargs = self._split(args, kwargs)
+        leaves, in_tree = pytree.tree_flatten((dyn_args, dyn_kwargs))
+        if in_avals is None:
+            in_avals = tuple([_leaf_aval(x) for x in leaves])
+        key = (in_tree, statics, in_avals, config.jax_enable_x64)
+        hit = self._trace_cache.get(key)
+        if hit is None:
+            out_store = []
+            flat_fun = self._make_flat_fun(statics, len(dyn_args), sorted(dyn_kwargs), in_tree,
+                                           out_store)
+            dyn_names = self._dyn_arg_names(args, kwargs, dyn_args, dyn_kwargs)
+            dbg = staging.DebugInfo(self.__name__, dyn_names, "jit")
+            closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
+            hit = (closed, out_store[0])
+            self._trace_cache[key] = hit
+        donated = self._donated_leaves(dyn_args, dyn_kwargs, len(args))
+        return key, hit[0], hit[1], leaves, donated
+
+    def _dyn_arg_names(self, args, kwargs, dyn_args, dyn_kwargs):
+        names = _arg_names(self._sig, len(args), [])
+        static_idx = {i % len(args) for i in self.static_argnums if -len(args) <= i < len(args)}
+        out = []
+        for i, a in enumerate(args):
+            if i in static_idx:
+                continue
+            out += [names[i]] * len(pytree.tree_leaves(a))
+        for k in sorted(dyn_kwargs):
+            out += [k] * len(pytree.tree_leaves(dyn_kwargs[k]))
+        return out
+
+    def _compile(self, key, closed, out_tree, donated):
+        jaxpr = closed.jaxpr
+        consts = [dispatch.to_array(c) for c in closed.consts]
+        exe = dispatch.compile_jaxpr(jaxpr, self.__name__, donated_invars=donated)
+        entry = _Entry(exe, [c._buf for c in consts], out_tree, tuple(jaxpr.out_avals), closed)
+        self._cache[key] = entry
+        return entry
+
+    def __call__(self, *args, **kwargs):
+        if not trace_mod.is_eager():
+            return self._call_traced(args, kwargs)
+        if self._simple and not kwargs:
+            leaves, in_tree = pytree.tree_flatten((args, {}))
+            try:
+                sig = tuple([x.aval if type(x) is ArrayImpl else _leaf_aval(x) for x in leaves])
+            except AttributeError:
+                sig = None
+            entry = self._cache.get((in_tree, (), sig, config.jax_enable_x64))
+            if entry is not None:
+                return self._run(entry, leaves)
+        key, closed, out_tree, leaves, donated = self._trace(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._compile(key, closed, out_tree, donated)
+        return self._run(entry, leaves)
+
+    def _run(self, entry, leaves):
+        arrays = [x if type(x) is ArrayImpl else dispatch.to_array(x) for x in leaves]
+        device = dispatch.pick_device(arrays) if arrays else None
+        if self.device is not None and device is not None and not any(
+                a._committed for a in arrays):
+            device = self.device
+        bufs = entry.exe.execute_unchecked(entry.const_bufs + [a._buf for a in arrays], device)
+        committed = any(a._committed for a in arrays)
+        outs = [ArrayImpl(av, b, committed) for av, b in zip(entry.out_avals, bufs)]
+        return pytree.tree_unflatten(entry.out_tree, outs)
+
+    def _call_traced(self, args, kwargs):
+        key, closed, out_tree, leaves, _ = self._trace(args, kwargs)
+        call_jaxpr, consts = staging.convert_constvars_jaxpr(closed)
+        outs = jit_p.bind(*consts, *leaves, jaxpr=call_jaxpr, name=self.__name__)
+        return pytree.tree_unflatten(out_tree, outs)
+
+    # -- ahead-of-time API --
+    def trace(self, *args, **kwargs):
+        key, closed, out_tree, leaves, donated = self._trace(
+            args, kwargs, _avals_of(args, kwargs, self))
+        return Traced(self, key, closed, out_tree, donated)
+
+    def lower(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).out_info
+
+    def clear_cache(self):
+        self._cache.clear()
+        self._trace_cache.clear()
+
+
+def _avals_of(args, kwargs, jitted):
+    statics, dyn_args, dyn_kwargs = jitted._split(args, kwargs)
+    leaves, _ = pytree.tree_flatten((dyn_args, dyn_kwargs))
+    return tuple(_spec_aval(x) for x in leaves)
+
+
+def _spec_aval(x):
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    if isinstance(x, ShapedArray):
+        return x
+    return _leaf_aval(x)
+
+
+def _hashable(x):
+    try:
+        hash(x)
+        return True
+    except TypeError:
+        return False
+
+
+class Traced:
+    def __init__(self, jitted, key, closed, out_tree, donated):
+        self._jitted = jitted
+        self._key = key
+        self.jaxpr = closed
+        self._out_tree = out_tree
+        self._donated = donated
+
+    @property
+    def out_info(self):
+        return pytree.tree_unflatten(self._out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            for a in self.jaxpr.out_avals])
+
+    def lower(self):
+        return Lowered(self)
+
+
+class Lowered:
+    def __init__(self, traced: Traced):
+        self._traced = traced
+        self._text = None
+
+    def as_text(self, dialect=None):
+        if self._text is None:
+            self._text = lowering.lower_module(self._traced.jaxpr.jaxpr,
+                                               self._traced._jitted.__name__,
+                                               donated_invars=self._traced._donated)
+        return self._text
+
+    def compiler_ir(self, dialect=None):
+        return self.as_text()
+
+    def compile(self):
+        t = self._traced
+        entry = t._jitted._cache.get(t._key)
+        if entry is None:
+            entry = t._jitted._compile(t._key, t.jaxpr, t._out_tree, t._donated)
+        return Compiled(t._jitted, entry, t._key)
+
+    @property
+    def out_info(self):
+        return self._traced.out_info
+
+
+class Compiled:
+    def __init__(self, jitted, entry, key):
+        self._jitted = jitted
+        self._entry = entry
+        self._key = key
+
+    def __call__(self, *args, **kwargs):
+        j = self._jitted
+        statics, dyn_args, dyn_kwargs = j._split(args, kwargs)
+        leaves, in_tree = pytree.tree_flatten((dyn_args, dyn_kwargs))
+        in_avals = tuple(_leaf_aval(x) for x in leaves)
+        if (in_tree, statics, in_avals) != self._key[:3]:
+            raise TypeError(
+                "Argument types differ from the types for which this computation was compiled: "
+                f"expected {[a.str_short() for a in self._key[2]]}, "
+                f"got {[a.str_short() for a in in_avals]}")
+        return j._run(self._entry, leaves)
+
+    def as_text(self):
+        return lowering.lower_module(self._entry.closed.jaxpr, self._jitted.__name__)
+
+    def cost_analysis(self):
+        return None
+
+
+def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+        donate_argnames=None, device=None, inline=False, keep_unused=False, in_shardings=None,
+        out_shardings=None, backend=None, abstracted_axes=None, compiler_options=None):
+    """Compile ``fun`` with XLA: trace it once per signature (pytree structure, shapes,
+    dtypes, weak types and static argument values) and run the cached executable after that.
+
+    Can be used as ``jit(f)``, ``@jit`` or ``@partial(jit, static_argnums=...)``.
+    """
+    kw = dict(static_argnums=static_argnums, static_argnames=static_argnames,
+              donate_argnums=donate_argnums, donate_argnames=donate_argnames, device=device,
+              inline=inline, keep_unused=keep_unused, in_shardings=in_shardings,
+              out_shardings=out_shardings, backend=backend, abstracted_axes=abstracted_axes,
+              compiler_options=compiler_options)
+    if fun is None:
+        return lambda f: Jitted(f, **kw)
+    return functools.wraps(fun, assigned=(), updated=())(Jitted(fun, **kw))
+
+
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
+    """``make_jaxpr(f)(*args)`` returns the ClosedJaxpr that ``f`` traces to at ``args``."""
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+
+    @functools.wraps(fun)
+    def make(*args, **kwargs):
+        j = Jitted(fun, static_argnums=static_argnums)
+        statics, dyn_args, dyn_kwargs = j._split(args, kwargs)
+        leaves, in_tree = pytree.tree_flatten((dyn_args, dyn_kwargs))
+        in_avals = tuple(_spec_aval(x) for x in leaves)
+        out_store = []
+        flat_fun = j._make_flat_fun(statics, len(dyn_args), sorted(dyn_kwargs), in_tree,
+                                    out_store)
+        dbg = staging.DebugInfo(j.__name__, j._dyn_arg_names(args, kwargs, dyn_args, dyn_kwargs),
+                                "make_jaxpr")
+        closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
+        if return_shape:
+            shapes = pytree.tree_unflatten(out_store[0], [
+                ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                for a in closed.out_avals])
+            return closed, shapes
+        return closed
+    return make
+
+
+def eval_shape(fun, *args, **kwargs):
+    """The output shapes and dtypes of ``fun(*args)`` without running it (args may be
+    ``ShapeDtypeStruct``s)."""
+    return Jitted(fun).eval_shape(*args, **kwargs)

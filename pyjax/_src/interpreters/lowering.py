@@ -1,0 +1,118 @@
+"""The lowering driver: walks a Jaxpr and asks each primitive's ``lower`` rule for StableHLO."""
+from __future__ import annotations
+
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from pyjax._src.lowering import mlir
+
+
+class LoweringRuleContext:
+    """What a ``lower(ctx, *operands, **params)`` rule sees: where to emit ops, and the
+    abstract values of the equation's inputs and outputs."""
+
+    __slots__ = ("block", "module", "avals_in", "avals_out", "platform")
+
+    def __init__(self, block, module, avals_in, avals_out, platform="cpu"):
+        self.block = block
+        self.module = module
+        self.avals_in = avals_in
+        self.avals_out = avals_out
+        self.platform = platform
+
+    def op(self, name, operands, out_avals, attrs=None, regions=()):
+        return self.block.op(name, operands, out_avals, attrs, regions)
+
+    def constant(self, value, aval):
+        return self.block.constant(value, aval)
+
+    def region(self, arg_avals):
+        return self.block.region(arg_avals)
+
+    def lower_sub_jaxpr(self, block, jaxpr: Jaxpr, consts, args):
+        """Lower ``jaxpr`` inline into ``block`` (e.g. a region body)."""
+        return lower_jaxpr(block, self.module, jaxpr, consts, args, self.platform)
+
+    def call_function(self, closed: ClosedJaxpr, args, name="fn"):
+        """Lower ``closed`` (without consts) as a private function and emit a call to it."""
+        fname = private_function(self.module, closed, name, self.platform)
+        out_avals = list(closed.out_avals)
+        return self.block.op("func.call", args, out_avals,
+                             attrs={"callee": f"@{fname}"})
+
+
+def lower_jaxpr(block, module, jaxpr: Jaxpr, const_values, arg_values, platform="cpu"):
+    env = {}
+    for v, x in zip(jaxpr.constvars, const_values):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, arg_values):
+        env[v] = x
+
+    def read(v):
+        if type(v) is Literal:
+            return block.constant(v.val, v.aval)
+        return env[v]
+
+    for eqn in jaxpr.eqns:
+        ctx = LoweringRuleContext(block, module, [v.aval for v in eqn.invars],
+                                  [v.aval for v in eqn.outvars], platform)
+        out = eqn.primitive.lower(ctx, *[read(v) for v in eqn.invars], **eqn.params)
+        if eqn.primitive.multiple_results:
+            out = list(out)
+            if len(out) != len(eqn.outvars):
+                raise AssertionError(f"lowering of {eqn.primitive} gave {len(out)} results, "
+                                     f"expected {len(eqn.outvars)}")
+            for v, x in zip(eqn.outvars, out):
+                env[v] = x
+        else:
+            env[eqn.outvars[0]] = out
+    return [read(v) for v in jaxpr.outvars]
+
+
+def private_function(module, closed: ClosedJaxpr, name, platform="cpu"):
+    cache = module.fn_cache
+    key = id(closed.jaxpr)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is closed.jaxpr:
+        return hit[1]
+    jaxpr = closed.jaxpr
+    fname = module.unique_name(mlir.sanitize_name(name))
+    fn = mlir.Function(fname, [v.aval for v in jaxpr.constvars] + jaxpr.in_avals, public=False)
+    nconst = len(jaxpr.constvars)
+    outs = lower_jaxpr(fn.block, module, jaxpr, fn.args[:nconst], fn.args[nconst:], platform)
+    fn.finish(outs)
+    module.add_function(fn)
+    cache[key] = (closed.jaxpr, fname)
+    return fname
+
+
+def lower_module(jaxpr: Jaxpr, name="main", *, donated_invars=(), platform="cpu",
+                 num_replicas=1, num_partitions=1, arg_shardings=None, result_shardings=None):
+    """Lower a Jaxpr to a whole StableHLO module. ``@main`` takes the constvars first, then
+    the invars. Donated inputs are aliased to a result of the same type where one exists."""
+    module = mlir.Module(mlir.sanitize_name(f"jit_{name}"), attrs={
+        "mhlo.num_partitions": f"{num_partitions} : i32",
+        "mhlo.num_replicas": f"{num_replicas} : i32"})
+    module.unique_name("main")
+    in_avals = [v.aval for v in jaxpr.constvars] + jaxpr.in_avals
+    arg_attrs = {}
+    if donated_invars:
+        nconst = len(jaxpr.constvars)
+        free = list(enumerate(jaxpr.out_avals))
+        for i, donated in enumerate(donated_invars):
+            if not donated:
+                continue
+            a = jaxpr.invars[i].aval
+            for j, (k, oa) in enumerate(free):
+                if oa.shape == a.shape and oa.dtype == a.dtype:
+                    arg_attrs[nconst + i] = f"tf.aliasing_output = {k} : i32"
+                    del free[j]
+                    break
+    if arg_shardings:
+        for i, s in arg_shardings.items():
+            arg_attrs[i] = ", ".join(x for x in (arg_attrs.get(i), s) if x)
+    fn = mlir.Function("main", in_avals, public=True, arg_attrs=arg_attrs,
+                       result_attrs=result_shardings)
+    nconst = len(jaxpr.constvars)
+    outs = lower_jaxpr(fn.block, module, jaxpr, fn.args[:nconst], fn.args[nconst:], platform)
+    fn.finish(outs)
+    module.functions.insert(0, fn)
+    return module.text()

@@ -1,0 +1,131 @@
+"""Shared pieces for declaring primitives: dtype checks, shape rules, operand coercion."""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.trace import Tracer, get_aval
+from pyjax._src.lowering import mlir
+
+# dtype kinds a primitive accepts: f=real floating, c=complex, i=signed int, u=unsigned, b=bool
+_KIND_NAMES = {"f": "floating", "c": "complex", "i": "signed integer", "u": "unsigned integer",
+               "b": "bool"}
+
+
+def kind(dt) -> str:
+    if dtypes.is_bool(dt):
+        return "b"
+    if dtypes.is_complex(dt):
+        return "c"
+    if dtypes.is_floating(dt):
+        return "f"
+    if dtypes.is_unsigned(dt):
+        return "u"
+    if dtypes.is_integer(dt):
+        return "i"
+    return "?"
+
+
+def check_kinds(name, avals, kinds):
+    for a in avals:
+        if kind(a.dtype) not in kinds:
+            allowed = ", ".join(_KIND_NAMES[k] for k in kinds)
+            raise TypeError(f"{name} does not accept dtype {a.dtype.name}. Accepted dtypes are "
+                            f"subtypes of {allowed}.")
+
+
+def check_same_dtypes(name, avals):
+    first = avals[0].dtype
+    for a in avals[1:]:
+        if a.dtype != first:
+            got = ", ".join(b.dtype.name for b in avals)
+            raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {got}. "
+                            f"(Tip: jnp.{name} is a similar function that does automatic type "
+                            "promotion on inputs).")
+
+
+def broadcasting_shape(name, avals):
+    """Elementwise ops take equal shapes; rank-0 operands broadcast implicitly."""
+    shape = None
+    for a in avals:
+        if a.shape == ():
+            continue
+        if shape is None:
+            shape = a.shape
+        elif a.shape != shape:
+            shapes = ", ".join(str(b.shape) for b in avals)
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {shapes}.")
+    return () if shape is None else shape
+
+
+def all_weak(avals):
+    return all(a.weak_type for a in avals)
+
+
+def aval_of(x) -> ShapedArray:
+    return x.aval if hasattr(x, "aval") and not isinstance(x, type) else get_aval(x)
+
+
+def is_python_scalar(x):
+    return type(x) in (int, float, complex) or (
+        isinstance(x, (int, float, complex)) and not isinstance(x, (bool, np.generic)))
+
+
+def coerce_scalar(x, dtype):
+    """A Python scalar as a value of ``dtype``: stays a (weak) Python scalar when ``dtype`` is
+    the natural weak dtype of int/float/complex, else becomes a NumPy scalar of ``dtype``."""
+    dtype = np.dtype(dtype)
+    t = type(x)
+    if t in (int, float, complex):
+        if dtypes.python_scalar_dtype(x) == dtype:
+            return x
+        if t is not complex and dtypes.python_scalar_dtype(0.0) == dtype:
+            return float(x)
+        if dtypes.python_scalar_dtype(0j) == dtype:
+            return complex(x)
+    if dtypes.is_integer(dtype) and isinstance(x, (int, np.integer)):
+        info = np.iinfo(dtype)
+        if not info.min <= int(x) <= info.max:
+            raise OverflowError(f"Python int {x} too large to convert to {dtype.name}")
+    return np.asarray(x, dtype)[()]
+
+
+def broadcast_operand_lowering(ctx, x, shape):
+    """Broadcast a rank-0 SSA value to ``shape`` (no-op when shapes already agree)."""
+    if x.aval.shape == tuple(shape):
+        return x
+    aval = x.aval.update(shape=shape)
+    return ctx.op("stablehlo.broadcast_in_dim", [x], aval,
+                  attrs={"broadcast_dimensions": mlir.i64_array([])})
+
+
+def zeros_like_value(ctx, aval):
+    return ctx.constant(np.zeros((), aval.dtype), ShapedArray((), aval.dtype))
+
+
+def compare_type(dt) -> str:
+    if dtypes.is_inexact(dt):
+        return "FLOAT"
+    if dtypes.is_unsigned(dt) or dtypes.is_bool(dt):
+        return "UNSIGNED"
+    return "SIGNED"
+
+
+def compare(ctx, x, y, direction, out_aval=None, ctype=None):
+    out_aval = out_aval or ShapedArray(x.aval.shape, np.bool_)
+    return ctx.op("stablehlo.compare", [x, y], out_aval, attrs={
+        "comparison_direction": f"#stablehlo<comparison_direction {direction}>",
+        "compare_type": f"#stablehlo<comparison_type {ctype or compare_type(x.aval.dtype)}>"})
+
+
+def is_tracer(x):
+    return isinstance(x, Tracer)
+
+
+def canonical_axis(axis, ndim, name="axis"):
+    if not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {axis!r}")
+    if not -ndim <= axis < max(ndim, 1) and not (ndim == 0 and axis in (0, -1)):
+        raise ValueError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
+    return int(axis) % ndim if ndim else 0

@@ -1,0 +1,195 @@
+"""Device buffers (``PJRT_Buffer``) and the numpy dtype <-> PJRT type mapping."""
+
+import ctypes
+from ctypes import byref
+
+import ml_dtypes
+import numpy as np
+
+from . import capi
+from .errors import XlaRuntimeError
+
+# PJRT_Buffer_Type values (pjrt_c_api.h enum order).
+_PJRT_TYPES = [
+    (np.bool_, 1), (np.int8, 2), (np.int16, 3), (np.int32, 4), (np.int64, 5),
+    (np.uint8, 6), (np.uint16, 7), (np.uint32, 8), (np.uint64, 9),
+    (np.float16, 10), (np.float32, 11), (np.float64, 12), (ml_dtypes.bfloat16, 13),
+    (np.complex64, 14), (np.complex128, 15),
+    (ml_dtypes.float8_e5m2, 16), (ml_dtypes.float8_e4m3fn, 17),
+    (ml_dtypes.float8_e4m3b11fnuz, 18), (ml_dtypes.float8_e5m2fnuz, 19),
+    (ml_dtypes.float8_e4m3fnuz, 20),
+]
+DTYPE_TO_PJRT = {np.dtype(t): v for t, v in _PJRT_TYPES}
+PJRT_TO_DTYPE = {v: d for d, v in DTYPE_TO_PJRT.items()}
+
+
+def dtype_to_pjrt_type(dtype):
+    """Returns the ``PJRT_Buffer_Type`` enum value of a numpy dtype.
+
+    Raises
+    ------
+    TypeError
+        If pyjax cannot put arrays of this dtype on a device.
+    """
+    dt = np.dtype(dtype)
+    try:
+        return DTYPE_TO_PJRT[dt]
+    except KeyError:
+        raise TypeError(
+            f"dtype {dt} is not supported by the XLA runtime; supported dtypes: "
+            + ", ".join(str(d) for d in DTYPE_TO_PJRT)) from None
+
+
+def aval_str(dtype, shape):
+    """``float32[4,3]``: how errors name a type."""
+    return f"{np.dtype(dtype).name}[{','.join(str(d) for d in shape)}]"
+
+
+_c_char = ctypes.c_char
+
+
+class Buffer:
+    """An immutable array in device memory (one ``PJRT_Buffer``).
+
+    Created by ``Client.buffer_from_pyval``, ``Executable.execute*`` and
+    ``Buffer.copy_to_device``; freed when the Python object is collected.
+    Results of an execution are returned before they are computed: reading them
+    (``to_numpy``) or ``block_until_ready`` waits, and raises XlaRuntimeError if
+    the computation failed.
+    """
+
+    __slots__ = ("_ptr", "_client", "shape", "dtype", "device", "_ready", "__weakref__")
+
+    def __init__(self, client, ptr, shape, dtype, device):
+        self._ptr = ptr
+        self._client = client
+        self.shape = shape
+        self.dtype = dtype
+        self.device = device
+        self._ready = False
+
+    # --- metadata --------------------------------------------------------------------
+    @property
+    def nbytes(self):
+        n = self.dtype.itemsize
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"Buffer({aval_str(self.dtype, self.shape)}, device={self.device!r})"
+
+    # --- readiness -------------------------------------------------------------------
+    def block_until_ready(self):
+        """Waits until the buffer's value is computed; returns self.
+
+        Raises XlaRuntimeError if the computation producing it failed, or if the
+        buffer was deleted or donated.
+        """
+        if not self._ready:
+            self._client._await_ready(self._ptr)
+            self._ready = True
+        return self
+
+    def is_ready(self):
+        """True once the value is computed (or its computation failed)."""
+        if self._ready:
+            return True
+        return self._client._is_ready(self._ptr)
+
+    # --- host transfer ---------------------------------------------------------------
+    def to_numpy(self):
+        """Copies the value to a fresh numpy array (waiting for it if needed)."""
+        client = self._client
+        if not self._ready:
+            client._await_ready(self._ptr)
+            self._ready = True
+        nbytes = self.dtype.itemsize
+        for d in self.shape:
+            nbytes *= d
+        if not client._host_pointer_ok:
+            return client._to_host_buffer(self._ptr, self.shape, self.dtype)
+        if nbytes == 0:
+            if self.is_deleted():
+                raise XlaRuntimeError("Buffer has been deleted or donated.", 9)
+            return np.empty(self.shape, self.dtype)
+        lock = client._read_lock
+        if not lock.acquire(False):
+            return client._read_unlocked(self._ptr, self.shape, self.dtype, nbytes)
+        try:
+            api = client._api
+            ref_args = client._ref_args
+            ref_args.buffer = self._ptr
+            err = api.Buffer_IncreaseExternalReferenceCount(client._ref_ref)
+            if err:
+                raise api.error_to_exception(err)
+            ptr_args = client._ptr_args
+            ptr_args.buffer = self._ptr
+            err = api.Buffer_UnsafePointer(client._ptr_ref)
+            if err:
+                api.Buffer_DecreaseExternalReferenceCount(client._ref_ref)
+                raise api.error_to_exception(err)
+            out = np.ndarray(self.shape, self.dtype,
+                             (_c_char * nbytes).from_address(ptr_args.buffer_pointer)).copy()
+            err = api.Buffer_DecreaseExternalReferenceCount(client._ref_ref)
+            if err:
+                raise api.error_to_exception(err)
+            return out
+        finally:
+            lock.release()
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.to_numpy()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def copy_to_device(self, device):
+        """Returns a copy of this buffer on ``device``."""
+        client = self._client
+        if device.client is not client:
+            raise ValueError(f"{device!r} belongs to another client")
+        args = capi.Buffer_CopyToDevice_Args(buffer=self._ptr, dst_device=device._ptr)
+        client._api.call("Buffer_CopyToDevice", args)
+        return Buffer(client, args.dst_buffer, self.shape, self.dtype, device)
+
+    # --- lifetime --------------------------------------------------------------------
+    def delete(self):
+        """Frees the device memory now; later uses raise XlaRuntimeError."""
+        self._client._api.call("Buffer_Delete", capi.Buffer_Delete_Args(buffer=self._ptr))
+
+    def is_deleted(self):
+        """True after ``delete()`` or after the buffer was donated to a computation."""
+        args = capi.Buffer_IsDeleted_Args(buffer=self._ptr)
+        self._client._api.call("Buffer_IsDeleted", args)
+        return bool(args.is_deleted)
+
+    def unsafe_buffer_pointer(self):
+        """The device address of the data (CPU: a host address). For debugging."""
+        args = capi.Buffer_UnsafePointer_Args(buffer=self._ptr)
+        self._client._api.call("Buffer_UnsafePointer", args)
+        return args.buffer_pointer or 0
+
+    def __del__(self):
+        client = self._client
+        if client._closed:  # interpreter shutdown: leak rather than call into the plugin
+            return
+        ptr = self._ptr
+        if ptr:
+            self._ptr = None
+            client._destroy_buffer(ptr)
+
+
+def destroy_buffer_slow(api, ptr):
+    err = api.Buffer_Destroy(byref(capi.Buffer_Destroy_Args(buffer=ptr)))
+    if err:
+        api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))

@@ -1,0 +1,399 @@
+"""The PJRT client (one per platform per process) and its devices."""
+
+import atexit
+import ctypes
+import os
+import threading
+import weakref
+from ctypes import addressof, byref
+
+import numpy as np
+
+from . import capi
+from .buffer import DTYPE_TO_PJRT, Buffer, destroy_buffer_slow, dtype_to_pjrt_type
+from .compile_options import build_compile_options
+from .errors import XlaRuntimeError
+from .executable import Executable
+from .plugin import load_plugin, xla_flags_device_count
+
+CPU_DEVICES_ENV = "PYJAX_CPU_DEVICES"
+_MAX_FAST_RANK = 64
+_c_char = ctypes.c_char
+
+
+class Device:
+    """One addressable PJRT device, e.g. ``CpuDevice(id=0)``.
+
+    Devices are unique per client, so equality and hashing are by identity.
+    """
+
+    __slots__ = ("_ptr", "id", "platform", "device_kind", "client", "process_index",
+                 "local_hardware_id", "_repr", "__weakref__")
+
+    def __init__(self, client, ptr):
+        api = client._api
+        self._ptr = ptr
+        self.client = client
+        self.platform = client.platform
+        desc = api.call("Device_GetDescription",
+                        capi.Device_GetDescription_Args(device=ptr)).device_description
+        self.id = api.call("DeviceDescription_Id",
+                           capi.DeviceDescription_Id_Args(device_description=desc)).id
+        self.process_index = api.call(
+            "DeviceDescription_ProcessIndex",
+            capi.DeviceDescription_ProcessIndex_Args(device_description=desc)).process_index
+        kind = api.call("DeviceDescription_Kind",
+                        capi.DeviceDescription_Kind_Args(device_description=desc))
+        self.device_kind = capi.string_out(kind.device_kind, kind.device_kind_size)
+        try:
+            self.local_hardware_id = api.call(
+                "Device_LocalHardwareId",
+                capi.Device_LocalHardwareId_Args(device=ptr)).local_hardware_id
+        except XlaRuntimeError:
+            self.local_hardware_id = self.id
+        try:
+            s = api.call("DeviceDescription_ToString",
+                         capi.DeviceDescription_ToString_Args(device_description=desc))
+            self._repr = capi.string_out(s.to_string, s.to_string_size)
+        except XlaRuntimeError:
+            self._repr = ""
+        if not self._repr:
+            self._repr = f"{self.platform.capitalize()}Device(id={self.id})"
+
+    def __repr__(self):
+        return self._repr
+
+    def __str__(self):
+        return self._repr
+
+    def __reduce__(self):
+        raise TypeError("Device objects cannot be pickled")
+
+
+class Client:
+    """A PJRT client: devices, host-to-device transfers and compilation.
+
+    Use ``get_client()`` for the process-wide CPU client.
+    """
+
+    def __init__(self, api, create_options=None):
+        self._api = api
+        self._closed = True  # until fully constructed, __del__ of children does nothing
+        opts = dict(create_options or {})
+        arr, keep = capi.make_named_values(opts)
+        args = capi.Client_Create_Args(create_options=addressof(arr) if opts else None,
+                                       num_options=len(opts))
+        api.call("Client_Create", args)
+        del keep
+        self._ptr = args.client
+        name = api.call("Client_PlatformName",
+                        capi.Client_PlatformName_Args(client=self._ptr))
+        self.platform = capi.string_out(name.platform_name, name.platform_name_size)
+        ver = api.call("Client_PlatformVersion",
+                       capi.Client_PlatformVersion_Args(client=self._ptr))
+        self.platform_version = capi.string_out(ver.platform_version,
+                                                ver.platform_version_size)
+        self.process_index = api.call(
+            "Client_ProcessIndex",
+            capi.Client_ProcessIndex_Args(client=self._ptr)).process_index
+        self.plugin_attributes = dict(getattr(api, "attributes", {}))
+        self.api_version = api.version
+        devs = api.call("Client_AddressableDevices",
+                        capi.Client_AddressableDevices_Args(client=self._ptr))
+        ptrs = [devs.addressable_devices[i] for i in range(devs.num_addressable_devices)]
+        self.devices = sorted((Device(self, p) for p in ptrs), key=lambda d: d.id)
+        self._device_by_ptr = {d._ptr: d for d in self.devices}
+        self._device_by_id = {d.id: d for d in self.devices}
+        self._default_device = self.devices[0] if self.devices else None
+        # Reading a buffer through its host pointer is only valid on CPU.
+        self._host_pointer_ok = self.platform == "cpu"
+
+        # Argument structs prepared once for the hot paths. Each group is guarded by a
+        # lock taken without blocking: on contention (another thread, or a __del__ run
+        # by the garbage collector in the middle of a call) a fresh struct is used.
+        self._destroy_lock = threading.Lock()
+        self._destroy_args = capi.Buffer_Destroy_Args()
+        self._destroy_ref = byref(self._destroy_args)
+        self._read_lock = threading.Lock()
+        self._ref_args = capi.Buffer_ExternalReferenceCount_Args()
+        self._ref_ref = byref(self._ref_args)
+        self._ptr_args = capi.Buffer_UnsafePointer_Args()
+        self._ptr_ref = byref(self._ptr_args)
+        self._event_lock = threading.Lock()
+        self._ready_args = capi.Buffer_ReadyEvent_Args()
+        self._ready_ref = byref(self._ready_args)
+        self._await_args = capi.Event_Await_Args()
+        self._await_ref = byref(self._await_args)
+        self._evdestroy_args = capi.Event_Destroy_Args()
+        self._evdestroy_ref = byref(self._evdestroy_args)
+        self._h2d_lock = threading.Lock()
+        self._h2d_dims = (ctypes.c_int64 * _MAX_FAST_RANK)()
+        self._h2d_args = capi.Client_BufferFromHostBuffer_Args(
+            client=self._ptr, host_buffer_semantics=capi.HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL,
+            dims=self._h2d_dims)
+        self._h2d_ref = byref(self._h2d_args)
+        self._closed = False
+        _live_clients.add(self)
+
+    def __repr__(self):
+        return f"Client(platform={self.platform!r}, devices={len(self.devices)})"
+
+    def device(self, device_id):
+        """The Device with this id."""
+        try:
+            return self._device_by_id[device_id]
+        except KeyError:
+            raise ValueError(f"no device with id {device_id}; devices are "
+                             f"{[d.id for d in self.devices]}") from None
+
+    # --- host to device --------------------------------------------------------------
+    def buffer_from_pyval(self, value, device=None):
+        """Copies a numpy array (or anything np.asarray accepts) to a device.
+
+        The data is copied during the call, so ``value`` may be changed right after.
+        ``device=None`` means ``devices[0]``.
+        """
+        arr = value if type(value) is np.ndarray else np.asarray(value)
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+        ptype = DTYPE_TO_PJRT.get(arr.dtype)
+        if ptype is None:
+            if arr.dtype.byteorder not in "=|" and not arr.dtype.isnative:
+                arr = arr.astype(arr.dtype.newbyteorder("="))
+            ptype = dtype_to_pjrt_type(arr.dtype)  # raises TypeError naming the dtype
+        if device is None:
+            device = self._default_device
+        elif device.client is not self:
+            raise ValueError(f"{device!r} does not belong to this client")
+        shape = arr.shape
+        if arr.flags.writeable and arr.nbytes:
+            data = addressof(_c_char.from_buffer(arr))
+        else:
+            data = arr.__array_interface__["data"][0]
+        ndim = len(shape)
+        lock = self._h2d_lock
+        if ndim > _MAX_FAST_RANK or not lock.acquire(False):
+            return self._buffer_from_pyval_slow(arr, data, ptype, device)
+        try:
+            a = self._h2d_args
+            a.data = data
+            a.type = ptype
+            if ndim:
+                self._h2d_dims[0:ndim] = shape
+            a.num_dims = ndim
+            a.device = device._ptr
+            err = self._api.Client_BufferFromHostBuffer(self._h2d_ref)
+            if err:
+                raise self._api.error_to_exception(err)
+            event = a.done_with_host_buffer
+            ptr = a.buffer
+        finally:
+            lock.release()
+        if event:  # semantics 0 copied already: destroy, never await
+            self._api.destroy_event(event)
+        return Buffer(self, ptr, shape, arr.dtype, device)
+
+    def _buffer_from_pyval_slow(self, arr, data, ptype, device):
+        shape = arr.shape
+        dims = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        a = capi.Client_BufferFromHostBuffer_Args(
+            client=self._ptr, data=data, type=ptype, dims=dims, num_dims=len(shape),
+            host_buffer_semantics=capi.HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL,
+            device=device._ptr)
+        self._api.call("Client_BufferFromHostBuffer", a)
+        self._api.destroy_event(a.done_with_host_buffer)
+        return Buffer(self, a.buffer, shape, arr.dtype, device)
+
+    # --- compile ---------------------------------------------------------------------
+    def compile(self, mlir_text, in_types, out_types, *, num_replicas=1, num_partitions=1,
+                use_spmd_partitioning=False, use_shardy_partitioner=False,
+                device_assignment=None, portable=None, **extra_build_options):
+        """Compiles a StableHLO module (MLIR text with ``func.func public @main``).
+
+        Parameters
+        ----------
+        mlir_text : str or bytes
+        in_types, out_types : list of (dtype, shape)
+            Per-device (per-shard) argument and result types. ``in_types=None``
+            disables argument checks; ``out_types=None`` takes them from the plugin.
+        num_replicas, num_partitions : int
+        use_spmd_partitioning, use_shardy_partitioner : bool
+        device_assignment : list of int, optional
+            Device ids, replica-major (``[r * num_partitions + p]``); default: the
+            first ``num_replicas * num_partitions`` devices.
+        portable : bool, optional
+            Default True for single-device programs without a device_assignment:
+            one executable then runs on any device (``execute(..., device=)``).
+        **extra_build_options
+            ``allow_spmd_sharding_propagation_to_output`` /
+            ``allow_spmd_sharding_propagation_to_parameters`` (lists of bool).
+
+        Raises
+        ------
+        XlaRuntimeError
+            With the plugin's message, e.g. for MLIR parse errors.
+        """
+        n = int(num_replicas) * int(num_partitions)
+        if portable is None:
+            portable = n == 1 and device_assignment is None
+        if portable and (n != 1 or device_assignment is not None):
+            raise ValueError("portable executables must have num_replicas = "
+                             "num_partitions = 1 and no device_assignment")
+        if device_assignment is None and not portable and n > 1:
+            if n > len(self.devices):
+                raise ValueError(f"the program needs {n} devices (num_replicas="
+                                 f"{num_replicas} x num_partitions={num_partitions}) "
+                                 f"but only {len(self.devices)} are available")
+            device_assignment = [d.id for d in self.devices[:n]]
+        if device_assignment is not None:
+            device_assignment = [getattr(d, "id", d) for d in device_assignment]
+            for d in device_assignment:
+                self.device(d)  # raises ValueError for an unknown id
+        options = build_compile_options(
+            num_replicas, num_partitions, use_spmd_partitioning=use_spmd_partitioning,
+            use_shardy_partitioner=use_shardy_partitioner,
+            device_assignment=device_assignment, portable=portable, **extra_build_options)
+        code = mlir_text.encode() if isinstance(mlir_text, str) else bytes(mlir_text)
+        program = capi.Program(code=code, code_size=len(code), format=b"mlir",
+                               format_size=4)
+        args = capi.Client_Compile_Args(client=self._ptr, program=ctypes.pointer(program),
+                                        compile_options=options,
+                                        compile_options_size=len(options))
+        self._api.call("Client_Compile", args)
+        return Executable(self, args.executable, in_types, out_types, portable=portable,
+                          num_replicas=num_replicas, num_partitions=num_partitions)
+
+    # --- helpers used by Buffer (kept here so they share the prepared structs) --------
+    def _destroy_buffer(self, ptr):
+        lock = self._destroy_lock
+        if not lock.acquire(False):
+            destroy_buffer_slow(self._api, ptr)
+            return
+        try:
+            self._destroy_args.buffer = ptr
+            err = self._api.Buffer_Destroy(self._destroy_ref)
+            if err:
+                self._api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
+        finally:
+            lock.release()
+
+    def _ready_event(self, ptr):
+        args = capi.Buffer_ReadyEvent_Args(buffer=ptr)
+        self._api.call("Buffer_ReadyEvent", args)
+        return args.event
+
+    def _await_ready(self, ptr):
+        """Awaits a buffer's ready event; raises XlaRuntimeError if it failed."""
+        api = self._api
+        lock = self._event_lock
+        if not lock.acquire(False):
+            api.await_event(self._ready_event(ptr))
+            return
+        try:
+            self._ready_args.buffer = ptr
+            err = api.Buffer_ReadyEvent(self._ready_ref)
+            if err:
+                raise api.error_to_exception(err)
+            event = self._ready_args.event
+            self._await_args.event = event
+            err = api.Event_Await(self._await_ref)
+            self._evdestroy_args.event = event
+            err2 = api.Event_Destroy(self._evdestroy_ref)
+            if err2:
+                api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err2)))
+            if err:
+                raise api.error_to_exception(err)
+        finally:
+            lock.release()
+
+    def _is_ready(self, ptr):
+        event = self._ready_event(ptr)
+        try:
+            args = capi.Event_IsReady_Args(event=event)
+            self._api.call("Event_IsReady", args)
+            return bool(args.is_ready)
+        finally:
+            self._api.destroy_event(event)
+
+    def _read_unlocked(self, ptr, shape, dtype, nbytes):
+        api = self._api
+        ref_args = capi.Buffer_ExternalReferenceCount_Args(buffer=ptr)
+        api.call("Buffer_IncreaseExternalReferenceCount", ref_args)
+        try:
+            p = api.call("Buffer_UnsafePointer",
+                         capi.Buffer_UnsafePointer_Args(buffer=ptr)).buffer_pointer
+            return np.ndarray(shape, dtype, (_c_char * nbytes).from_address(p)).copy()
+        finally:
+            err = api.Buffer_DecreaseExternalReferenceCount(byref(ref_args))
+            if err:
+                api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
+
+    def _to_host_buffer(self, ptr, shape, dtype):
+        """Generic (non-CPU) device-to-host copy through PJRT_Buffer_ToHostBuffer."""
+        out = np.empty(shape, dtype)
+        if out.nbytes == 0:
+            return out
+        args = capi.Buffer_ToHostBuffer_Args(src=ptr, dst=out.ctypes.data,
+                                             dst_size=out.nbytes)
+        self._api.call("Buffer_ToHostBuffer", args)
+        self._api.await_event(args.event)
+        return out
+
+
+# --- the process-wide client -----------------------------------------------------------
+_live_clients = weakref.WeakSet()
+_clients = {}
+_clients_lock = threading.Lock()
+
+
+def cpu_device_count():
+    """The number of CPU devices to create.
+
+    ``PYJAX_CPU_DEVICES`` if set; else the N of JAX's
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=N``; else 1 (as JAX).
+    """
+    raw = os.environ.get(CPU_DEVICES_ENV)
+    name = CPU_DEVICES_ENV
+    if raw is None or raw.strip() == "":
+        raw = xla_flags_device_count()
+        name = "--xla_force_host_platform_device_count in XLA_FLAGS"
+        if raw is None:
+            return 1
+    try:
+        n = int(raw.strip())
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"{name} must be a positive integer, got {raw!r}")
+    return n
+
+
+def get_client(platform="cpu"):
+    """Returns the process-wide client for ``platform``, creating it on first use.
+
+    Only "cpu" is supported. The CPU client has ``PYJAX_CPU_DEVICES`` devices
+    (default 1).
+    """
+    client = _clients.get(platform)
+    if client is not None:
+        return client
+    if platform != "cpu":
+        raise ValueError(f"unsupported platform {platform!r}; pyjax supports 'cpu'")
+    with _clients_lock:
+        client = _clients.get(platform)
+        if client is None:
+            n = cpu_device_count()
+            api = load_plugin()
+            # The option must be an int64 NamedValue: other types abort some plugins.
+            client = Client(api, {"cpu_device_count": int(n)})
+            _clients[platform] = client
+    return client
+
+
+@atexit.register
+def _shutdown():
+    # After this, Buffer/Executable __del__ do nothing: the objects that are still
+    # alive at exit are leaked instead of being freed in an arbitrary order while
+    # the interpreter (and maybe the plugin) is being torn down.
+    for client in list(_live_clients):
+        client._closed = True

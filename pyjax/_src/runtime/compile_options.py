@@ -1,0 +1,112 @@
+"""Hand-encoded ``xla.CompileOptionsProto`` bytes (protobuf wire format).
+
+PJRT_Client_Compile takes the options as a serialized protobuf. pyjax has no
+protobuf dependency, so the few fields it needs are encoded here. Field numbers
+(from the descriptors embedded in the plugin):
+
+CompileOptionsProto: executable_build_options=3 (message),
+    compile_portable_executable=4 (bool).
+ExecutableBuildOptionsProto: num_replicas=4, num_partitions=5,
+    use_spmd_partitioning=6, device_assignment=9 (message),
+    allow_spmd_sharding_propagation_to_output=12 (repeated bool),
+    allow_spmd_sharding_propagation_to_parameters=18 (repeated bool),
+    use_shardy_partitioner=19.
+DeviceAssignmentProto: replica_count=1, computation_count=2,
+    computation_devices=3 (repeated ComputationDevice{replica_device_ids=1, packed}).
+
+The options must ALWAYS carry num_replicas and num_partitions: empty options
+make the plugin abort the process (``Check failed: replica_count > 0``).
+"""
+
+_VARINT, _LEN = 0, 2
+
+
+def _varint(value):
+    if value < 0:
+        value += 1 << 64  # int64 negatives use ten bytes, two's complement
+    out = bytearray()
+    while True:
+        bits = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(bits | 0x80)
+        else:
+            out.append(bits)
+            return bytes(out)
+
+
+def _tag(field, wire_type):
+    return _varint((field << 3) | wire_type)
+
+
+def _int_field(field, value):
+    return _tag(field, _VARINT) + _varint(int(value))
+
+
+def _bytes_field(field, payload):
+    return _tag(field, _LEN) + _varint(len(payload)) + payload
+
+
+def _packed_ints(field, values):
+    return _bytes_field(field, b"".join(_varint(int(v)) for v in values))
+
+
+def device_assignment_proto(device_ids, num_replicas, num_partitions):
+    """Encodes a DeviceAssignmentProto.
+
+    ``device_ids`` is flat, replica-major: the device of (replica r, partition p)
+    is ``device_ids[r * num_partitions + p]`` (JAX's ``(replicas, partitions)`` array).
+    """
+    device_ids = [int(d) for d in device_ids]
+    if len(device_ids) != num_replicas * num_partitions:
+        raise ValueError(
+            f"device_assignment has {len(device_ids)} devices but num_replicas * "
+            f"num_partitions = {num_replicas} * {num_partitions} = "
+            f"{num_replicas * num_partitions}")
+    body = _int_field(1, num_replicas) + _int_field(2, num_partitions)
+    for p in range(num_partitions):
+        replicas = [device_ids[r * num_partitions + p] for r in range(num_replicas)]
+        body += _bytes_field(3, _packed_ints(1, replicas))
+    return body
+
+
+def build_compile_options(num_replicas=1, num_partitions=1, *,
+                          use_spmd_partitioning=False, use_shardy_partitioner=False,
+                          device_assignment=None, portable=False,
+                          allow_spmd_sharding_propagation_to_output=None,
+                          allow_spmd_sharding_propagation_to_parameters=None):
+    """Returns serialized ``CompileOptionsProto`` bytes.
+
+    Parameters
+    ----------
+    num_replicas, num_partitions : int
+        Both must be >= 1; they are always written.
+    use_spmd_partitioning, use_shardy_partitioner : bool
+    device_assignment : sequence of int, optional
+        Flat replica-major device ids, see ``device_assignment_proto``.
+    portable : bool
+        ``compile_portable_executable``: a single-device executable that can run on
+        any device (chosen at execute time).
+    allow_spmd_sharding_propagation_to_output / _to_parameters : sequence of bool, optional
+    """
+    num_replicas, num_partitions = int(num_replicas), int(num_partitions)
+    if num_replicas < 1 or num_partitions < 1:
+        raise ValueError(f"num_replicas ({num_replicas}) and num_partitions "
+                         f"({num_partitions}) must both be >= 1")
+    build = _int_field(4, num_replicas) + _int_field(5, num_partitions)
+    if use_spmd_partitioning:
+        build += _int_field(6, 1)
+    if device_assignment is not None:
+        build += _bytes_field(
+            9, device_assignment_proto(device_assignment, num_replicas, num_partitions))
+    if allow_spmd_sharding_propagation_to_output:
+        build += _packed_ints(12, [bool(b) for b in allow_spmd_sharding_propagation_to_output])
+    if allow_spmd_sharding_propagation_to_parameters:
+        build += _packed_ints(
+            18, [bool(b) for b in allow_spmd_sharding_propagation_to_parameters])
+    if use_shardy_partitioner:
+        build += _int_field(19, 1)
+    options = _bytes_field(3, build)
+    if portable:
+        options += _int_field(4, 1)
+    return options

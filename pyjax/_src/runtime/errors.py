@@ -1,0 +1,47 @@
+"""Exceptions raised by the runtime layer."""
+
+# absl status codes, as PJRT_Error_Code uses them.
+ERROR_CODE_NAMES = {
+    0: "OK",
+    1: "CANCELLED",
+    2: "UNKNOWN",
+    3: "INVALID_ARGUMENT",
+    4: "DEADLINE_EXCEEDED",
+    5: "NOT_FOUND",
+    6: "ALREADY_EXISTS",
+    7: "PERMISSION_DENIED",
+    8: "RESOURCE_EXHAUSTED",
+    9: "FAILED_PRECONDITION",
+    10: "ABORTED",
+    11: "OUT_OF_RANGE",
+    12: "UNIMPLEMENTED",
+    13: "INTERNAL",
+    14: "UNAVAILABLE",
+    15: "DATA_LOSS",
+    16: "UNAUTHENTICATED",
+}
+
+
+class XlaRuntimeError(RuntimeError):
+    """An error reported by the XLA plugin (a ``PJRT_Error``), or a misuse of a
+    runtime object that would otherwise crash the plugin (e.g. a deleted buffer).
+
+    Attributes
+    ----------
+    code : int
+        The absl status code (``PJRT_Error_Code``); 2 (UNKNOWN) when not known.
+    code_name : str
+        The code's name, e.g. ``"INVALID_ARGUMENT"``.
+    message : str
+        The plugin's message, unchanged.
+    """
+
+    def __init__(self, message, code=2):
+        self.code = int(code)
+        self.code_name = ERROR_CODE_NAMES.get(self.code, f"CODE_{self.code}")
+        self.message = message
+        super().__init__(f"{self.code_name}: {message}")
+
+
+class PluginNotFoundError(RuntimeError):
+    """No usable PJRT plugin could be found or loaded."""

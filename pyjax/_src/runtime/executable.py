@@ -1,0 +1,318 @@
+"""Compiled programs (``PJRT_LoadedExecutable``) and their execution."""
+
+import ctypes
+import threading
+from ctypes import addressof, byref, c_void_p
+
+import numpy as np
+
+from . import capi
+from .buffer import PJRT_TO_DTYPE, Buffer, aval_str
+from .errors import XlaRuntimeError
+
+
+def _normalize_types(types, what):
+    if types is None:
+        return None
+    out = []
+    for i, t in enumerate(types):
+        try:
+            dtype, shape = t
+            out.append((np.dtype(dtype), tuple(int(d) for d in shape)))
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{what}[{i}] must be a (dtype, shape) pair, got {t!r}") from e
+    return out
+
+
+class Executable:
+    """A compiled program, loaded on its devices.
+
+    Attributes
+    ----------
+    in_types, out_types : list of (np.dtype, tuple)
+        Per-device argument and result types.
+    num_outputs : int
+    devices : list of Device
+        The addressable devices, in the order ``execute_sharded`` expects its
+        argument lists. For a portable executable: ``[client.devices[0]]`` (it runs
+        on whichever device ``execute`` is given).
+    portable : bool
+    """
+
+    def __init__(self, client, loaded_ptr, in_types, out_types, *, portable,
+                 num_replicas=1, num_partitions=1):
+        self._client = client
+        self._api = api = client._api
+        self._ptr = loaded_ptr
+        self._exe_ptr = None
+        self.portable = bool(portable)
+        self.num_replicas = int(num_replicas)
+        self.num_partitions = int(num_partitions)
+        try:
+            self._exe_ptr = api.call(
+                "LoadedExecutable_GetExecutable",
+                capi.LoadedExecutable_GetExecutable_Args(loaded_executable=loaded_ptr)
+            ).executable
+            self.num_outputs = api.call(
+                "Executable_NumOutputs",
+                capi.Executable_NumOutputs_Args(executable=self._exe_ptr)).num_outputs
+            plugin_out_types = self._plugin_output_types()
+            devs = api.call("LoadedExecutable_AddressableDevices",
+                            capi.LoadedExecutable_AddressableDevices_Args(executable=loaded_ptr))
+            self.devices = [client._device_by_ptr[devs.addressable_devices[i]]
+                            for i in range(devs.num_addressable_devices)]
+            if self.portable or not self.devices:
+                self.devices = [client._default_device]
+            self.in_types = _normalize_types(in_types, "in_types")
+            self.out_types = self._check_out_types(
+                _normalize_types(out_types, "out_types"), plugin_out_types)
+        except BaseException:
+            self._free()
+            raise
+        self._num_args = None if self.in_types is None else len(self.in_types)
+        self._out_meta = [(shape, dtype) for dtype, shape in self.out_types]
+        self._lock = threading.Lock()
+        self._options = capi.ExecuteOptions()  # NULL options would crash Execute
+        self._prepare_single()
+        self._sharded = None
+
+    # --- setup -----------------------------------------------------------------------
+    def _plugin_output_types(self):
+        """[(dtype or None, shape)] from the plugin, or None if it cannot tell."""
+        api, n = self._api, self.num_outputs
+        try:
+            t = api.call("Executable_OutputElementTypes",
+                         capi.Executable_OutputElementTypes_Args(executable=self._exe_ptr))
+            d = api.call("Executable_OutputDimensions",
+                         capi.Executable_OutputDimensions_Args(executable=self._exe_ptr))
+        except XlaRuntimeError:
+            return None
+        if t.num_output_types != n or d.num_outputs != n:
+            return None
+        out, pos = [], 0
+        for i in range(n):
+            rank = d.dim_sizes[i]
+            out.append((PJRT_TO_DTYPE.get(t.output_types[i]),
+                        tuple(d.dims[pos + k] for k in range(rank))))
+            pos += rank
+        return out
+
+    def _check_out_types(self, given, plugin):
+        if given is None:
+            if plugin is None:
+                raise XlaRuntimeError("out_types=None, and the plugin cannot report the "
+                                      "output types", 12)
+            return plugin
+        if len(given) != self.num_outputs:
+            raise ValueError(f"out_types lists {len(given)} results, but the compiled "
+                             f"program has {self.num_outputs}")
+        if plugin is not None:
+            for i, ((gd, gs), (pd, ps)) in enumerate(zip(given, plugin)):
+                if (pd is not None and gd != pd) or gs != ps:
+                    raise ValueError(
+                        f"out_types[{i}] is {aval_str(gd, gs)}, but the compiled program "
+                        f"returns {aval_str(pd or gd, ps)}")
+        return given
+
+    def _prepare_single(self):
+        n_args = self._num_args or 0
+        self._argv = (c_void_p * max(1, n_args))()
+        self._arg_lists = (c_void_p * 1)(addressof(self._argv))
+        self._outv = (c_void_p * max(1, self.num_outputs))()
+        self._out_lists = (c_void_p * 1)(addressof(self._outv))
+        self._eargs = capi.LoadedExecutable_Execute_Args(
+            executable=self._ptr, options=ctypes.pointer(self._options),
+            argument_lists=addressof(self._arg_lists), num_devices=1, num_args=n_args,
+            output_lists=addressof(self._out_lists))
+        self._eref = byref(self._eargs)
+        self._execute_fn = self._api.LoadedExecutable_Execute
+        self._device0 = self.devices[0]
+
+    def _new_execute_structs(self, num_devices, num_args):
+        """Fresh argument structs: (args, argv, outv, keepalive)."""
+        argv = (c_void_p * max(1, num_devices * num_args))()
+        outv = (c_void_p * max(1, num_devices * self.num_outputs))()
+        arg_lists = (c_void_p * num_devices)(
+            *[addressof(argv) + 8 * num_args * i for i in range(num_devices)])
+        out_lists = (c_void_p * num_devices)(
+            *[addressof(outv) + 8 * self.num_outputs * i for i in range(num_devices)])
+        args = capi.LoadedExecutable_Execute_Args(
+            executable=self._ptr, options=ctypes.pointer(self._options),
+            argument_lists=addressof(arg_lists), num_devices=num_devices, num_args=num_args,
+            output_lists=addressof(out_lists))
+        return args, argv, outv, (arg_lists, out_lists)
+
+    # --- execution -------------------------------------------------------------------
+    def execute(self, args, device=None):
+        """Runs a single-device program; returns its results (not yet computed).
+
+        Checks the number, dtype, shape and device of ``args`` (PJRT itself only
+        checks byte sizes). ``device=None``: the device of ``args[0]`` (or
+        ``devices[0]``). Errors of the computation surface when a result is read.
+        """
+        if len(self.devices) != 1 or self.num_replicas * self.num_partitions != 1:
+            raise ValueError(f"this executable runs on {len(self.devices)} devices; use "
+                             "execute_sharded")
+        if self.in_types is not None:
+            self._check_args(args, self.in_types, "")
+        if device is None:
+            device = args[0].device if args else self._device0
+        elif device.client is not self._client:
+            raise ValueError(f"{device!r} belongs to another client")
+        if not self.portable and device is not self._device0:
+            raise ValueError(f"this executable was compiled for {self._device0!r}, not "
+                             f"{device!r}")
+        for i, a in enumerate(args):
+            if a.device is not device:
+                raise ValueError(f"argument {i} is on {a.device!r}, but the computation "
+                                 f"runs on {device!r}")
+        return self.execute_unchecked(args, device)
+
+    def execute_unchecked(self, args, device=None):
+        """``execute`` without the type checks: the hot path of cached calls."""
+        n = len(args)
+        if n != self._num_args:
+            return self._execute_fresh(args, device)
+        if device is None:
+            device = args[0].device if n else self._device0
+        lock = self._lock
+        if not lock.acquire(False):
+            return self._execute_fresh(args, device)
+        try:
+            if n:
+                self._argv[0:n] = [a._ptr for a in args]
+            if self.portable:
+                self._eargs.execute_device = device._ptr
+            err = self._execute_fn(self._eref)
+            if err:
+                raise self._api.error_to_exception(err)
+            client = self._client
+            return [Buffer(client, p, s, d, device)
+                    for p, (s, d) in zip(self._outv, self._out_meta)]
+        finally:
+            lock.release()
+
+    def _execute_fresh(self, args, device):
+        n = len(args)
+        if self._num_args is not None and n != self._num_args:
+            raise TypeError(f"the program takes {self._num_args} arguments, got {n}")
+        if device is None:
+            device = args[0].device if n else self._device0
+        for i, a in enumerate(args):
+            if not isinstance(a, Buffer):
+                raise TypeError(f"argument {i} must be a Buffer, got {type(a).__name__}")
+        eargs, argv, outv, keep = self._new_execute_structs(1, n)
+        argv[0:n] = [a._ptr for a in args]
+        if self.portable:
+            eargs.execute_device = device._ptr
+        self._api.call("LoadedExecutable_Execute", eargs)
+        client = self._client
+        return [Buffer(client, outv[i], s, d, device)
+                for i, (s, d) in enumerate(self._out_meta)]
+
+    def execute_sharded(self, per_device_args):
+        """Runs a multi-device program (replicas and/or partitions).
+
+        ``per_device_args[i]`` holds the arguments for ``self.devices[i]``.
+        Returns ``outputs[i][j]``: result j on ``self.devices[i]``.
+        """
+        devices = self.devices
+        nd = len(devices)
+        if len(per_device_args) != nd:
+            raise ValueError(f"expected argument lists for {nd} devices "
+                             f"{devices}, got {len(per_device_args)}")
+        n = len(per_device_args[0]) if nd else 0
+        for i, (dev_args, dev) in enumerate(zip(per_device_args, devices)):
+            where = f"device {i} ({dev!r}) "
+            if self.in_types is not None:
+                self._check_args(dev_args, self.in_types, where)
+            elif len(dev_args) != n:
+                raise TypeError(f"{where}got {len(dev_args)} arguments, device 0 got {n}")
+            for j, a in enumerate(dev_args):
+                if a.device is not dev:
+                    raise ValueError(f"{where}argument {j} is on {a.device!r}, expected "
+                                     f"{dev!r}")
+        lock = self._lock
+        if self._sharded is None or self._sharded[0].num_args != n:
+            fresh = self._new_execute_structs(nd, n)
+            if lock.acquire(False):
+                self._sharded = fresh
+                lock.release()
+        else:
+            fresh = None
+        if fresh is None and lock.acquire(False):
+            structs, locked = self._sharded, True
+        else:
+            structs, locked = fresh or self._new_execute_structs(nd, n), False
+        try:
+            eargs, argv, outv, _ = structs
+            if n:
+                argv[0:nd * n] = [a._ptr for dev_args in per_device_args for a in dev_args]
+            err = self._execute_fn(byref(eargs))
+            if err:
+                raise self._api.error_to_exception(err)
+            client, nout, meta = self._client, self.num_outputs, self._out_meta
+            flat = outv[0:nd * nout] if nout else []
+            return [[Buffer(client, flat[i * nout + j], s, d, dev)
+                     for j, (s, d) in enumerate(meta)] for i, dev in enumerate(devices)]
+        finally:
+            if locked:
+                lock.release()
+
+    def _check_args(self, args, types, where):
+        if len(args) != len(types):
+            raise TypeError(f"{where}the program takes {len(types)} arguments "
+                            f"({', '.join(aval_str(d, s) for d, s in types)}), "
+                            f"got {len(args)}")
+        for i, (a, (dtype, shape)) in enumerate(zip(args, types)):
+            if not isinstance(a, Buffer):
+                raise TypeError(f"{where}argument {i} must be a Buffer, got "
+                                f"{type(a).__name__}")
+            if a.dtype != dtype:
+                raise TypeError(f"{where}argument {i}: expected {aval_str(dtype, shape)}, "
+                                f"got {aval_str(a.dtype, a.shape)}")
+            if a.shape != shape:
+                raise ValueError(f"{where}argument {i}: expected {aval_str(dtype, shape)}, "
+                                 f"got {aval_str(a.dtype, a.shape)}")
+
+    # --- misc ------------------------------------------------------------------------
+    @property
+    def name(self):
+        args = capi.Executable_Name_Args(executable=self._exe_ptr)
+        self._api.call("Executable_Name", args)
+        return capi.string_out(args.executable_name, args.executable_name_size)
+
+    def serialize(self):
+        """The compiled executable as bytes (see ``Client.deserialize_executable``)."""
+        args = capi.Executable_Serialize_Args(executable=self._exe_ptr)
+        self._api.call("Executable_Serialize", args)
+        try:
+            return ctypes.string_at(args.serialized_bytes, args.serialized_bytes_size)
+        finally:
+            if args.serialized_executable_deleter and args.serialized_executable:
+                args.serialized_executable_deleter(args.serialized_executable)
+
+    def __repr__(self):
+        ins = "?" if self.in_types is None else ", ".join(aval_str(d, s) for d, s in self.in_types)
+        outs = ", ".join(aval_str(d, s) for d, s in self.out_types)
+        return f"Executable(({ins}) -> ({outs}), devices={self.devices})"
+
+    def _free(self):
+        api = self._api
+        exe, self._exe_ptr = self._exe_ptr, None
+        if exe:
+            err = api.Executable_Destroy(byref(capi.Executable_Destroy_Args(executable=exe)))
+            if err:
+                api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
+        loaded, self._ptr = self._ptr, None
+        if loaded:
+            err = api.LoadedExecutable_Destroy(
+                byref(capi.LoadedExecutable_Destroy_Args(executable=loaded)))
+            if err:
+                api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
+
+    def __del__(self):
+        client = getattr(self, "_client", None)
+        if client is None or client._closed:  # interpreter shutdown: leak
+            return
+        self._free()

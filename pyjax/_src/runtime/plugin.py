@@ -1,0 +1,206 @@
+"""Finding, preparing the environment for, and loading a PJRT plugin.
+
+Discovery order for the CPU plugin:
+
+1. ``PYJAX_PLUGIN_PATH``: an explicit path to a PJRT plugin ``.so``.
+2. The ``xla_plugins`` entry point named ``xla_cpu_pjrt`` (installed by
+   ``pip install xla-cpu-pjrt``): its module folder holds ``xla_cpu_pjrt.so``.
+3. A scan of every ``sys.path`` entry for ``xla_plugins/xla_cpu_pjrt/*.so``.
+"""
+
+import ctypes
+import glob
+import importlib.metadata
+import importlib.util
+import mmap
+import os
+import re
+import sys
+import threading
+import warnings
+
+from . import capi
+from .errors import PluginNotFoundError, XlaRuntimeError
+
+PLUGIN_PATH_ENV = "PYJAX_PLUGIN_PATH"
+_ENTRY_POINT_GROUP = "xla_plugins"
+_CPU_ENTRY_POINT = "xla_cpu_pjrt"
+_CPU_SO_NAME = "xla_cpu_pjrt.so"
+_INSTALL_HINT = (f"install it with: pip install xla-cpu-pjrt, or set {PLUGIN_PATH_ENV} "
+                 "to the path of a PJRT plugin .so")
+
+# A well-formed XLA flag: --xla_<name> or --xla_<name>=<value>.
+_XLA_FLAG_RE = re.compile(r"^--(xla_[A-Za-z0-9_]+)(=.*)?$")
+
+
+def find_plugin_path():
+    """Returns the path of the CPU PJRT plugin to load.
+
+    Raises
+    ------
+    PluginNotFoundError
+        Naming every place looked at, and how to install the plugin.
+    """
+    looked = []
+    explicit = os.environ.get(PLUGIN_PATH_ENV)
+    if explicit:
+        if os.path.isfile(explicit):
+            return explicit
+        raise PluginNotFoundError(
+            f"{PLUGIN_PATH_ENV}={explicit!r} does not name an existing file. "
+            f"Fix or unset it; to use the default CPU plugin, {_INSTALL_HINT}.")
+
+    try:
+        eps = importlib.metadata.entry_points(group=_ENTRY_POINT_GROUP)
+    except Exception:  # broken metadata must not hide the fallback scan
+        eps = ()
+    for ep in eps:
+        if ep.name != _CPU_ENTRY_POINT:
+            continue
+        looked.append(f"entry point {_ENTRY_POINT_GROUP}:{ep.name} = {ep.value}")
+        try:
+            spec = importlib.util.find_spec(ep.value)
+        except (ImportError, ValueError):
+            spec = None
+        dirs = list(spec.submodule_search_locations or []) if spec else []
+        if spec and spec.origin and not dirs:
+            dirs = [os.path.dirname(spec.origin)]
+        for d in dirs:
+            candidate = os.path.join(d, _CPU_SO_NAME)
+            looked.append(candidate)
+            if os.path.isfile(candidate):
+                return candidate
+            found = sorted(glob.glob(os.path.join(d, "*.so")))
+            if found:
+                return found[0]
+    if not looked:
+        looked.append(f"entry point group {_ENTRY_POINT_GROUP!r} (no {_CPU_ENTRY_POINT!r})")
+
+    for entry in sys.path:
+        folder = os.path.join(entry or ".", "xla_plugins", "xla_cpu_pjrt")
+        pattern = os.path.join(folder, "*.so")
+        found = sorted(glob.glob(pattern))
+        if found:
+            return found[0]
+    looked.append("sys.path entries: */xla_plugins/xla_cpu_pjrt/*.so")
+    raise PluginNotFoundError(
+        "No XLA CPU PJRT plugin found. Looked for: " + "; ".join(looked)
+        + f". {_INSTALL_HINT}.")
+
+
+def prepare_environment(plugin_path=None):
+    """Sets the environment the plugin reads, before it is loaded.
+
+    * ``TF_CPP_MIN_LOG_LEVEL=1`` unless set, to hide the plugin's INFO logs.
+    * ``XLA_FLAGS``: the plugin aborts the whole process at the first compile on a
+      flag it does not know. So each token is checked: it must look like
+      ``--xla_name[=value]`` and ``xla_name`` must occur as a string in the plugin
+      binary (every flag the plugin parses does). Other tokens are removed from
+      ``XLA_FLAGS`` with a RuntimeWarning. The check costs a few ms per known flag
+      and ~0.3 s per unknown one (a scan of the .so), and only runs when XLA_FLAGS
+      is set. A malformed *value* of a known flag can still abort.
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    flags = os.environ.get("XLA_FLAGS")
+    if not flags or not flags.strip():
+        return
+    kept, dropped = [], []
+    image = _open_image(plugin_path)
+    try:
+        for token in flags.split():
+            m = _XLA_FLAG_RE.match(token)
+            if m and (image is None or _binary_mentions(image, m.group(1))):
+                kept.append(token)
+            else:
+                dropped.append(token)
+    finally:
+        if image is not None:
+            image.close()
+    if dropped:
+        warnings.warn(
+            "pyjax: removed from XLA_FLAGS the entries the XLA plugin would abort on "
+            "(not of the form --xla_name[=value], or unknown to the plugin): "
+            + " ".join(dropped), RuntimeWarning, stacklevel=2)
+        if kept:
+            os.environ["XLA_FLAGS"] = " ".join(kept)
+        else:
+            del os.environ["XLA_FLAGS"]
+
+
+def _open_image(path):
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+
+
+def _binary_mentions(image, name):
+    """True if ``name`` appears as a whole NUL-terminated identifier in the binary."""
+    needle = name.encode() + b"\0"
+    i = image.find(needle)
+    while i >= 0:
+        before = image[i - 1] if i else 0
+        if not (before == 95 or 48 <= before <= 57 or 65 <= before <= 90
+                or 97 <= before <= 122):  # not preceded by [A-Za-z0-9_]
+            return True
+        i = image.find(needle, i + 1)
+    return False
+
+
+def xla_flags_device_count():
+    """The N of ``--xla_force_host_platform_device_count=N`` in XLA_FLAGS, or None."""
+    for token in os.environ.get("XLA_FLAGS", "").split():
+        if token.startswith("--xla_force_host_platform_device_count="):
+            return token.split("=", 1)[1]
+    return None
+
+
+_loaded = {}
+_load_lock = threading.Lock()
+
+
+def load_plugin(path=None):
+    """Loads (once per path) and initializes a PJRT plugin; returns its ``capi.Api``."""
+    if path is None:
+        path = find_plugin_path()
+    path = os.path.abspath(path)
+    with _load_lock:
+        api = _loaded.get(path)
+        if api is not None:
+            return api
+        prepare_environment(path)
+        try:
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        except OSError as e:
+            raise PluginNotFoundError(
+                f"Could not load the PJRT plugin {path}: {e}. {_INSTALL_HINT}.") from e
+        try:
+            get_api = lib.GetPjrtApi
+        except AttributeError as e:
+            raise PluginNotFoundError(
+                f"{path} is not a PJRT plugin (no GetPjrtApi symbol). {_INSTALL_HINT}.") from e
+        get_api.restype = ctypes.c_void_p
+        get_api.argtypes = []
+        api_ptr = get_api()
+        if not api_ptr:
+            raise PluginNotFoundError(f"GetPjrtApi() of {path} returned NULL.")
+        try:
+            api = capi.Api(api_ptr, lib, path)
+        except XlaRuntimeError as e:
+            raise PluginNotFoundError(str(e)) from e
+        if api.version[0] != capi.HEADER_API_VERSION[0]:
+            raise PluginNotFoundError(
+                f"{path} implements PJRT C API {api.version[0]}.{api.version[1]}, "
+                f"but pyjax speaks {capi.HEADER_API_VERSION[0]}.x.")
+        api.call("Plugin_Initialize", capi.Plugin_Initialize_Args())
+        attrs = capi.Plugin_Attributes_Args()
+        try:
+            api.call("Plugin_Attributes", attrs)
+            api.attributes = api.read_named_values(attrs.attributes, attrs.num_attributes)
+        except XlaRuntimeError:
+            api.attributes = {}
+        _loaded[path] = api
+        return api

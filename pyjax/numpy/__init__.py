@@ -1,0 +1,10 @@
+"""``pyjax.numpy``: the NumPy API on pyjax arrays, with JAX's promotion rules."""
+from pyjax._src.numpy.dtypes_api import *  # noqa: F401,F403
+from pyjax._src.numpy.creation import *  # noqa: F401,F403
+from pyjax._src.numpy.ufuncs import *  # noqa: F401,F403
+from pyjax._src.numpy.reductions import *  # noqa: F401,F403
+from pyjax._src.numpy.shape import *  # noqa: F401,F403
+from pyjax._src.numpy.products import *  # noqa: F401,F403
+from pyjax._src.numpy.indexing import *  # noqa: F401,F403
+from pyjax._src.numpy import array_methods as _array_methods  # attaches operators to arrays
+from pyjax._src.core.array import Array as ndarray  # noqa: F401

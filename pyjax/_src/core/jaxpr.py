@@ -164,7 +164,7 @@ def _pp(jaxpr: Jaxpr, names=None, indent=0, force_multiline=False):
     eqns = [_pp_eqn(e, names, indent) for e in jaxpr.eqns]
     outs = ", ".join(names(v) for v in jaxpr.outvars)
     outs = f"({outs},)" if len(jaxpr.outvars) == 1 else f"({outs})"
-    head = f"{{ lambda {consts + ' ' if consts else ''};{' ' + ins if ins else ''}. let"
+    head = f"{{ lambda {consts};{' ' + ins if ins else ''}. let"
     one_line = f"{head} {'; '.join(eqns)} in {outs} }}"
     if not force_multiline and len(one_line) + indent <= 80 and not _has_subjaxpr(jaxpr):
         return one_line

@@ -13,6 +13,14 @@ registry: dict[str, "Primitive"] = {}
 
 NOT_DIFFERENTIABLE = "not differentiable"
 
+_state = trace_mod._state
+_eager_apply = None  # set by interpreters.dispatch
+
+
+def set_eager_apply(fn):
+    global _eager_apply
+    _eager_apply = fn
+
 
 class Primitive:
     __slots__ = ("name", "abstract_eval", "lower", "jvp", "transpose", "batch",
@@ -35,7 +43,10 @@ class Primitive:
 
     def bind(self, *args, **params):
         """Hand this primitive to the current trace (eager evaluation when none is set)."""
-        return trace_mod.current_trace().process_primitive(self, args, params)
+        t = _state.trace
+        if t is None:  # eager: the hot path, without the trace object in between
+            return _eager_apply(self, args, params)
+        return t.process_primitive(self, args, params)
 
     def __repr__(self):
         return self.name

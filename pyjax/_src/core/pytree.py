@@ -387,14 +387,16 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
 def _unflatten(node, it, _islice=itertools.islice):
     """Rebuilds the value of a (non-leaf) node, taking leaves from iterator ``it``."""
     kind, t, aux, ch = node
-    if any(ch):  # some child is a subtree
-        children = [next(it) if c is None else _unflatten(c, it) for c in ch]
-    else:  # all children are leaves: slice them off in C
-        children = _islice(it, len(ch))
+    if len(ch) > 6 and not any(ch):  # many leaf children: slice them off in C
+        children = list(_islice(it, len(ch)))
+    else:
+        children = []
+        for c in ch:
+            children.append(next(it) if c is None else _unflatten(c, it))
     if kind == 1:  # tuple
         return tuple(children)
     if kind == 2:  # list
-        return list(children)
+        return children
     if kind == 3:  # dict
         return dict(zip(aux, children))
     if kind == 4:  # None
@@ -404,7 +406,7 @@ def _unflatten(node, it, _islice=itertools.islice):
     handler = _registry.get(t)
     if handler is None:
         raise ValueError(f"pytree node type {t} is no longer registered.")
-    return handler.unflatten(aux, list(children))
+    return handler.unflatten(aux, tuple(children))  # JAX passes the children as a tuple
 
 
 def _count_leaves(node) -> int:
@@ -551,6 +553,8 @@ class PyTreeDef:
         kind, t, aux, _ = self._root
         if kind == _DICT:
             return (t, list(aux))
+        if kind == _NONE:
+            return (_NoneType, None)
         return (t, aux)
 
     # -- operations --------------------------------------------------------------------------
@@ -634,8 +638,9 @@ def _sorted_keys(d):
 def _flatten(x, leaves, _get=_kinds.get, _leafs=_leaf_types):
     """Appends the leaves of ``x`` to ``leaves`` and returns its structure node.
 
-    Containers whose children are all leaves of already-seen types take a fast path that
-    checks and copies the children in C (``set.issuperset(map(type, ...))`` + ``extend``).
+    Leaf children are handled inline (a dict lookup and two appends, no call). Larger
+    containers whose children are all leaves of already-seen types are checked and copied
+    in C (``set.issuperset(map(type, ...))`` + ``extend``).
     """
     t = type(x)
     kind = _get(t)
@@ -645,10 +650,17 @@ def _flatten(x, leaves, _get=_kinds.get, _leafs=_leaf_types):
         leaves.append(x)
         return None
     if kind == 1 or kind == 2:  # tuple, list
-        if _leafs.issuperset(map(type, x)):
+        if len(x) > 6 and _leafs.issuperset(map(type, x)):
             leaves.extend(x)
             return (kind, t, None, _nones(len(x)))
-        return (kind, t, None, tuple([_flatten(c, leaves) for c in x]))
+        ch = []
+        for c in x:
+            if _get(type(c)) == 0:
+                leaves.append(c)
+                ch.append(None)
+            else:
+                ch.append(_flatten(c, leaves))
+        return (kind, t, None, tuple(ch))
     if kind == 3:  # dict
         if not x:
             return _EMPTY_DICT_NODE
@@ -656,17 +668,31 @@ def _flatten(x, leaves, _get=_kinds.get, _leafs=_leaf_types):
             keys = sorted(x)
         except TypeError:
             keys = _sorted_keys(x)
-        vals = [x[k] for k in keys]
-        if _leafs.issuperset(map(type, vals)):
-            leaves.extend(vals)
-            return (3, dict, tuple(keys), _nones(len(vals)))
-        return (3, dict, tuple(keys), tuple([_flatten(c, leaves) for c in vals]))
+        if len(keys) > 6:
+            vals = list(map(x.__getitem__, keys))
+            if _leafs.issuperset(map(type, vals)):
+                leaves.extend(vals)
+                return (3, dict, tuple(keys), _nones(len(vals)))
+        ch = []
+        for k in keys:
+            c = x[k]
+            if _get(type(c)) == 0:
+                leaves.append(c)
+                ch.append(None)
+            else:
+                ch.append(_flatten(c, leaves))
+        return (3, dict, tuple(keys), tuple(ch))
     if kind == 4:
         return _NONE_NODE
+    ch = []
     if kind == 5:
-        return (5, t, None, tuple([_flatten(c, leaves) for c in x]))
+        for c in x:
+            ch.append(_flatten(c, leaves))
+        return (5, t, None, tuple(ch))
     children, aux = _registry[t].flatten(x)
-    return (6, t, aux, tuple([_flatten(c, leaves) for c in children]))
+    for c in children:
+        ch.append(_flatten(c, leaves))
+    return (6, t, aux, tuple(ch))
 
 
 _NONES_CACHE = [(None,) * i for i in range(64)]
@@ -676,7 +702,7 @@ def _nones(n):
     return _NONES_CACHE[n] if n < 64 else (None,) * n
 
 
-_NONE_NODE = (_NONE, _NoneType, None, ())
+_NONE_NODE = (_NONE, None, None, ())  # type slot None: NoneType does not pickle everywhere
 _EMPTY_DICT_NODE = (_DICT, dict, (), ())
 
 
@@ -711,22 +737,25 @@ def _leaves(x, out, _get=_kinds.get, _leafs=_leaf_types):
     if kind == 0:
         out.append(x)
     elif kind == 1 or kind == 2 or kind == 5:
-        if _leafs.issuperset(map(type, x)):
+        if len(x) > 6 and _leafs.issuperset(map(type, x)):
             out.extend(x)
         else:
             for c in x:
-                _leaves(c, out)
+                if _get(type(c)) == 0:
+                    out.append(c)
+                else:
+                    _leaves(c, out)
     elif kind == 3:
         if x:
             try:
                 keys = sorted(x)
             except TypeError:
                 keys = _sorted_keys(x)
-            vals = [x[k] for k in keys]
-            if _leafs.issuperset(map(type, vals)):
-                out.extend(vals)
-            else:
-                for c in vals:
+            for k in keys:
+                c = x[k]
+                if _get(type(c)) == 0:
+                    out.append(c)
+                else:
                     _leaves(c, out)
     elif kind == 6:
         for c in _registry[type(x)].flatten(x)[0]:

@@ -9,6 +9,7 @@ import numpy as np
 from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
 from pyjax._src.core import dtypes
+from pyjax._src.core import primitive as primitive_mod
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl, default_device, from_numpy
@@ -120,37 +121,60 @@ def _compile_primitive(primitive, params, avals):
     return exe, tuple(out_avals)
 
 
+_DEFAULT_DEVICE = []
+
+
+def _default_device():
+    if not _DEFAULT_DEVICE:
+        _DEFAULT_DEVICE.append(default_device())
+    return _DEFAULT_DEVICE[0]
+
+
 def apply_primitive(primitive, args, params):
-    arrays = [x if type(x) is ArrayImpl else to_array(x) for x in args]
+    if primitive.impl is not None:
+        return primitive.impl(*args, **params)
+    avals, bufs = [], []
+    device = None
+    committed = False
+    for x in args:
+        if type(x) is not ArrayImpl:
+            x = to_array(x)
+        avals.append(x.aval)
+        b = x._buf
+        bufs.append(b)
+        if x._committed:
+            if committed and b.device is not device:
+                pick_device([to_array(a) for a in args])  # raises the mixed-device error
+            device = b.device
+            committed = True
+        elif device is None:
+            device = b.device
     try:
-        key = (primitive, tuple(params.items()), tuple([a.aval for a in arrays]))
+        key = (primitive, tuple(params.items()) if params else (), *avals)
         entry = _primitive_cache.get(key)
     except TypeError:  # unhashable params: compile without caching
         key, entry = None, None
     if entry is None:
-        entry = _compile_primitive(primitive, params, [a.aval for a in arrays])
+        entry = _compile_primitive(primitive, params, avals)
         if key is not None:
             _primitive_cache[key] = entry
     exe, out_avals = entry
-    device = pick_device(arrays) if arrays else default_device()
-    committed = any(a._committed for a in arrays)
-    bufs = exe.execute_unchecked([a._buf for a in arrays], device)
+    outs = exe.execute_unchecked(bufs, device or _default_device())
     if primitive.multiple_results:
-        return [ArrayImpl(av, b, committed) for av, b in zip(out_avals, bufs)]
-    return ArrayImpl(out_avals[0], bufs[0], committed)
+        return [ArrayImpl(av, b, committed) for av, b in zip(out_avals, outs)]
+    return ArrayImpl(out_avals[0], outs[0], committed)
 
 
 class EvalTrace(Trace):
     """The bottom of every stack of transformations: evaluate now."""
 
     def process_primitive(self, primitive, args, params):
-        if primitive.impl is not None:
-            return primitive.impl(*args, **params)
         return apply_primitive(primitive, args, params)
 
 
 eval_trace = EvalTrace()
 trace_mod.set_eval_trace(eval_trace)
+primitive_mod.set_eager_apply(apply_primitive)
 
 
 def device_put(x, device=None):

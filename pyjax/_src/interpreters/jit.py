@@ -22,6 +22,7 @@ from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import dispatch, lowering, staging
 
 config = config_mod.config
+_LEAF = pytree.tree_structure(0)
 
 
 # ---- the jit (closed call) primitive ----
@@ -141,6 +142,7 @@ class Jitted:
         self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
         self._cache = {}          # signature -> _Entry (compiled)
         self._trace_cache = {}    # signature -> (ClosedJaxpr, out_tree, const values)
+        self._fast_cache = {}     # (treedef of args, *avals) -> _Entry, for simple calls
         self.__name__ = getattr(fun, "__name__", "fun")
         self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
         self.__doc__ = getattr(fun, "__doc__", None)
@@ -254,30 +256,50 @@ class Jitted:
         if not trace_mod.is_eager():
             return self._call_traced(args, kwargs)
         if self._simple and not kwargs:
-            leaves, in_tree = pytree.tree_flatten((args, {}))
-            try:
-                sig = tuple([x.aval if type(x) is ArrayImpl else _leaf_aval(x) for x in leaves])
-            except AttributeError:
-                sig = None
-            entry = self._cache.get((in_tree, (), sig, config.jax_enable_x64))
-            if entry is not None:
-                return self._run(entry, leaves)
+            # the hot path: one flatten, one pass over the leaves, one dict lookup
+            leaves, in_tree = pytree.tree_flatten(args)
+            arrays, avals = [], []
+            for x in leaves:
+                if type(x) is not ArrayImpl:
+                    if isinstance(x, Tracer):
+                        return self._call_traced(args, kwargs)
+                    x = dispatch.to_array(x)
+                arrays.append(x)
+                avals.append(x.aval)
+            entry = self._fast_cache.get((in_tree, config.jax_enable_x64, *avals))
+            if entry is None:
+                key, closed, out_tree, _, donated = self._trace(args, kwargs)
+                entry = self._cache.get(key) or self._compile(key, closed, out_tree, donated)
+                self._fast_cache[(in_tree, config.jax_enable_x64, *avals)] = entry
+            return self._run(entry, arrays)
         key, closed, out_tree, leaves, donated = self._trace(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile(key, closed, out_tree, donated)
-        return self._run(entry, leaves)
+        return self._run(entry, [x if type(x) is ArrayImpl else dispatch.to_array(x)
+                                 for x in leaves])
 
-    def _run(self, entry, leaves):
-        arrays = [x if type(x) is ArrayImpl else dispatch.to_array(x) for x in leaves]
-        device = dispatch.pick_device(arrays) if arrays else None
-        if self.device is not None and device is not None and not any(
-                a._committed for a in arrays):
+    def _run(self, entry, arrays):
+        bufs = list(entry.const_bufs)
+        device = None
+        committed = False
+        for a in arrays:
+            b = a._buf
+            bufs.append(b)
+            if a._committed:
+                if committed and b.device is not device:
+                    dispatch.pick_device(arrays)  # raises the mixed-device error
+                device = b.device
+                committed = True
+            elif device is None:
+                device = b.device
+        if not committed and self.device is not None:
             device = self.device
-        bufs = entry.exe.execute_unchecked(entry.const_bufs + [a._buf for a in arrays], device)
-        committed = any(a._committed for a in arrays)
-        outs = [ArrayImpl(av, b, committed) for av, b in zip(entry.out_avals, bufs)]
-        return pytree.tree_unflatten(entry.out_tree, outs)
+        outs = entry.exe.execute_unchecked(bufs, device or dispatch._default_device())
+        if entry.n_out == 1 and entry.out_tree is _LEAF:
+            return ArrayImpl(entry.out_avals[0], outs[0], committed)
+        return pytree.tree_unflatten(entry.out_tree, [
+            ArrayImpl(av, b, committed) for av, b in zip(entry.out_avals, outs)])
 
     def _call_traced(self, args, kwargs):
         key, closed, out_tree, leaves, _ = self._trace(args, kwargs)
@@ -299,6 +321,7 @@ class Jitted:
 
     def clear_cache(self):
         self._cache.clear()
+        self._fast_cache.clear()
         self._trace_cache.clear()
 
 
@@ -385,7 +408,7 @@ class Compiled:
                 "Argument types differ from the types for which this computation was compiled: "
                 f"expected {[a.str_short() for a in self._key[2]]}, "
                 f"got {[a.str_short() for a in in_avals]}")
-        return j._run(self._entry, leaves)
+        return j._run(self._entry, [dispatch.to_array(x) for x in leaves])
 
     def as_text(self):
         return lowering.lower_module(self._entry.closed.jaxpr, self._jitted.__name__)

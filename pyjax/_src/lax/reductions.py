@@ -1,1 +1,426 @@
-__all__ = []
+"""Reduction primitives: monoid reductions over axes, argmax/argmin, cumulative reductions.
+
+``reduce_*`` lower to ``stablehlo.reduce`` with a one-op body; ``argmax``/``argmin`` to a
+two-operand reduce over (value, index); the cumulative ops to ``stablehlo.reduce_window`` with a
+window as long as the scanned axis and padding on one side (prefix semantics), as JAX does on
+CPU and GPU.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.primitive import Primitive
+from pyjax._src.lax import base
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax.base import aval_of
+from pyjax._src.lowering import mlir
+
+__all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
+           "reduce_xor", "reduce", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
+           "cumlogsumexp"]
+
+NUM, ORDERED, LOGICAL = "fciu", "fiub", "iub"
+
+
+# ---- identities and scalar bodies ----
+
+def _max_identity(dt):
+    """The identity of ``max``: -inf, the smallest integer, or False."""
+    if dtypes.is_bool(dt):
+        return np.array(False)
+    if dtypes.is_inexact(dt):
+        return np.array(-np.inf, dt)
+    return np.array(dtypes.iinfo(dt).min, dt)
+
+
+def _min_identity(dt):
+    if dtypes.is_bool(dt):
+        return np.array(True)
+    if dtypes.is_inexact(dt):
+        return np.array(np.inf, dt)
+    return np.array(dtypes.iinfo(dt).max, dt)
+
+
+def _all_ones(dt):
+    return np.array(True) if dtypes.is_bool(dt) else ~np.zeros((), dt)
+
+
+# name -> (accepted kinds, identity(dtype), stablehlo body op(dtype))
+_MONOIDS = {
+    "reduce_sum": (NUM, lambda dt: np.zeros((), dt), lambda dt: "stablehlo.add"),
+    "reduce_prod": (NUM, lambda dt: np.ones((), dt), lambda dt: "stablehlo.multiply"),
+    "reduce_max": (ORDERED, _max_identity,
+                   lambda dt: "stablehlo.or" if dtypes.is_bool(dt) else "stablehlo.maximum"),
+    "reduce_min": (ORDERED, _min_identity,
+                   lambda dt: "stablehlo.and" if dtypes.is_bool(dt) else "stablehlo.minimum"),
+    "reduce_and": (LOGICAL, _all_ones, lambda dt: "stablehlo.and"),
+    "reduce_or": (LOGICAL, lambda dt: np.zeros((), dt), lambda dt: "stablehlo.or"),
+    "reduce_xor": (LOGICAL, lambda dt: np.zeros((), dt), lambda dt: "stablehlo.xor"),
+}
+
+
+def _scalar(dt):
+    return ShapedArray((), dt)
+
+
+def _binary_region(ctx, dt, op_name):
+    """A reducer body ``(a, b) -> op(a, b)`` on rank-0 tensors of ``dt``."""
+    region = ctx.region([_scalar(dt), _scalar(dt)])
+    a, b = region.args
+    region.ret([region.op(op_name, [a, b], _scalar(dt))])
+    return region
+
+
+def _nan_propagating_region(ctx, dt, op_name):
+    """``max``/``min`` that return NaN when either side is NaN, written out with selects: the
+    CPU plugin's reduce codegen uses fast min/max (which drops NaNs) for a bare
+    ``stablehlo.maximum`` body."""
+    s = _scalar(dt)
+    region = ctx.region([s, s])
+    a, b = region.args
+    m = region.op(op_name, [a, b], s)
+    b_nan = base.compare(region, b, b, "NE")
+    m = region.op("stablehlo.select", [b_nan, b, m], s)
+    a_nan = base.compare(region, a, a, "NE")
+    region.ret([region.op("stablehlo.select", [a_nan, a, m], s)])
+    return region
+
+
+def _minmax_region(ctx, dt, op_name):
+    if dtypes.is_inexact(dt):
+        return _nan_propagating_region(ctx, dt, op_name)
+    return _binary_region(ctx, dt, op_name)
+
+
+def _logaddexp_region(ctx, dt):
+    """``log(exp(a) + exp(b))`` computed stably; infinities of equal sign give NaN deltas, for
+    which ``a + b`` is the right answer (-inf + -inf = -inf, inf + inf = inf)."""
+    s = _scalar(dt)
+    region = ctx.region([s, s])
+    a, b = region.args
+    amax = region.op("stablehlo.maximum", [a, b], s)
+    delta = region.op("stablehlo.subtract", [a, b], s)
+    isnan = base.compare(region, delta, delta, "NE")
+    neg_abs = region.op("stablehlo.negate", [region.op("stablehlo.abs", [delta], s)], s)
+    soft = region.op("stablehlo.add", [amax, region.op(
+        "stablehlo.log_plus_one", [region.op("stablehlo.exponential", [neg_abs], s)], s)], s)
+    total = region.op("stablehlo.add", [a, b], s)
+    region.ret([region.op("stablehlo.select", [isnan, total, soft], s)])
+    return region
+
+
+# ---- monoid reductions ----
+
+def _check_axes(name, aval, axes):
+    for a in axes:
+        if not 0 <= a < aval.ndim:
+            raise ValueError(f"{name}: reduction axes {tuple(axes)} contains out-of-bounds "
+                             f"indices for an operand of shape {aval.shape}.")
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: duplicate value in 'axes' of reduction: {tuple(axes)}")
+
+
+def _make_reduce_abstract_eval(name, kinds):
+    def abstract_eval(x, *, axes):
+        base.check_kinds(name, [x], kinds)
+        _check_axes(name, x, axes)
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        return ShapedArray(shape, x.dtype, x.weak_type)
+    return abstract_eval
+
+
+def _make_reduce_lower(name):
+    _, identity, body = _MONOIDS[name]
+
+    def lower(ctx, x, *, axes):
+        out = ctx.avals_out[0]
+        if not axes:
+            return x
+        dt = x.aval.dtype
+        init = ctx.constant(identity(dt), _scalar(dt))
+        op_name = body(dt)
+        if op_name in ("stablehlo.maximum", "stablehlo.minimum"):
+            region = _minmax_region(ctx, dt, op_name)
+        else:
+            region = _binary_region(ctx, dt, op_name)
+        return ctx.op("stablehlo.reduce", [x, init], out, regions=[region],
+                      attrs={"dimensions": mlir.i64_array(sorted(axes))})
+    return lower
+
+
+prims: dict[str, Primitive] = {}
+for _name, (_kinds, _, _) in _MONOIDS.items():
+    prims[_name] = Primitive(_name, abstract_eval=_make_reduce_abstract_eval(_name, _kinds),
+                             lower=_make_reduce_lower(_name))
+
+reduce_sum_p = prims["reduce_sum"]
+reduce_prod_p = prims["reduce_prod"]
+reduce_max_p = prims["reduce_max"]
+reduce_min_p = prims["reduce_min"]
+reduce_and_p = prims["reduce_and"]
+reduce_or_p = prims["reduce_or"]
+reduce_xor_p = prims["reduce_xor"]
+
+
+def _canonical_axes(name, operand, axes):
+    if isinstance(axes, (int, np.integer)):
+        axes = (axes,)
+    ndim = aval_of(operand).ndim
+    out = []
+    for a in axes:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{name}: axes must be integers, got {tuple(axes)!r}")
+        a = int(a)
+        out.append(a + ndim if -ndim <= a < 0 else a)  # out-of-range is left to abstract_eval
+    return tuple(out)
+
+
+def _make_reduce_fn(name):
+    p = prims[name]
+
+    def fn(operand, axes):
+        return p.bind(operand, axes=_canonical_axes(name, operand, axes))
+    fn.__name__ = name
+    fn.__doc__ = (f"``{name}`` of ``operand`` over ``axes`` (a sequence of ints); the result "
+                  "drops the reduced axes and keeps the operand's dtype and weak type.")
+    return fn
+
+
+reduce_sum = _make_reduce_fn("reduce_sum")
+reduce_prod = _make_reduce_fn("reduce_prod")
+reduce_max = _make_reduce_fn("reduce_max")
+reduce_min = _make_reduce_fn("reduce_min")
+reduce_and = _make_reduce_fn("reduce_and")
+reduce_or = _make_reduce_fn("reduce_or")
+reduce_xor = _make_reduce_fn("reduce_xor")
+
+
+def _monoid_for(computation, dt):
+    """The specialised reduction for ``computation`` on ``dt`` and its identity, or None."""
+    if computation is ew.add:
+        return None if dtypes.is_bool(dt) else ("reduce_sum", np.zeros((), dt))
+    if computation is ew.mul:
+        return None if dtypes.is_bool(dt) else ("reduce_prod", np.ones((), dt))
+    if computation is ew.max:
+        return "reduce_max", _max_identity(dt)
+    if computation is ew.min:
+        return "reduce_min", _min_identity(dt)
+    if computation is ew.bitwise_and:
+        return "reduce_and", _all_ones(dt)
+    if computation is ew.bitwise_or:
+        return "reduce_or", np.zeros((), dt)
+    if computation is ew.bitwise_xor:
+        return "reduce_xor", np.zeros((), dt)
+    return None
+
+
+def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - JAX's name
+    """Reduce ``operands`` over ``dimensions`` with the monoid ``computation``.
+
+    Only the monoids are supported: ``computation`` is ``lax.add``, ``lax.mul``, ``lax.max``,
+    ``lax.min``, ``lax.bitwise_and``, ``lax.bitwise_or`` or ``lax.bitwise_xor`` with its identity
+    as ``init_values``; these bind the specialised primitive (``reduce_sum`` and so on), as JAX
+    does.
+    """
+    single = not isinstance(operands, (tuple, list))
+    ops = [operands] if single else list(operands)
+    inits = [init_values] if not isinstance(init_values, (tuple, list)) else list(init_values)
+    if len(ops) != len(inits):
+        raise ValueError(f"reduce: got {len(ops)} operands but {len(inits)} init values")
+    if len(ops) != 1:
+        raise NotImplementedError(
+            "lax.reduce: variadic reductions (more than one operand) are not supported yet")
+    operand, init = ops[0], inits[0]
+    dt = aval_of(operand).dtype
+    monoid = _monoid_for(computation, dt)
+    if monoid is None:
+        raise NotImplementedError(
+            f"lax.reduce: general reductions with arbitrary Python computations are not "
+            f"supported yet (got computation {computation!r}); use lax.add, lax.mul, lax.max, "
+            "lax.min, lax.bitwise_and, lax.bitwise_or or lax.bitwise_xor with its identity as "
+            "the init value.")
+    name, identity = monoid
+    if base.is_tracer(init) and getattr(init, "to_concrete_value", lambda: None)() is None:
+        raise NotImplementedError(
+            "lax.reduce: general reductions with a traced init value are not supported yet")
+    init_val = init.to_concrete_value() if base.is_tracer(init) else init
+    try:
+        init_np = np.asarray(init_val)
+        is_identity = init_np.shape == () and bool(
+            np.asarray(init_np, identity.dtype) == identity) and (
+            not np.issubdtype(init_np.dtype, np.floating) or init_np == init_np)
+    except (TypeError, ValueError, OverflowError):
+        is_identity = False
+    if not is_identity:
+        raise NotImplementedError(
+            f"lax.reduce: general reductions with arbitrary Python computations are not "
+            f"supported yet; {name} needs the identity {identity.item()!r} as init value, got "
+            f"{init_val!r}.")
+    out = prims[name].bind(operand, axes=_canonical_axes("reduce", operand, dimensions))
+    return out if single else (out,)
+
+
+# ---- argmax / argmin ----
+
+def _argminmax_abstract_eval(name):
+    def abstract_eval(x, *, axes, index_dtype):
+        base.check_kinds(name, [x], ORDERED)
+        if not dtypes.is_integer(np.dtype(index_dtype)):
+            raise TypeError(f"{name}: index_dtype must be an integer type, got "
+                            f"{np.dtype(index_dtype).name}")
+        if len(axes) != 1:
+            raise ValueError(f"{name} takes exactly one axis, got axes={axes}")
+        axis, = axes
+        if not 0 <= axis < x.ndim:
+            raise ValueError(f"{name}: invalid axis {axis} for operand shape {x.shape}")
+        if x.shape[axis] < 1:
+            raise ValueError(f"argmin and argmax require non-empty reduced dimension. "
+                             f"operand.shape={x.shape} axis={axis}")
+        shape = x.shape[:axis] + x.shape[axis + 1:]
+        return ShapedArray(shape, index_dtype, False)
+    return abstract_eval
+
+
+def _argminmax_lower(is_max):
+    def lower(ctx, x, *, axes, index_dtype):
+        out = ctx.avals_out[0]
+        axis, = axes
+        dt, idt = x.aval.dtype, np.dtype(index_dtype)
+        idx = ctx.op("stablehlo.iota", [], ShapedArray(x.aval.shape, idt),
+                     attrs={"iota_dimension": f"{axis} : i64"})
+        init_v = ctx.constant(_max_identity(dt) if is_max else _min_identity(dt), _scalar(dt))
+        init_i = ctx.constant(np.zeros((), idt), _scalar(idt))
+        sv, si, sb = _scalar(dt), _scalar(idt), _scalar(np.bool_)
+        region = ctx.region([sv, si, sv, si])
+        av, ai, bv, bi = region.args
+        # a wins when strictly better, or a is NaN and b is not; ties (both NaN counts as a
+        # tie) go to the lower index, so the first occurrence wins whatever the reduction order.
+        better = base.compare(region, av, bv, "GT" if is_max else "LT")
+        eq = base.compare(region, av, bv, "EQ")
+        if dtypes.is_floating(dt):
+            a_nan = base.compare(region, av, av, "NE")
+            b_nan = base.compare(region, bv, bv, "NE")
+            b_num = region.op("stablehlo.not", [b_nan], sb)
+            better = region.op("stablehlo.or", [better, region.op(
+                "stablehlo.and", [a_nan, b_num], sb)], sb)
+            eq = region.op("stablehlo.or", [eq, region.op("stablehlo.and", [a_nan, b_nan], sb)],
+                           sb)
+        lower_idx = base.compare(region, ai, bi, "LT")
+        take_a = region.op("stablehlo.or", [better, region.op(
+            "stablehlo.and", [eq, lower_idx], sb)], sb)
+        region.ret([region.op("stablehlo.select", [take_a, av, bv], sv),
+                    region.op("stablehlo.select", [take_a, ai, bi], si)])
+        res = ctx.op("stablehlo.reduce", [x, idx, init_v, init_i],
+                     [out.update(dtype=dt), out], regions=[region],
+                     attrs={"dimensions": mlir.i64_array([axis])})
+        return res[1]
+    return lower
+
+
+argmax_p = Primitive("argmax", abstract_eval=_argminmax_abstract_eval("argmax"),
+                     lower=_argminmax_lower(True))
+argmin_p = Primitive("argmin", abstract_eval=_argminmax_abstract_eval("argmin"),
+                     lower=_argminmax_lower(False))
+
+
+def _canonical_axis(name, operand, axis):
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"{name}: axis must be an int, got {axis!r}")
+    ndim = aval_of(operand).ndim
+    axis = int(axis)
+    return axis + ndim if -ndim <= axis < 0 else axis
+
+
+def argmax(operand, axis, index_dtype):
+    """Index of the largest element along ``axis`` (the first one on ties; NaN counts as the
+    largest value, so the first NaN wins, as in NumPy)."""
+    return argmax_p.bind(operand, axes=(_canonical_axis("argmax", operand, axis),),
+                         index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def argmin(operand, axis, index_dtype):
+    """Index of the smallest element along ``axis`` (the first one on ties; NaN counts as the
+    smallest value, so the first NaN wins, as in NumPy)."""
+    return argmin_p.bind(operand, axes=(_canonical_axis("argmin", operand, axis),),
+                         index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+# ---- cumulative reductions ----
+
+# name -> (accepted kinds, identity(dtype), region builder(ctx, dtype))
+_CUMULATIVE = {
+    "cumsum": (NUM, lambda dt: np.zeros((), dt),
+               lambda ctx, dt: _binary_region(ctx, dt, "stablehlo.add")),
+    "cumprod": (NUM, lambda dt: np.ones((), dt),
+                lambda ctx, dt: _binary_region(ctx, dt, "stablehlo.multiply")),
+    "cummax": ("fiu", _max_identity,
+               lambda ctx, dt: _minmax_region(ctx, dt, "stablehlo.maximum")),
+    "cummin": ("fiu", _min_identity,
+               lambda ctx, dt: _minmax_region(ctx, dt, "stablehlo.minimum")),
+    "cumlogsumexp": ("f", _max_identity, _logaddexp_region),
+}
+
+
+def _make_cumulative_abstract_eval(name, kinds):
+    def abstract_eval(x, *, axis, reverse):
+        base.check_kinds(name, [x], kinds)
+        if not 0 <= axis < x.ndim:
+            raise ValueError(f"{name}: axis {axis} is out of bounds for array of shape "
+                             f"{x.shape}")
+        return x
+    return abstract_eval
+
+
+def _make_cumulative_lower(name):
+    _, identity, make_region = _CUMULATIVE[name]
+
+    def lower(ctx, x, *, axis, reverse):
+        out = ctx.avals_out[0]
+        shape = x.aval.shape
+        n = shape[axis]
+        if n <= 1 or x.aval.size == 0:
+            return x
+        dt = x.aval.dtype
+        init = ctx.constant(identity(dt), _scalar(dt))
+        window = [1] * len(shape)
+        window[axis] = n
+        pads = np.zeros((len(shape), 2), np.int64)
+        pads[axis] = (0, n - 1) if reverse else (n - 1, 0)
+        return ctx.op("stablehlo.reduce_window", [x, init], out,
+                      regions=[make_region(ctx, dt)], attrs={
+                          "window_dimensions": mlir.i64_array(window),
+                          "window_strides": mlir.i64_array([1] * len(shape)),
+                          "padding": f"{mlir.dense_attr(pads, np.int64)} : "
+                                     f"tensor<{len(shape)}x2xi64>"})
+    return lower
+
+
+for _name, (_kinds, _, _) in _CUMULATIVE.items():
+    prims[_name] = Primitive(_name, abstract_eval=_make_cumulative_abstract_eval(_name, _kinds),
+                             lower=_make_cumulative_lower(_name))
+
+cumsum_p = prims["cumsum"]
+cumprod_p = prims["cumprod"]
+cummax_p = prims["cummax"]
+cummin_p = prims["cummin"]
+cumlogsumexp_p = prims["cumlogsumexp"]
+
+
+def _make_cumulative_fn(name, what):
+    p = prims[name]
+
+    def fn(operand, axis=0, reverse=False):
+        return p.bind(operand, axis=_canonical_axis(name, operand, axis), reverse=bool(reverse))
+    fn.__name__ = name
+    fn.__doc__ = (f"Cumulative {what} of ``operand`` along ``axis``; with ``reverse=True`` "
+                  "the scan runs from the end of the axis.")
+    return fn
+
+
+cumsum = _make_cumulative_fn("cumsum", "sum")
+cumprod = _make_cumulative_fn("cumprod", "product")
+cummax = _make_cumulative_fn("cummax", "maximum")
+cummin = _make_cumulative_fn("cummin", "minimum")
+cumlogsumexp = _make_cumulative_fn("cumlogsumexp", "log-sum-exp")

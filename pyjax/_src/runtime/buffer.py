@@ -97,9 +97,8 @@ class Buffer:
         Raises XlaRuntimeError if the computation producing it failed, or if the
         buffer was deleted or donated.
         """
-        if not self._ready:
-            self._client._await_ready(self._ptr)
-            self._ready = True
+        self._client._await_ready(self._ptr)
+        self._ready = True
         return self
 
     def is_ready(self):
@@ -112,42 +111,45 @@ class Buffer:
     def to_numpy(self):
         """Copies the value to a fresh numpy array (waiting for it if needed)."""
         client = self._client
+        ptr = self._ptr
         if not self._ready:
-            client._await_ready(self._ptr)
+            client._await_ready(ptr)
             self._ready = True
-        nbytes = self.dtype.itemsize
-        for d in self.shape:
-            nbytes *= d
+        shape, dtype = self.shape, self.dtype
         if not client._host_pointer_ok:
-            return client._to_host_buffer(self._ptr, self.shape, self.dtype)
-        if nbytes == 0:
+            return client._to_host_buffer(ptr, shape, dtype)
+        nbytes = dtype.itemsize
+        for d in shape:
+            nbytes *= d
+        if not nbytes:
             if self.is_deleted():
                 raise XlaRuntimeError("Buffer has been deleted or donated.", 9)
-            return np.empty(self.shape, self.dtype)
-        lock = client._read_lock
-        if not lock.acquire(False):
-            return client._read_unlocked(self._ptr, self.shape, self.dtype, nbytes)
+            return np.empty(shape, dtype)
+        # CPU fast path: pin (external reference, so the memory cannot be donated
+        # meanwhile), read the host pointer, copy with numpy, unpin.
+        api = client._api
+        pool = client._read_pool
         try:
-            api = client._api
-            ref_args = client._ref_args
-            ref_args.buffer = self._ptr
-            err = api.Buffer_IncreaseExternalReferenceCount(client._ref_ref)
-            if err:
-                raise api.error_to_exception(err)
-            ptr_args = client._ptr_args
-            ptr_args.buffer = self._ptr
-            err = api.Buffer_UnsafePointer(client._ptr_ref)
-            if err:
-                api.Buffer_DecreaseExternalReferenceCount(client._ref_ref)
-                raise api.error_to_exception(err)
-            out = np.ndarray(self.shape, self.dtype,
-                             (_c_char * nbytes).from_address(ptr_args.buffer_pointer)).copy()
-            err = api.Buffer_DecreaseExternalReferenceCount(client._ref_ref)
-            if err:
-                raise api.error_to_exception(err)
-            return out
-        finally:
-            lock.release()
+            scratch = pool.pop()
+        except IndexError:
+            scratch = client._new_read_scratch()
+        r, r_ref, p, p_ref = scratch
+        r.buffer = p.buffer = ptr
+        err = api.Buffer_IncreaseExternalReferenceCount(r_ref)
+        if err:
+            pool.append(scratch)
+            raise api.error_to_exception(err)
+        err = api.Buffer_UnsafePointer(p_ref)
+        if err:
+            api.Buffer_DecreaseExternalReferenceCount(r_ref)
+            pool.append(scratch)
+            raise api.error_to_exception(err)
+        out = np.ndarray(shape, dtype, (_c_char * nbytes).from_address(p.buffer_pointer)).copy()
+        err = api.Buffer_DecreaseExternalReferenceCount(r_ref)
+        pool.append(scratch)
+        if err:
+            raise api.error_to_exception(err)
+        return out
 
     def __array__(self, dtype=None, copy=None):
         out = self.to_numpy()
@@ -183,13 +185,14 @@ class Buffer:
         client = self._client
         if client._closed:  # interpreter shutdown: leak rather than call into the plugin
             return
-        ptr = self._ptr
-        if ptr:
-            self._ptr = None
-            client._destroy_buffer(ptr)
-
-
-def destroy_buffer_slow(api, ptr):
-    err = api.Buffer_Destroy(byref(capi.Buffer_Destroy_Args(buffer=ptr)))
-    if err:
-        api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
+        # Inlined Client._destroy_buffer (this runs for every buffer).
+        pool = client._destroy_pool
+        try:
+            scratch = pool.pop()
+        except IndexError:
+            scratch = client._new_destroy_scratch()
+        scratch[0].buffer = self._ptr
+        err = client._api.Buffer_Destroy(scratch[1])
+        pool.append(scratch)
+        if err:
+            client._api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))

@@ -10,7 +10,7 @@ from ctypes import addressof, byref
 import numpy as np
 
 from . import capi
-from .buffer import DTYPE_TO_PJRT, Buffer, destroy_buffer_slow, dtype_to_pjrt_type
+from .buffer import DTYPE_TO_PJRT, Buffer, dtype_to_pjrt_type
 from .compile_options import build_compile_options
 from .errors import XlaRuntimeError
 from .executable import Executable
@@ -108,30 +108,14 @@ class Client:
         # Reading a buffer through its host pointer is only valid on CPU.
         self._host_pointer_ok = self.platform == "cpu"
 
-        # Argument structs prepared once for the hot paths. Each group is guarded by a
-        # lock taken without blocking: on contention (another thread, or a __del__ run
-        # by the garbage collector in the middle of a call) a fresh struct is used.
-        self._destroy_lock = threading.Lock()
-        self._destroy_args = capi.Buffer_Destroy_Args()
-        self._destroy_ref = byref(self._destroy_args)
-        self._read_lock = threading.Lock()
-        self._ref_args = capi.Buffer_ExternalReferenceCount_Args()
-        self._ref_ref = byref(self._ref_args)
-        self._ptr_args = capi.Buffer_UnsafePointer_Args()
-        self._ptr_ref = byref(self._ptr_args)
-        self._event_lock = threading.Lock()
-        self._ready_args = capi.Buffer_ReadyEvent_Args()
-        self._ready_ref = byref(self._ready_args)
-        self._await_args = capi.Event_Await_Args()
-        self._await_ref = byref(self._await_args)
-        self._evdestroy_args = capi.Event_Destroy_Args()
-        self._evdestroy_ref = byref(self._evdestroy_args)
-        self._h2d_lock = threading.Lock()
-        self._h2d_dims = (ctypes.c_int64 * _MAX_FAST_RANK)()
-        self._h2d_args = capi.Client_BufferFromHostBuffer_Args(
-            client=self._ptr, host_buffer_semantics=capi.HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL,
-            dims=self._h2d_dims)
-        self._h2d_ref = byref(self._h2d_args)
+        # Argument structs prepared once for the hot paths, kept in pools: a call pops
+        # a set (list.pop is atomic), uses it, and appends it back. A concurrent call
+        # from another thread, or a __del__ run by the garbage collector in the middle
+        # of a call, finds the pool empty and makes a fresh set instead.
+        self._destroy_pool = [self._new_destroy_scratch()]
+        self._read_pool = [self._new_read_scratch()]
+        self._ready_pool = [self._new_ready_scratch()]
+        self._h2d_pool = [self._new_h2d_scratch()]
         self._closed = False
         _live_clients.add(self)
 
@@ -166,31 +150,38 @@ class Client:
         elif device.client is not self:
             raise ValueError(f"{device!r} does not belong to this client")
         shape = arr.shape
-        if arr.flags.writeable and arr.nbytes:
+        try:  # the fastest way to an array's address; writable, non-empty arrays only
             data = addressof(_c_char.from_buffer(arr))
-        else:
+        except (ValueError, TypeError):  # read-only, empty, or e.g. bfloat16
             data = arr.__array_interface__["data"][0]
         ndim = len(shape)
-        lock = self._h2d_lock
-        if ndim > _MAX_FAST_RANK or not lock.acquire(False):
+        if ndim > _MAX_FAST_RANK:
             return self._buffer_from_pyval_slow(arr, data, ptype, device)
+        pool = self._h2d_pool
         try:
-            a = self._h2d_args
-            a.data = data
-            a.type = ptype
-            if ndim:
-                self._h2d_dims[0:ndim] = shape
-            a.num_dims = ndim
-            a.device = device._ptr
-            err = self._api.Client_BufferFromHostBuffer(self._h2d_ref)
+            scratch = pool.pop()
+        except IndexError:
+            scratch = self._new_h2d_scratch()
+        a, ref, dims, ev, ev_ref = scratch
+        a.data = data
+        a.type = ptype
+        if ndim:
+            dims[0:ndim] = shape
+        a.num_dims = ndim
+        a.device = device._ptr
+        api = self._api
+        err = api.Client_BufferFromHostBuffer(ref)
+        if err:
+            pool.append(scratch)
+            raise api.error_to_exception(err)
+        ptr = a.buffer
+        event = a.done_with_host_buffer
+        if event:  # semantics 0 copied already: destroy it, never await it
+            ev.event = event
+            err = api.Event_Destroy(ev_ref)
             if err:
-                raise self._api.error_to_exception(err)
-            event = a.done_with_host_buffer
-            ptr = a.buffer
-        finally:
-            lock.release()
-        if event:  # semantics 0 copied already: destroy, never await
-            self._api.destroy_event(event)
+                api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
+        pool.append(scratch)
         return Buffer(self, ptr, shape, arr.dtype, device)
 
     def _buffer_from_pyval_slow(self, arr, data, ptype, device):
@@ -263,19 +254,58 @@ class Client:
         return Executable(self, args.executable, in_types, out_types, portable=portable,
                           num_replicas=num_replicas, num_partitions=num_partitions)
 
-    # --- helpers used by Buffer (kept here so they share the prepared structs) --------
+    def deserialize_executable(self, serialized, in_types, out_types, *, portable=False,
+                               num_replicas=1, num_partitions=1):
+        """Loads bytes from ``Executable.serialize()`` (a persistent compile cache).
+
+        ``portable``, ``num_replicas`` and ``num_partitions`` must repeat what the
+        executable was compiled with (they are not recorded in the bytes we read).
+        """
+        data = bytes(serialized)
+        args = capi.Executable_DeserializeAndLoad_Args(
+            client=self._ptr, serialized_executable=data,
+            serialized_executable_size=len(data))
+        self._api.call("Executable_DeserializeAndLoad", args)
+        return Executable(self, args.loaded_executable, in_types, out_types,
+                          portable=portable, num_replicas=num_replicas,
+                          num_partitions=num_partitions)
+
+    # --- prepared argument structs (see __init__) ------------------------------------
+    def _new_destroy_scratch(self):
+        a = capi.Buffer_Destroy_Args()
+        return a, byref(a)
+
+    def _new_read_scratch(self):
+        r = capi.Buffer_ExternalReferenceCount_Args()
+        p = capi.Buffer_UnsafePointer_Args()
+        return r, byref(r), p, byref(p)
+
+    def _new_ready_scratch(self):
+        r = capi.Buffer_ReadyEvent_Args()
+        w = capi.Event_Await_Args()
+        d = capi.Event_Destroy_Args()
+        return r, byref(r), w, byref(w), d, byref(d)
+
+    def _new_h2d_scratch(self):
+        dims = (ctypes.c_int64 * _MAX_FAST_RANK)()
+        a = capi.Client_BufferFromHostBuffer_Args(
+            client=self._ptr, dims=dims,
+            host_buffer_semantics=capi.HOST_BUFFER_IMMUTABLE_ONLY_DURING_CALL)
+        d = capi.Event_Destroy_Args()
+        return a, byref(a), dims, d, byref(d)
+
+    # --- helpers used by Buffer -------------------------------------------------------
     def _destroy_buffer(self, ptr):
-        lock = self._destroy_lock
-        if not lock.acquire(False):
-            destroy_buffer_slow(self._api, ptr)
-            return
+        pool = self._destroy_pool
         try:
-            self._destroy_args.buffer = ptr
-            err = self._api.Buffer_Destroy(self._destroy_ref)
-            if err:
-                self._api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
-        finally:
-            lock.release()
+            scratch = pool.pop()
+        except IndexError:
+            scratch = self._new_destroy_scratch()
+        scratch[0].buffer = ptr
+        err = self._api.Buffer_Destroy(scratch[1])
+        pool.append(scratch)
+        if err:
+            self._api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
 
     def _ready_event(self, ptr):
         args = capi.Buffer_ReadyEvent_Args(buffer=ptr)
@@ -285,48 +315,25 @@ class Client:
     def _await_ready(self, ptr):
         """Awaits a buffer's ready event; raises XlaRuntimeError if it failed."""
         api = self._api
-        lock = self._event_lock
-        if not lock.acquire(False):
-            api.await_event(self._ready_event(ptr))
-            return
+        pool = self._ready_pool
         try:
-            self._ready_args.buffer = ptr
-            err = api.Buffer_ReadyEvent(self._ready_ref)
-            if err:
-                raise api.error_to_exception(err)
-            event = self._ready_args.event
-            self._await_args.event = event
-            err = api.Event_Await(self._await_ref)
-            self._evdestroy_args.event = event
-            err2 = api.Event_Destroy(self._evdestroy_ref)
-            if err2:
-                api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err2)))
-            if err:
-                raise api.error_to_exception(err)
-        finally:
-            lock.release()
-
-    def _is_ready(self, ptr):
-        event = self._ready_event(ptr)
-        try:
-            args = capi.Event_IsReady_Args(event=event)
-            self._api.call("Event_IsReady", args)
-            return bool(args.is_ready)
-        finally:
-            self._api.destroy_event(event)
-
-    def _read_unlocked(self, ptr, shape, dtype, nbytes):
-        api = self._api
-        ref_args = capi.Buffer_ExternalReferenceCount_Args(buffer=ptr)
-        api.call("Buffer_IncreaseExternalReferenceCount", ref_args)
-        try:
-            p = api.call("Buffer_UnsafePointer",
-                         capi.Buffer_UnsafePointer_Args(buffer=ptr)).buffer_pointer
-            return np.ndarray(shape, dtype, (_c_char * nbytes).from_address(p)).copy()
-        finally:
-            err = api.Buffer_DecreaseExternalReferenceCount(byref(ref_args))
-            if err:
-                api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
+            scratch = pool.pop()
+        except IndexError:
+            scratch = self._new_ready_scratch()
+        r, r_ref, w, w_ref, d, d_ref = scratch
+        r.buffer = ptr
+        err = api.Buffer_ReadyEvent(r_ref)
+        if err:
+            pool.append(scratch)
+            raise api.error_to_exception(err)
+        w.event = d.event = r.event
+        err = api.Event_Await(w_ref)
+        err2 = api.Event_Destroy(d_ref)
+        pool.append(scratch)
+        if err2:
+            api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err2)))
+        if err:
+            raise api.error_to_exception(err)
 
     def _to_host_buffer(self, ptr, shape, dtype):
         """Generic (non-CPU) device-to-host copy through PJRT_Buffer_ToHostBuffer."""

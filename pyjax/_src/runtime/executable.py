@@ -1,7 +1,6 @@
 """Compiled programs (``PJRT_LoadedExecutable``) and their execution."""
 
 import ctypes
-import threading
 from ctypes import addressof, byref, c_void_p
 
 import numpy as np
@@ -71,10 +70,15 @@ class Executable:
             raise
         self._num_args = None if self.in_types is None else len(self.in_types)
         self._out_meta = [(shape, dtype) for dtype, shape in self.out_types]
-        self._lock = threading.Lock()
+        self._single_out = self._out_meta[0] if len(self._out_meta) == 1 else None
         self._options = capi.ExecuteOptions()  # NULL options would crash Execute
-        self._prepare_single()
-        self._sharded = None
+        self._options_ptr = ctypes.pointer(self._options)
+        self._execute_fn = api.LoadedExecutable_Execute
+        self._device0 = self.devices[0]
+        # Prepared Execute argument structs, in pools (see Client.__init__ for why).
+        self._pool = [] if self._num_args is None else [
+            self._new_execute_structs(1, self._num_args)]
+        self._sharded_pool = []
 
     # --- setup -----------------------------------------------------------------------
     def _plugin_output_types(self):
@@ -114,22 +118,8 @@ class Executable:
                         f"returns {aval_str(pd or gd, ps)}")
         return given
 
-    def _prepare_single(self):
-        n_args = self._num_args or 0
-        self._argv = (c_void_p * max(1, n_args))()
-        self._arg_lists = (c_void_p * 1)(addressof(self._argv))
-        self._outv = (c_void_p * max(1, self.num_outputs))()
-        self._out_lists = (c_void_p * 1)(addressof(self._outv))
-        self._eargs = capi.LoadedExecutable_Execute_Args(
-            executable=self._ptr, options=ctypes.pointer(self._options),
-            argument_lists=addressof(self._arg_lists), num_devices=1, num_args=n_args,
-            output_lists=addressof(self._out_lists))
-        self._eref = byref(self._eargs)
-        self._execute_fn = self._api.LoadedExecutable_Execute
-        self._device0 = self.devices[0]
-
     def _new_execute_structs(self, num_devices, num_args):
-        """Fresh argument structs: (args, argv, outv, keepalive)."""
+        """Fresh argument structs: (args, byref(args), argv, outv, keepalive)."""
         argv = (c_void_p * max(1, num_devices * num_args))()
         outv = (c_void_p * max(1, num_devices * self.num_outputs))()
         arg_lists = (c_void_p * num_devices)(
@@ -137,10 +127,10 @@ class Executable:
         out_lists = (c_void_p * num_devices)(
             *[addressof(outv) + 8 * self.num_outputs * i for i in range(num_devices)])
         args = capi.LoadedExecutable_Execute_Args(
-            executable=self._ptr, options=ctypes.pointer(self._options),
+            executable=self._ptr, options=self._options_ptr,
             argument_lists=addressof(arg_lists), num_devices=num_devices, num_args=num_args,
             output_lists=addressof(out_lists))
-        return args, argv, outv, (arg_lists, out_lists)
+        return args, byref(args), argv, outv, (arg_lists, out_lists)
 
     # --- execution -------------------------------------------------------------------
     def execute(self, args, device=None):
@@ -175,22 +165,33 @@ class Executable:
             return self._execute_fresh(args, device)
         if device is None:
             device = args[0].device if n else self._device0
-        lock = self._lock
-        if not lock.acquire(False):
-            return self._execute_fresh(args, device)
+        pool = self._pool
         try:
-            if n:
-                self._argv[0:n] = [a._ptr for a in args]
-            if self.portable:
-                self._eargs.execute_device = device._ptr
-            err = self._execute_fn(self._eref)
-            if err:
-                raise self._api.error_to_exception(err)
-            client = self._client
-            return [Buffer(client, p, s, d, device)
-                    for p, (s, d) in zip(self._outv, self._out_meta)]
-        finally:
-            lock.release()
+            scratch = pool.pop()
+        except IndexError:
+            scratch = self._new_execute_structs(1, n)
+        eargs, eref, argv, outv, _ = scratch
+        i = 0
+        for a in args:
+            argv[i] = a._ptr
+            i += 1
+        if self.portable:
+            eargs.execute_device = device._ptr
+        else:
+            device = self._device0
+        err = self._execute_fn(eref)
+        if err:
+            pool.append(scratch)
+            raise self._api.error_to_exception(err)
+        if self._single_out is not None:  # the common case, without the zip
+            out = outv[0]
+            pool.append(scratch)
+            shape, dtype = self._single_out
+            return [Buffer(self._client, out, shape, dtype, device)]
+        outs = outv[0:self.num_outputs]
+        pool.append(scratch)
+        client = self._client
+        return [Buffer(client, p, s, d, device) for p, (s, d) in zip(outs, self._out_meta)]
 
     def _execute_fresh(self, args, device):
         n = len(args)
@@ -201,10 +202,12 @@ class Executable:
         for i, a in enumerate(args):
             if not isinstance(a, Buffer):
                 raise TypeError(f"argument {i} must be a Buffer, got {type(a).__name__}")
-        eargs, argv, outv, keep = self._new_execute_structs(1, n)
+        eargs, _, argv, outv, _ = self._new_execute_structs(1, n)
         argv[0:n] = [a._ptr for a in args]
         if self.portable:
             eargs.execute_device = device._ptr
+        else:
+            device = self._device0
         self._api.call("LoadedExecutable_Execute", eargs)
         client = self._client
         return [Buffer(client, outv[i], s, d, device)
@@ -232,32 +235,25 @@ class Executable:
                 if a.device is not dev:
                     raise ValueError(f"{where}argument {j} is on {a.device!r}, expected "
                                      f"{dev!r}")
-        lock = self._lock
-        if self._sharded is None or self._sharded[0].num_args != n:
-            fresh = self._new_execute_structs(nd, n)
-            if lock.acquire(False):
-                self._sharded = fresh
-                lock.release()
-        else:
-            fresh = None
-        if fresh is None and lock.acquire(False):
-            structs, locked = self._sharded, True
-        else:
-            structs, locked = fresh or self._new_execute_structs(nd, n), False
+        pool = self._sharded_pool
         try:
-            eargs, argv, outv, _ = structs
-            if n:
-                argv[0:nd * n] = [a._ptr for dev_args in per_device_args for a in dev_args]
-            err = self._execute_fn(byref(eargs))
-            if err:
-                raise self._api.error_to_exception(err)
-            client, nout, meta = self._client, self.num_outputs, self._out_meta
-            flat = outv[0:nd * nout] if nout else []
-            return [[Buffer(client, flat[i * nout + j], s, d, dev)
-                     for j, (s, d) in enumerate(meta)] for i, dev in enumerate(devices)]
-        finally:
-            if locked:
-                lock.release()
+            scratch = pool.pop()
+            if scratch[0].num_args != n:
+                scratch = self._new_execute_structs(nd, n)
+        except IndexError:
+            scratch = self._new_execute_structs(nd, n)
+        eargs, eref, argv, outv, _ = scratch
+        if n:
+            argv[0:nd * n] = [a._ptr for dev_args in per_device_args for a in dev_args]
+        err = self._execute_fn(eref)
+        nout = self.num_outputs
+        flat = outv[0:nd * nout] if nout and not err else []
+        pool.append(scratch)
+        if err:
+            raise self._api.error_to_exception(err)
+        client, meta = self._client, self._out_meta
+        return [[Buffer(client, flat[i * nout + j], s, d, dev)
+                 for j, (s, d) in enumerate(meta)] for i, dev in enumerate(devices)]
 
     def _check_args(self, args, types, where):
         if len(args) != len(types):

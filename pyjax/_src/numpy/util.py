@@ -1,0 +1,180 @@
+"""Helpers shared by the ``pyjax.numpy`` modules: argument checks, promotion, broadcasting."""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core.array import ArrayImpl
+from pyjax._src.core.trace import Tracer, get_aval
+from pyjax._src.lax import elementwise as lax_ew
+from pyjax._src.lax import base as lax_base
+
+_SCALARS = (bool, int, float, complex)
+
+
+def is_arraylike(x) -> bool:
+    return isinstance(x, (ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float, complex)) \
+        or hasattr(x, "__jax_array__")
+
+
+def check_arraylike(fun_name: str, *args):
+    """Raise JAX's TypeError for non-array arguments (lists and tuples are not accepted)."""
+    for pos, a in enumerate(args):
+        if not is_arraylike(a):
+            raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "
+                            f"position {pos}.")
+
+
+def aval(x):
+    return lax_base.aval_of(x)
+
+
+def shape_of(x):
+    return np.shape(x) if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)) \
+        else x.shape
+
+
+def ndim_of(x):
+    return len(shape_of(x))
+
+
+def dtype_of(x):
+    return aval(x).dtype
+
+
+def promote_dtypes(*args):
+    """Convert arguments to their JAX result type (weak types respected); no broadcasting."""
+    if len(args) < 2:
+        return list(args)
+    avals = [aval(a) for a in args]
+    to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    out = []
+    for a, av in zip(args, avals):
+        if av.dtype == to_dtype and av.weak_type == weak:
+            out.append(a)
+        elif type(a) in _SCALARS:
+            out.append(lax_base.coerce_scalar(a, to_dtype) if weak or to_dtype != av.dtype
+                       else a)
+        else:
+            out.append(lax_ew.convert_element_type(a, to_dtype, weak))
+    return out
+
+
+def promote_dtypes_inexact(*args):
+    """Promote, then make the common dtype inexact (ints and bools become the default float)."""
+    to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    to_dtype = dtypes.to_inexact_dtype(to_dtype)
+    return [_convert(a, to_dtype, weak) for a in args]
+
+
+def promote_dtypes_numeric(*args):
+    to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    to_dtype = dtypes.to_numeric_dtype(to_dtype)
+    return [_convert(a, to_dtype, weak) for a in args]
+
+
+def promote_dtypes_complex(*args):
+    to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    to_dtype = dtypes.to_complex_dtype(to_dtype)
+    return [_convert(a, to_dtype, weak) for a in args]
+
+
+def _convert(a, to_dtype, weak):
+    av = aval(a)
+    if av.dtype == to_dtype and av.weak_type == weak:
+        return a
+    if type(a) in _SCALARS:
+        return lax_base.coerce_scalar(a, to_dtype)
+    return lax_ew.convert_element_type(a, to_dtype, weak)
+
+
+def broadcast_shapes(*shapes):
+    """NumPy broadcasting of shapes, with JAX's error message."""
+    shapes = [tuple(s) for s in shapes]
+    if not shapes:
+        return ()
+    nd = max(len(s) for s in shapes)
+    out = []
+    for i in range(nd):
+        size = 1
+        for s in shapes:
+            k = len(s) - nd + i
+            if k < 0:
+                continue
+            d = s[k]
+            if d == 1:
+                continue
+            if size == 1:
+                size = d
+            elif d != size:
+                raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}")
+        out.append(size)
+    return tuple(out)
+
+
+def broadcast_to(x, shape):
+    """Broadcast one operand to ``shape`` (NumPy rules) with ``lax.broadcast_in_dim``."""
+    from pyjax._src.lax import shape_ops
+    shape = tuple(shape)
+    xs = shape_of(x)
+    if xs == shape:
+        return x
+    if len(xs) > len(shape):
+        raise ValueError(f"Cannot broadcast array of shape {xs} to shape {shape}: the target "
+                         "has fewer dimensions")
+    lead = len(shape) - len(xs)
+    keep = []
+    for i, d in enumerate(xs):
+        if d != shape[lead + i] and d != 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: {xs} and requested shape "
+                             f"{shape}")
+        if d == shape[lead + i]:
+            keep.append(i)
+    if len(keep) != len(xs):  # drop the size-1 dims that get stretched
+        x = shape_ops.reshape(x, tuple(xs[i] for i in keep))
+    return shape_ops.broadcast_in_dim(x, shape, tuple(lead + i for i in keep))
+
+
+def broadcast_arrays(*args):
+    """Broadcast operands to their common shape. Rank-0 Python scalars stay scalars (elementwise
+    primitives broadcast them implicitly, which keeps Jaxprs small)."""
+    shapes = [shape_of(a) for a in args]
+    if all(s == shapes[0] for s in shapes):
+        return list(args)
+    shape = broadcast_shapes(*shapes)
+    return [a if (s == shape or (s == () and type(a) in _SCALARS)) else broadcast_to(a, shape)
+            for a, s in zip(args, shapes)]
+
+
+def promote_args(fun_name, *args):
+    """Check, promote dtypes and broadcast shapes: what every NumPy-style elementwise needs."""
+    check_arraylike(fun_name, *args)
+    return broadcast_arrays(*promote_dtypes(*args))
+
+
+def promote_args_inexact(fun_name, *args):
+    check_arraylike(fun_name, *args)
+    return broadcast_arrays(*promote_dtypes_inexact(*args))
+
+
+def promote_args_numeric(fun_name, *args):
+    check_arraylike(fun_name, *args)
+    return broadcast_arrays(*promote_dtypes_numeric(*args))
+
+
+def canonicalize_axis(axis, ndim):
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def canonicalize_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(canonicalize_axis(a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"repeated axis in {axis}")
+        return axes
+    return (canonicalize_axis(axis, ndim),)

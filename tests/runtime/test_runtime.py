@@ -464,7 +464,7 @@ def test_xla_flags_sanitized():
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             c = get_client()
-        exe = c.compile('''%s''', [(np.float32, (4,))] * 2, None)
+        exe = c.compile(%r, [(np.float32, (4,))] * 2, None)
         print(len(c.devices), os.environ.get("XLA_FLAGS"), [str(x.message)[:30] for x in w])
     """ % ADD
     flags = "--xla_bogus_flag_xyz=1 notaflag --xla_cpu_enable_fast_math=false"
@@ -484,7 +484,7 @@ def test_exit_with_live_objects():
         import numpy as np
         from pyjax._src.runtime import get_client
         c = get_client()
-        exe = c.compile('''%s''', [(np.float32, (4,))] * 2, [(np.float32, (4,))])
+        exe = c.compile(%r, [(np.float32, (4,))] * 2, [(np.float32, (4,))])
         x = c.buffer_from_pyval(np.ones(4, np.float32))
         outs = [exe.execute([x, x]) for _ in range(100)]   # some still in flight
         gone = c.buffer_from_pyval(np.ones(3)); gone.delete()
@@ -495,3 +495,13 @@ def test_exit_with_live_objects():
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "done"
     assert "Exception ignored" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_unknown_in_types(client):
+    exe = client.compile(ADD, None, None)
+    assert exe.in_types is None and exe.out_types == [(np.dtype(np.float32), (4,))]
+    a = client.buffer_from_pyval(np.ones(4, np.float32))
+    np.testing.assert_array_equal(exe.execute([a, a])[0].to_numpy(), np.full(4, 2.0))
+    np.testing.assert_array_equal(exe.execute_unchecked([a, a])[0].to_numpy(), np.full(4, 2.0))
+    with pytest.raises(XlaRuntimeError):  # PJRT's own count check
+        exe.execute_unchecked([a])

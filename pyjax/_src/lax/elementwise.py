@@ -1,6 +1,8 @@
 """Elementwise primitives, generated from one table row per op, plus their ``lax`` wrappers."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from pyjax._src.core import dtypes
@@ -80,7 +82,7 @@ def _integer_pow_lower(ctx, x, *, y):
     if y == 0:
         one = ctx.constant(np.ones((), out.dtype), ShapedArray((), out.dtype))
         return base.broadcast_operand_lowering(ctx, one, out.shape)
-    n, acc, power = abs(y), None, x
+    n, acc, power = builtins.abs(y), None, x
     while n:  # square-and-multiply
         if n & 1:
             acc = power if acc is None else ctx.op("stablehlo.multiply", [acc, power], out)

@@ -24,6 +24,15 @@ __all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and"
 NUM, ORDERED, LOGICAL = "fciu", "fiub", "iub"
 
 
+def _region(ctx, arg_avals):
+    """``ctx.region`` with argument names that cannot collide with the enclosing function's
+    ``%argN`` parameters (the builder numbers region arguments from the shared SSA counter)."""
+    region = ctx.region(arg_avals)
+    for v in region.args:
+        v.name = "%r" + v.name[1:]
+    return region
+
+
 # ---- identities and scalar bodies ----
 
 def _max_identity(dt):
@@ -67,7 +76,7 @@ def _scalar(dt):
 
 def _binary_region(ctx, dt, op_name):
     """A reducer body ``(a, b) -> op(a, b)`` on rank-0 tensors of ``dt``."""
-    region = ctx.region([_scalar(dt), _scalar(dt)])
+    region = _region(ctx, [_scalar(dt), _scalar(dt)])
     a, b = region.args
     region.ret([region.op(op_name, [a, b], _scalar(dt))])
     return region
@@ -78,7 +87,7 @@ def _nan_propagating_region(ctx, dt, op_name):
     CPU plugin's reduce codegen uses fast min/max (which drops NaNs) for a bare
     ``stablehlo.maximum`` body."""
     s = _scalar(dt)
-    region = ctx.region([s, s])
+    region = _region(ctx, [s, s])
     a, b = region.args
     m = region.op(op_name, [a, b], s)
     b_nan = base.compare(region, b, b, "NE")
@@ -98,7 +107,7 @@ def _logaddexp_region(ctx, dt):
     """``log(exp(a) + exp(b))`` computed stably; infinities of equal sign give NaN deltas, for
     which ``a + b`` is the right answer (-inf + -inf = -inf, inf + inf = inf)."""
     s = _scalar(dt)
-    region = ctx.region([s, s])
+    region = _region(ctx, [s, s])
     a, b = region.args
     amax = region.op("stablehlo.maximum", [a, b], s)
     delta = region.op("stablehlo.subtract", [a, b], s)
@@ -293,7 +302,7 @@ def _argminmax_lower(is_max):
         init_v = ctx.constant(_max_identity(dt) if is_max else _min_identity(dt), _scalar(dt))
         init_i = ctx.constant(np.zeros((), idt), _scalar(idt))
         sv, si, sb = _scalar(dt), _scalar(idt), _scalar(np.bool_)
-        region = ctx.region([sv, si, sv, si])
+        region = _region(ctx, [sv, si, sv, si])
         av, ai, bv, bi = region.args
         # a wins when strictly better, or a is NaN and b is not; ties (both NaN counts as a
         # tie) go to the lower index, so the first occurrence wins whatever the reduction order.

@@ -1,1 +1,819 @@
-__all__ = []
+"""Shape primitives (broadcast_in_dim, reshape, squeeze, transpose, rev, slice, dynamic_slice,
+dynamic_update_slice, concatenate, pad, iota) and the ``lax`` functions built on them.
+
+Each primitive is declared once with its abstract evaluation (which validates its params the way
+JAX does) and its StableHLO lowering. The ``lax`` wrappers canonicalize arguments (negative axes,
+lists to tuples, index dtypes) and skip binding for no-op cases on arrays and tracers, as JAX does.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.array import Array
+from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import base
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
+from pyjax._src.lowering import mlir
+
+__all__ = [
+    "broadcast", "broadcast_in_dim", "broadcast_to_rank", "reshape", "squeeze", "expand_dims",
+    "transpose", "rev", "slice", "slice_in_dim", "index_in_dim", "dynamic_slice",
+    "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
+    "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "concatenate", "pad", "iota",
+    "broadcasted_iota", "full", "full_like", "zeros_like_array", "collapse",
+]
+
+_builtin_slice = slice
+
+
+# ---- shared checks ----
+
+def _is_int(x):
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _check_shapelike(fn, arg, obj, nonneg=True):
+    """Params that are tuples of ints (shapes, dimensions, indices), as JAX checks them."""
+    if not isinstance(obj, (tuple, list)):
+        raise TypeError(f"{fn} {arg} must be a tuple of integers, got {type(obj).__name__} "
+                        f"{obj!r}.")
+    if not all(_is_int(d) for d in obj):
+        raise TypeError(f"{fn} {arg} must have every element be an integer, got {obj}.")
+    if nonneg and not all(d >= 0 for d in obj):
+        raise TypeError(f"{fn} {arg} must have every element be nonnegative, got {obj}.")
+
+
+def _check_unique_dims(fn, arg, dims, ndim):
+    _check_shapelike(fn, arg, dims)
+    if len(set(dims)) != len(dims):
+        raise TypeError(f"{fn} {arg} must be unique, got {dims}.")
+    if any(d >= ndim for d in dims):
+        raise TypeError(f"{fn} {arg} must all be less than the operand rank {ndim}, got {dims}.")
+
+
+def _canonicalize_shape(shape, fn):
+    """A user shape (sequence of concrete ints) as a tuple of Python ints."""
+    if not hasattr(shape, "__iter__") or isinstance(shape, (str, bytes)):
+        raise TypeError(f"{fn}: shapes must be 1D sequences of concrete values of integer type, "
+                        f"got {shape!r}.")
+    out = []
+    for d in shape:
+        if isinstance(d, Tracer):  # raises the tracer's own concretization error
+            d = operator.index(d)
+        try:
+            out.append(operator.index(d))
+        except TypeError:
+            raise TypeError(f"{fn}: shapes must be 1D sequences of concrete values of integer "
+                            f"type, got {tuple(shape)!r}.") from None
+    return tuple(out)
+
+
+def _canonicalize_axis(axis, ndim, fn="axis"):
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{fn}: axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def _is_array(x):
+    return isinstance(x, (Array, Tracer))
+
+
+def _shape(x):
+    return x.shape if _is_array(x) else aval_of(x).shape
+
+
+def _ndim(x):
+    return len(_shape(x))
+
+
+def _as_scalar_of(value, dtype, weak):
+    """``value`` (a scalar) as a value whose aval is ``()``, ``dtype``, ``weak``. Host values
+    are converted on the host; only a weak result of a non-default dtype needs a primitive."""
+    dtype = np.dtype(dtype)
+    if _is_array(value):
+        av = value.aval
+        if av.dtype == dtype and av.weak_type == weak:
+            return value
+        return ew.convert_element_type(value, dtype, weak)
+    if weak and is_python_scalar(value):
+        c = coerce_scalar(value, dtype)
+        av = aval_of(c)
+        if av.dtype == dtype and av.weak_type:
+            return c
+    val = np.asarray(value)
+    if dtypes.is_complex(val.dtype) and not dtypes.is_complex(dtype):
+        val = val.real
+    val = np.asarray(val, dtype)[()]
+    return ew.convert_element_type(val, dtype, True) if weak else val
+
+
+def _match_dtype(value, dtype):
+    """Weakly typed ``value`` (Python scalar, weak array) takes ``dtype``; others are unchanged
+    (the primitive's abstract evaluation reports a mismatch)."""
+    av = aval_of(value)
+    if av.dtype == dtype:
+        return value
+    if is_python_scalar(value):
+        return coerce_scalar(value, dtype)
+    if av.weak_type:
+        return ew.convert_element_type(value, dtype, True)
+    return value
+
+
+# ---- broadcast_in_dim ----
+
+def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sharding=None):
+    _check_shapelike("broadcast_in_dim", "shape", shape)
+    _check_shapelike("broadcast_in_dim", "broadcast_dimensions", broadcast_dimensions)
+    bdims = tuple(broadcast_dimensions)
+    if operand.ndim != len(bdims):
+        raise TypeError("broadcast_in_dim broadcast_dimensions must have length equal to operand "
+                        f"ndim; got broadcast_dimensions {bdims} for operand ndim "
+                        f"{operand.ndim}.")
+    if len(shape) < operand.ndim:
+        raise TypeError("broadcast_in_dim target broadcast shape must have equal or higher rank "
+                        f"to the operand shape; got operand ndim {operand.ndim} and target "
+                        f"broadcast ndim {len(shape)}.")
+    if any(d >= len(shape) for d in bdims):
+        raise TypeError("broadcast_in_dim broadcast_dimensions must be a subset of output "
+                        f"dimensions, got {bdims} for operand ndim {operand.ndim} and shape "
+                        f"{tuple(shape)}.")
+    if any(operand.shape[i] != 1 and operand.shape[i] != shape[d] for i, d in enumerate(bdims)):
+        raise TypeError("broadcast_in_dim operand dimension sizes must either be 1, or be equal "
+                        "to their corresponding dimensions in the target broadcast shape; got "
+                        f"operand of shape {operand.shape}, target broadcast shape "
+                        f"{tuple(shape)}, broadcast_dimensions {bdims}.")
+    if any(a >= b for a, b in zip(bdims, bdims[1:])):
+        raise TypeError("broadcast_in_dim broadcast_dimensions must be strictly increasing; got "
+                        f"broadcast_dimensions {bdims}.")
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions, sharding=None):
+    return ctx.op("stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
+                  attrs={"broadcast_dimensions": mlir.i64_array(broadcast_dimensions)})
+
+
+broadcast_in_dim_p = Primitive("broadcast_in_dim",
+                               abstract_eval=_broadcast_in_dim_abstract_eval,
+                               lower=_broadcast_in_dim_lower)
+
+
+# ---- reshape ----
+
+def _reshape_abstract_eval(operand, *, new_sizes, dimensions=None, sharding=None):
+    _check_shapelike("reshape", "new_sizes", new_sizes, nonneg=False)
+    if not all(d >= 0 for d in new_sizes):
+        raise TypeError(f"reshape new_sizes must all be nonnegative, got {tuple(new_sizes)}.")
+    if math.prod(new_sizes) != operand.size:
+        raise TypeError(f"reshape total size must be unchanged, got new_sizes "
+                        f"{tuple(new_sizes)} for shape {operand.shape}.")
+    if dimensions is not None:
+        _check_shapelike("reshape", "dimensions", dimensions)
+        if tuple(sorted(dimensions)) != tuple(range(operand.ndim)):
+            raise TypeError("reshape dimensions must be a permutation of operand dimensions, "
+                            f"got dimensions {tuple(dimensions)} for shape {operand.shape}.")
+    return ShapedArray(new_sizes, operand.dtype, operand.weak_type)
+
+
+def _transpose_value(ctx, x, perm):
+    shape = tuple(x.aval.shape[p] for p in perm)
+    return ctx.op("stablehlo.transpose", [x], x.aval.update(shape=shape),
+                  attrs={"permutation": mlir.i64_array(perm)})
+
+
+def _reshape_lower(ctx, x, *, new_sizes, dimensions=None, sharding=None):
+    if dimensions is not None and tuple(dimensions) != tuple(range(x.aval.ndim)):
+        x = _transpose_value(ctx, x, dimensions)
+    return ctx.op("stablehlo.reshape", [x], ctx.avals_out[0])
+
+
+reshape_p = Primitive("reshape", abstract_eval=_reshape_abstract_eval, lower=_reshape_lower)
+
+
+# ---- squeeze ----
+
+def _squeeze_abstract_eval(operand, *, dimensions):
+    _check_shapelike("squeeze", "dimensions", dimensions, nonneg=False)
+    if len(set(dimensions)) != len(dimensions):
+        raise ValueError(f"squeeze dimensions are not unique: {tuple(dimensions)}")
+    if not all(0 <= d < operand.ndim for d in dimensions):
+        raise ValueError(f"squeeze dimensions outside range [0, ndim): {tuple(dimensions)} "
+                         f"for operand of shape {operand.shape}")
+    if any(operand.shape[d] != 1 for d in dimensions):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one, "
+                         f"got shape={operand.shape} and dimensions={tuple(dimensions)}")
+    shape = tuple(s for i, s in enumerate(operand.shape) if i not in set(dimensions))
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _reshape_like_lower(ctx, x, **params):
+    return ctx.op("stablehlo.reshape", [x], ctx.avals_out[0])
+
+
+squeeze_p = Primitive("squeeze", abstract_eval=_squeeze_abstract_eval, lower=_reshape_like_lower)
+
+
+# ---- transpose ----
+
+def _transpose_abstract_eval(operand, *, permutation):
+    _check_shapelike("transpose", "permutation", permutation, nonneg=False)
+    if tuple(sorted(permutation)) != tuple(range(operand.ndim)):
+        raise TypeError("transpose permutation isn't a permutation of operand dimensions, got "
+                        f"permutation {tuple(permutation)} for operand shape {operand.shape}.")
+    shape = tuple(operand.shape[p] for p in permutation)
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _transpose_lower(ctx, x, *, permutation):
+    return ctx.op("stablehlo.transpose", [x], ctx.avals_out[0],
+                  attrs={"permutation": mlir.i64_array(permutation)})
+
+
+transpose_p = Primitive("transpose", abstract_eval=_transpose_abstract_eval,
+                        lower=_transpose_lower)
+
+
+# ---- rev ----
+
+def _rev_abstract_eval(operand, *, dimensions):
+    _check_unique_dims("rev", "dimensions", dimensions, operand.ndim)
+    return operand
+
+
+def _rev_lower(ctx, x, *, dimensions):
+    return ctx.op("stablehlo.reverse", [x], ctx.avals_out[0],
+                  attrs={"dimensions": mlir.i64_array(dimensions)})
+
+
+rev_p = Primitive("rev", abstract_eval=_rev_abstract_eval, lower=_rev_lower)
+
+
+# ---- slice ----
+
+def _slice_abstract_eval(operand, *, start_indices, limit_indices, strides=None):
+    _check_shapelike("slice", "start_indices", start_indices, nonneg=False)
+    _check_shapelike("slice", "limit_indices", limit_indices, nonneg=False)
+    start, limit = tuple(start_indices), tuple(limit_indices)
+    if operand.ndim != len(start):
+        raise TypeError("slice start_indices must have length equal to the number of dimensions "
+                        f"of the operand, got indices {start} for operand shape "
+                        f"{operand.shape}.")
+    if len(start) != len(limit):
+        raise TypeError("slice limit_indices must have the same length as start_indices, got "
+                        f"start_indices {start} and limit_indices {limit}.")
+    if not all(lim <= d for lim, d in zip(limit, operand.shape)):
+        raise TypeError("slice limit_indices must be less than or equal to operand shape, got "
+                        f"limit_indices {limit} for operand shape {operand.shape}.")
+    if not all(s >= 0 for s in start):
+        raise TypeError("slice start_indices must be greater than or equal to zero, got "
+                        f"start_indices of {start}.")
+    if not all(lim >= s for s, lim in zip(start, limit)):
+        raise TypeError("slice limit_indices must be greater than or equal to start_indices, got "
+                        f"start_indices {start} and limit_indices {limit}.")
+    if strides is None:
+        strides = (1,) * operand.ndim
+    _check_shapelike("slice", "strides", strides, nonneg=False)
+    if len(strides) != operand.ndim:
+        raise TypeError("slice strides must have length equal to the number of dimensions of "
+                        f"the operand, got strides {tuple(strides)} for operand shape "
+                        f"{operand.shape}.")
+    if not all(s > 0 for s in strides):
+        raise TypeError(f"slice strides must be positive, got {tuple(strides)}. (To reverse "
+                        "an axis use lax.rev.)")
+    shape = tuple(-(-(lim - s) // st) for s, lim, st in zip(start, limit, strides))
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
+    strides = (1,) * x.aval.ndim if strides is None else strides
+    return ctx.op("stablehlo.slice", [x], ctx.avals_out[0], attrs={
+        "start_indices": mlir.i64_array(start_indices),
+        "limit_indices": mlir.i64_array(limit_indices),
+        "strides": mlir.i64_array(strides)})
+
+
+slice_p = Primitive("slice", abstract_eval=_slice_abstract_eval, lower=_slice_lower)
+
+
+# ---- dynamic_slice / dynamic_update_slice ----
+
+def _check_start_indices(fn, operand, indices):
+    if operand.ndim != len(indices):
+        raise TypeError(f"{fn} start_indices must have length equal to the number of dimensions "
+                        f"of the operand, got {len(indices)} indices for operand shape "
+                        f"{operand.shape}.")
+    if any(i.ndim != 0 for i in indices):
+        raise TypeError(f"{fn} start_indices must be scalars, got indices of shapes "
+                        f"{[i.shape for i in indices]}.")
+    if indices and (not all(dtypes.is_integer(i.dtype) for i in indices)
+                    or len({i.dtype for i in indices}) != 1):
+        raise TypeError(f"index arguments to {fn} must be integers of the same type, got: "
+                        f"{', '.join(i.dtype.name for i in indices)}.")
+
+
+def _dynamic_slice_abstract_eval(operand, *start_indices, slice_sizes):
+    _check_start_indices("dynamic_slice", operand, start_indices)
+    _check_shapelike("dynamic_slice", "slice_sizes", slice_sizes, nonneg=False)
+    sizes = tuple(slice_sizes)
+    if len(sizes) != operand.ndim:
+        raise TypeError("dynamic_slice slice_sizes must have the same length as start_indices, "
+                        f"got start_indices length {len(start_indices)} and slice_sizes "
+                        f"{sizes}.")
+    if not all(s >= 0 for s in sizes):
+        raise TypeError("dynamic_slice slice_sizes must be greater than or equal to zero, got "
+                        f"slice_sizes of {sizes}.")
+    if not all(s <= d for s, d in zip(sizes, operand.shape)):
+        raise TypeError("dynamic_slice slice_sizes must be less than or equal to operand shape, "
+                        f"got slice_sizes {sizes} for operand shape {operand.shape}.")
+    return ShapedArray(sizes, operand.dtype, operand.weak_type)
+
+
+def _dynamic_slice_lower(ctx, x, *starts, slice_sizes):
+    return ctx.op("stablehlo.dynamic_slice", [x, *starts], ctx.avals_out[0],
+                  attrs={"slice_sizes": mlir.i64_array(slice_sizes)})
+
+
+dynamic_slice_p = Primitive("dynamic_slice", abstract_eval=_dynamic_slice_abstract_eval,
+                            lower=_dynamic_slice_lower)
+
+
+def _dynamic_update_slice_abstract_eval(operand, update, *start_indices):
+    if operand.dtype != update.dtype:
+        raise TypeError("dynamic_update_slice update and operand dtypes must match, got "
+                        f"operand {operand.dtype.name} and update {update.dtype.name}.")
+    if operand.ndim != update.ndim:
+        raise TypeError("dynamic_update_slice update must have the same rank as operand, got "
+                        f"update shape {update.shape} for operand shape {operand.shape}.")
+    _check_start_indices("dynamic_update_slice", operand, start_indices)
+    if not all(u <= d for u, d in zip(update.shape, operand.shape)):
+        raise TypeError("dynamic_update_slice update shape must be smaller than operand shape, "
+                        f"got update shape {update.shape} for operand shape {operand.shape}.")
+    return ShapedArray(operand.shape, operand.dtype, operand.weak_type and update.weak_type)
+
+
+def _dynamic_update_slice_lower(ctx, x, update, *starts):
+    return ctx.op("stablehlo.dynamic_update_slice", [x, update, *starts], ctx.avals_out[0])
+
+
+dynamic_update_slice_p = Primitive(
+    "dynamic_update_slice", abstract_eval=_dynamic_update_slice_abstract_eval,
+    lower=_dynamic_update_slice_lower)
+
+
+# ---- concatenate ----
+
+def _concatenate_abstract_eval(*operands, dimension):
+    if not operands:
+        raise TypeError("concatenate expects at least one operand, got 0.")
+    if not _is_int(dimension):
+        raise TypeError(f"concatenate dimension must be an integer, got {dimension!r}.")
+    shapes = ", ".join(str(o.shape) for o in operands)
+    if len({o.ndim for o in operands}) != 1:
+        raise TypeError("Cannot concatenate arrays with different numbers of dimensions: got "
+                        f"{shapes}.")
+    if not 0 <= dimension < operands[0].ndim:
+        raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for shapes "
+                        f"{shapes}.")
+    rest = {o.shape[:dimension] + o.shape[dimension + 1:] for o in operands}
+    if len(rest) != 1:
+        raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions other "
+                        f"than the one being concatenated: concatenating along dimension "
+                        f"{dimension} for shapes {shapes}.")
+    base.check_same_dtypes("concatenate", operands)
+    shape = list(operands[0].shape)
+    shape[dimension] = sum(o.shape[dimension] for o in operands)
+    return ShapedArray(shape, operands[0].dtype, base.all_weak(operands))
+
+
+def _concatenate_lower(ctx, *xs, dimension):
+    return ctx.op("stablehlo.concatenate", list(xs), ctx.avals_out[0],
+                  attrs={"dimension": f"{int(dimension)} : i64"})
+
+
+concatenate_p = Primitive("concatenate", abstract_eval=_concatenate_abstract_eval,
+                          lower=_concatenate_lower)
+
+
+# ---- pad ----
+
+def _pad_abstract_eval(operand, padding_value, *, padding_config):
+    if operand.dtype != padding_value.dtype:
+        raise TypeError("pad operand and padding_value must be same dtype: got "
+                        f"{operand.dtype.name} and {padding_value.dtype.name}.")
+    if padding_value.ndim != 0:
+        raise ValueError(f"pad padding_value must be a scalar, got shape {padding_value.shape}.")
+    config = tuple(padding_config)
+    if len(config) != operand.ndim:
+        raise ValueError("length of padding_config must equal the number of axes of operand, "
+                         f"got padding_config {config} for operand shape {operand.shape}")
+    if not all(isinstance(c, (tuple, list)) and len(c) == 3 and all(_is_int(v) for v in c)
+               for c in config):
+        raise TypeError("padding_config must be a sequence of (low, high, interior) integer "
+                        f"triples, got {config}")
+    if not all(i >= 0 for _, _, i in config):
+        raise ValueError("interior padding in padding_config must be nonnegative, got "
+                         f"padding_config {config}")
+    shape = tuple(lo + hi + (0 if d == 0 else d + (d - 1) * i)
+                  for (lo, hi, i), d in zip(config, operand.shape))
+    if not all(d >= 0 for d in shape):
+        raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
+                         f"{shape}, for padding_config {config} and operand shape "
+                         f"{operand.shape}")
+    return ShapedArray(shape, operand.dtype, operand.weak_type and padding_value.weak_type)
+
+
+def _pad_lower(ctx, x, pv, *, padding_config):
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    return ctx.op("stablehlo.pad", [x, pv], ctx.avals_out[0], attrs={
+        "edge_padding_low": mlir.i64_array(lo), "edge_padding_high": mlir.i64_array(hi),
+        "interior_padding": mlir.i64_array(interior)})
+
+
+pad_p = Primitive("pad", abstract_eval=_pad_abstract_eval, lower=_pad_lower)
+
+
+# ---- iota ----
+
+def _iota_abstract_eval(*, dtype, shape, dimension, sharding=None):
+    dtype = np.dtype(dtype)
+    if base.kind(dtype) not in "fciu":
+        raise TypeError(f"iota does not accept dtype {dtype.name}. Accepted dtypes are "
+                        "subtypes of floating, complex, signed integer, unsigned integer.")
+    _check_shapelike("iota", "shape", shape)
+    if not _is_int(dimension) or not 0 <= dimension < len(shape):
+        raise ValueError("iota dimension must be between 0 and len(shape), got "
+                         f"dimension={dimension} for shape {tuple(shape)}")
+    return ShapedArray(shape, dtype, False)
+
+
+def _iota_lower(ctx, *, dtype, shape, dimension, sharding=None):
+    return ctx.op("stablehlo.iota", [], ctx.avals_out[0],
+                  attrs={"iota_dimension": f"{int(dimension)} : i64"})
+
+
+iota_p = Primitive("iota", abstract_eval=_iota_abstract_eval, lower=_iota_lower)
+
+
+# ---- the lax-level functions ----
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
+    """Broadcast ``operand`` to ``shape``; operand dimension ``i`` becomes output dimension
+    ``broadcast_dimensions[i]`` (operand dimensions of size 1 are stretched)."""
+    shape = _canonicalize_shape(shape, "broadcast_in_dim")
+    bdims = _canonicalize_shape(broadcast_dimensions, "broadcast_in_dim")
+    if (out_sharding is None and _is_array(operand) and operand.shape == shape
+            and bdims == tuple(range(len(shape)))):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=bdims,
+                                   sharding=out_sharding)
+
+
+def broadcast(operand, sizes, out_sharding=None):
+    """Add leading dimensions of ``sizes`` to ``operand``: the result has shape
+    ``sizes + operand.shape``."""
+    sizes = _canonicalize_shape(sizes, "broadcast")
+    nd = _ndim(operand)
+    dims = tuple(range(len(sizes), len(sizes) + nd))
+    return broadcast_in_dim(operand, sizes + tuple(_shape(operand)), dims,
+                            out_sharding=out_sharding)
+
+
+def broadcast_to_rank(x, rank):
+    """Add leading size-1 dimensions to ``x`` until it has rank ``rank``."""
+    nd = _ndim(x)
+    rank = operator.index(rank)
+    if nd == rank and _is_array(x):
+        return x
+    return broadcast(x, (1,) * max(rank - nd, 0))
+
+
+def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
+    """Reshape ``operand`` to ``new_sizes`` (row-major). With ``dimensions``, the operand is
+    first transposed by that permutation (JAX's ``lax.reshape`` semantics)."""
+    new_sizes = _canonicalize_shape(new_sizes, "reshape")
+    shape = _shape(operand)
+    if dimensions is not None:
+        dimensions = _canonicalize_shape(dimensions, "reshape")
+        if dimensions == tuple(range(len(shape))):
+            dimensions = None
+    if (dimensions is None and out_sharding is None and _is_array(operand)
+            and tuple(shape) == new_sizes):
+        return operand
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dimensions,
+                          sharding=out_sharding)
+
+
+def squeeze(array, dimensions):
+    """Remove the size-1 ``dimensions`` (negative values count from the end)."""
+    nd = _ndim(array)
+    dims = tuple(sorted(_canonicalize_axis(d, nd, "squeeze") for d in
+                        _canonicalize_shape(dimensions, "squeeze")))
+    if not dims and _is_array(array):
+        return array
+    return squeeze_p.bind(array, dimensions=dims)
+
+
+def expand_dims(array, dimensions):
+    """Insert size-1 dimensions at ``dimensions`` (positions in the result; negative values
+    count from the end of the result)."""
+    dimensions = _canonicalize_shape(dimensions, "expand_dims")
+    if len(set(dimensions)) != len(dimensions):
+        raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
+    shape = list(_shape(array))
+    nd_out = len(shape) + len(dimensions)
+    dims = [_canonicalize_axis(d, nd_out, "expand_dims") for d in dimensions]
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"repeated axis in lax.expand_dims: {tuple(dims)}")
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    kept = tuple(i for i in range(nd_out) if i not in set(dims))
+    return broadcast_in_dim(array, shape, kept)
+
+
+def transpose(operand, permutation):
+    """Permute the dimensions of ``operand``: output dimension ``i`` is operand dimension
+    ``permutation[i]``."""
+    perm = _canonicalize_shape(permutation, "transpose")
+    if perm == tuple(range(_ndim(operand))) and _is_array(operand):
+        return operand
+    return transpose_p.bind(operand, permutation=perm)
+
+
+def rev(operand, dimensions):
+    """Reverse ``operand`` along each of ``dimensions``."""
+    return rev_p.bind(operand, dimensions=_canonicalize_shape(dimensions, "rev"))
+
+
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - JAX's name
+    """The static slice ``operand[start:limit:stride, ...]``; strides must be positive."""
+    start = _canonicalize_shape(start_indices, "slice")
+    limit = _canonicalize_shape(limit_indices, "slice")
+    strides = None if strides is None else _canonicalize_shape(strides, "slice")
+    if strides is not None and all(s == 1 for s in strides) and len(strides) == len(start):
+        strides = None
+    if (_is_array(operand) and strides is None and all(s == 0 for s in start)
+            and limit == tuple(operand.shape)):
+        return operand
+    return slice_p.bind(operand, start_indices=start, limit_indices=limit, strides=strides)
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """``slice`` along one axis; ``None`` and negative indices behave as in Python slices."""
+    shape = _shape(operand)
+    axis = operator.index(axis)
+    if not 0 <= axis < len(shape):
+        raise ValueError(f"slice_in_dim: axis {axis} is out of bounds for array of dimension "
+                         f"{len(shape)}")
+    n = shape[axis]
+    start = 0 if start_index is None else operator.index(start_index)
+    limit = n if limit_index is None else operator.index(limit_index)
+    start = start + n if start < 0 else start
+    limit = limit + n if limit < 0 else limit
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, operator.index(stride)
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    """``operand[..., index, ...]`` along ``axis`` for a static ``index``."""
+    shape = _shape(operand)
+    index, axis = operator.index(index), operator.index(axis)
+    if not 0 <= axis < len(shape):
+        raise ValueError(f"index_in_dim: axis {axis} is out of bounds for array of dimension "
+                         f"{len(shape)}")
+    n = shape[axis]
+    if not -n <= index < n:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
+    index = index + n if index < 0 else index
+    result = slice_in_dim(operand, index, index + 1, 1, axis)
+    return result if keepdims else squeeze(result, (axis,))
+
+
+def _split_indices(start_indices, nd):
+    """A sequence (or 1-D array) of scalar indices as a list of scalars."""
+    if isinstance(start_indices, (tuple, list)):
+        idx = list(start_indices)
+    elif isinstance(start_indices, np.ndarray) or _is_array(start_indices):
+        if _ndim(start_indices) != 1:
+            raise ValueError("Slice indices must be a 1D sequence, got "
+                             f"{_shape(start_indices)}")
+        if isinstance(start_indices, np.ndarray):
+            idx = list(start_indices)
+        else:
+            idx = [reshape(slice(start_indices, (i,), (i + 1,)), ())
+                   for i in range(_shape(start_indices)[0])]
+    else:
+        raise TypeError("start_indices must be a sequence of scalar indices or a 1-D integer "
+                        f"array, got {type(start_indices).__name__}")
+    if len(idx) != nd:
+        raise ValueError("Length of slice indices must match number of operand dimensions "
+                         f"({len(idx)} vs {nd})")
+    return idx
+
+
+def _dynamic_indices(operand_shape, start_indices, allow_negative_indices=True):
+    """Scalar start indices of one common integer dtype; negative ones count from the end
+    where ``allow_negative_indices`` (a bool or one bool per dimension) says so."""
+    nd = len(operand_shape)
+    idx = _split_indices(start_indices, nd)
+    if isinstance(allow_negative_indices, (bool, np.bool_)):
+        allow = [bool(allow_negative_indices)] * nd
+    else:
+        allow = [bool(a) for a in allow_negative_indices]
+        if len(allow) != nd:
+            raise ValueError("allow_negative_indices must have one entry per operand dimension, "
+                             f"got {len(allow)} for {nd} dimensions")
+    avals = [aval_of(i) for i in idx]
+    for i, av in zip(idx, avals):
+        if av.ndim != 0:
+            raise TypeError(f"dynamic slice indices must be scalars, got an index of shape "
+                            f"{av.shape}")
+        if not dtypes.is_integer(av.dtype):
+            raise TypeError(f"dynamic slice indices must be integers, got {av.dtype.name} "
+                            f"index {i!r}")
+    if not idx:
+        return []
+    # Static Python/NumPy ints that are negative wrap on the host.
+    static = [_is_int(i) and not _is_array(i) for i in idx]
+    idx = [int(i) + d if s and a and int(i) < 0 else i
+           for i, s, a, d in zip(idx, static, allow, operand_shape)]
+    dt = dtypes.result_type(*idx)
+    if not dtypes.is_integer(dt):
+        dt = dtypes.default_int_dtype()
+    info = np.iinfo(dt)
+    if any(s and not info.min <= int(i) <= info.max for i, s in zip(idx, static)):
+        dt = dtypes.promote_types(dt, dtypes.default_int_dtype())
+    out = []
+    for i, s, a, d in zip(idx, static, allow, operand_shape):
+        if s:
+            out.append(np.asarray(int(i), dt)[()])
+            continue
+        if aval_of(i).dtype != dt:
+            i = ew.convert_element_type(i, dt)
+        if a and not dtypes.is_unsigned(dt):
+            zero, size = np.asarray(0, dt)[()], np.asarray(d, dt)[()]
+            i = ew.select(ew.lt(i, zero), ew.add(i, size), i)
+        out.append(i)
+    return out
+
+
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    """The slice of ``operand`` of static size ``slice_sizes`` at (possibly traced)
+    ``start_indices``. Starts are clamped so the slice fits inside ``operand``, as in XLA."""
+    shape = _shape(operand)
+    idx = _dynamic_indices(shape, start_indices, allow_negative_indices)
+    sizes = _canonicalize_shape(slice_sizes, "dynamic_slice")
+    return dynamic_slice_p.bind(operand, *idx, slice_sizes=sizes)
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
+                         allow_negative_indices=True):
+    """``dynamic_slice`` along one axis: ``operand[..., start:start + slice_size, ...]``."""
+    shape = _shape(operand)
+    axis = _canonicalize_axis(axis, len(shape), "dynamic_slice_in_dim")
+    starts = [0] * len(shape)
+    sizes = list(shape)
+    starts[axis], sizes[axis] = start_index, operator.index(slice_size)
+    allow = [True] * len(shape)
+    allow[axis] = bool(allow_negative_indices)
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *,
+                         allow_negative_indices=True):
+    """``operand[..., index, ...]`` along ``axis`` for a (possibly traced) ``index``."""
+    axis = _canonicalize_axis(axis, _ndim(operand), "dynamic_index_in_dim")
+    result = dynamic_slice_in_dim(operand, index, 1, axis,
+                                  allow_negative_indices=allow_negative_indices)
+    return result if keepdims else squeeze(result, (axis,))
+
+
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+    """``operand`` with ``update`` written at (possibly traced) ``start_indices``; starts are
+    clamped so ``update`` fits inside ``operand``."""
+    shape = _shape(operand)
+    update = _match_dtype(update, aval_of(operand).dtype)
+    idx = _dynamic_indices(shape, start_indices, allow_negative_indices)
+    return dynamic_update_slice_p.bind(operand, update, *idx)
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
+                                allow_negative_indices=True):
+    """``dynamic_update_slice`` with a start index along ``axis`` only (zeros elsewhere)."""
+    nd = _ndim(operand)
+    axis = _canonicalize_axis(axis, nd, "dynamic_update_slice_in_dim")
+    starts = [0] * nd
+    starts[axis] = start_index
+    allow = [True] * nd
+    allow[axis] = bool(allow_negative_indices)
+    return dynamic_update_slice(operand, update, starts, allow_negative_indices=allow)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
+    """Write ``update`` (of rank ``operand.ndim`` or one less) at ``index`` along ``axis``."""
+    nd = _ndim(operand)
+    axis = _canonicalize_axis(axis, nd, "dynamic_update_index_in_dim")
+    if _ndim(update) != nd:
+        if _ndim(update) + 1 != nd:
+            raise TypeError("dynamic_update_index_in_dim update must have rank equal to the "
+                            f"operand rank {nd} or one less, got update shape {_shape(update)}")
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                       allow_negative_indices=allow_negative_indices)
+
+
+def concatenate(operands, dimension):
+    """Join ``operands`` (same dtype, same shape except along ``dimension``)."""
+    operands = list(operands)
+    if not operands:
+        raise ValueError("concatenate requires a non-empty sequence of arrays")
+    if not _is_int(dimension):
+        raise TypeError(f"concatenate dimension must be an integer, got {dimension!r}")
+    if len(operands) == 1 and _is_array(operands[0]):
+        op = operands[0]
+        if not 0 <= dimension < op.ndim:  # still report a bad dimension
+            _concatenate_abstract_eval(op.aval, dimension=int(dimension))
+        return op
+    return concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+def pad(operand, padding_value, padding_config):
+    """Pad ``operand`` with ``padding_value``: ``padding_config`` holds one
+    ``(low, high, interior)`` triple per dimension; low/high may be negative (cropping)."""
+    try:
+        config = tuple(tuple(operator.index(v) for v in c) for c in padding_config)
+    except TypeError:
+        raise TypeError("padding_config must be a sequence of (low, high, interior) integer "
+                        f"triples, got {padding_config!r}") from None
+    padding_value = _match_dtype(padding_value, aval_of(operand).dtype)
+    return pad_p.bind(operand, padding_value, padding_config=config)
+
+
+def broadcasted_iota(dtype, shape, dimension, out_sharding=None):
+    """An array of ``shape`` whose values count up along ``dimension``."""
+    dtype = dtypes.canonicalize_dtype(dtype)
+    shape = _canonicalize_shape(shape, "broadcasted_iota")
+    return iota_p.bind(dtype=dtype, shape=shape, dimension=operator.index(dimension),
+                       sharding=out_sharding)
+
+
+def iota(dtype, size, out_sharding=None):
+    """``[0, 1, ..., size - 1]`` as ``dtype`` (like ``numpy.arange``)."""
+    return broadcasted_iota(dtype, (operator.index(size),), 0, out_sharding)
+
+
+def _scalar_check(fn, fill_value):
+    shape = fill_value.shape if _is_array(fill_value) else np.shape(fill_value)
+    if shape:
+        raise TypeError(f"{fn} must be called with scalar fill_value, got fill_value.shape "
+                        f"{tuple(shape)}.")
+
+
+def full(shape, fill_value, dtype=None, out_sharding=None):
+    """An array of ``shape`` filled with the scalar ``fill_value``. With ``dtype=None`` the
+    result has ``fill_value``'s dtype and is weakly typed when ``fill_value`` is."""
+    shape = _canonicalize_shape(shape, "full")
+    _scalar_check("full", fill_value)
+    weak = dtype is None and dtypes.is_weakly_typed(fill_value)
+    dtype = dtypes.canonicalize_dtype(aval_of(fill_value).dtype if dtype is None else dtype)
+    return broadcast(_as_scalar_of(fill_value, dtype, weak), shape, out_sharding=out_sharding)
+
+
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``;
+    weakly typed when ``dtype`` is None and ``x`` is weakly typed. ``x`` may be an array, a
+    scalar or anything with ``shape`` and ``dtype`` (e.g. a ``ShapeDtypeStruct``)."""
+    if shape is None:
+        shape = tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+    shape = _canonicalize_shape(shape, "full_like")
+    _scalar_check("full_like", fill_value)
+    weak = dtype is None and dtypes.is_weakly_typed(x)
+    if dtype is None:
+        dtype = x.dtype if hasattr(x, "dtype") else aval_of(x).dtype
+    dtype = dtypes.canonicalize_dtype(dtype)
+    return broadcast(_as_scalar_of(fill_value, dtype, weak), shape, out_sharding=sharding)
+
+
+def zeros_like_array(x):
+    """Zeros with the shape, dtype and weak type of ``x``."""
+    return full_like(x, 0)
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """Merge dimensions ``[start_dimension, stop_dimension)`` of ``operand`` into one."""
+    shape = tuple(_shape(operand))
+    lo, hi, st = _builtin_slice(start_dimension, stop_dimension).indices(len(shape))
+    if st != 1 or hi < lo:
+        raise ValueError(f"collapse: invalid dimension range [{start_dimension}, "
+                         f"{stop_dimension}) for operand of shape {shape}")
+    size = math.prod(shape[lo:hi])
+    return reshape(operand, shape[:lo] + (size,) + shape[hi:])

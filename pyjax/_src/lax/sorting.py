@@ -1,1 +1,200 @@
-__all__ = []
+"""``sort`` (several operands, lexicographic over the first ``num_keys``) and ``top_k``.
+
+Both lower to ``stablehlo.sort`` with a comparator region implementing JAX's total order for
+floats: NaNs (of either sign) sort after everything else and compare equal to each other;
+-0.0 and 0.0 compare equal (a stable sort keeps their input order). Complex numbers order
+lexicographically by (real, imag), each part in that float order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.primitive import Primitive
+from pyjax._src.lax import base
+from pyjax._src.lax.base import aval_of
+from pyjax._src.lowering import mlir
+
+__all__ = ["sort", "sort_key_val", "top_k"]
+
+_BOOL = ShapedArray((), np.bool_)
+
+
+def _region(ctx, arg_avals):
+    """``ctx.region`` with argument names that cannot collide with the enclosing function's
+    ``%argN`` parameters (the builder numbers region arguments from the shared SSA counter)."""
+    region = ctx.region(arg_avals)
+    for v in region.args:
+        v.name = "%r" + v.name[1:]
+    return region
+
+
+# ---- the comparator ----
+
+def _real_lt_eq(region, a, b):
+    """(a < b, a == b) in the sort order, for rank-0 real or integer values."""
+    lt = base.compare(region, a, b, "LT")
+    eq = base.compare(region, a, b, "EQ")
+    if dtypes.is_floating(a.aval.dtype):
+        a_nan = base.compare(region, a, a, "NE")
+        b_nan = base.compare(region, b, b, "NE")
+        a_num = region.op("stablehlo.not", [a_nan], _BOOL)
+        lt = region.op("stablehlo.or", [lt, region.op("stablehlo.and", [a_num, b_nan], _BOOL)],
+                       _BOOL)
+        eq = region.op("stablehlo.or", [eq, region.op("stablehlo.and", [a_nan, b_nan], _BOOL)],
+                       _BOOL)
+    return lt, eq
+
+
+def _lt_eq(region, a, b):
+    dt = a.aval.dtype
+    if not dtypes.is_complex(dt):
+        return _real_lt_eq(region, a, b)
+    part = ShapedArray((), dtypes.to_real_dtype(dt))
+    re_lt, re_eq = _real_lt_eq(region, region.op("stablehlo.real", [a], part),
+                               region.op("stablehlo.real", [b], part))
+    im_lt, im_eq = _real_lt_eq(region, region.op("stablehlo.imag", [a], part),
+                               region.op("stablehlo.imag", [b], part))
+    lt = region.op("stablehlo.or", [re_lt, region.op("stablehlo.and", [re_eq, im_lt], _BOOL)],
+                   _BOOL)
+    return lt, region.op("stablehlo.and", [re_eq, im_eq], _BOOL)
+
+
+def _comparator(ctx, dtypes_, num_keys, descending=False):
+    """A sort comparator over ``len(dtypes_)`` operands: lexicographic ``a < b`` (``a > b``
+    when ``descending``) on the first ``num_keys`` of them."""
+    args = []
+    for dt in dtypes_:
+        args += [ShapedArray((), dt), ShapedArray((), dt)]
+    region = _region(ctx, args)
+    result = None
+    for i in reversed(range(num_keys)):
+        a, b = region.args[2 * i], region.args[2 * i + 1]
+        if descending:
+            a, b = b, a
+        lt, eq = _lt_eq(region, a, b)
+        if result is None:
+            result = lt
+        else:
+            result = region.op("stablehlo.or", [lt, region.op("stablehlo.and", [eq, result],
+                                                                 _BOOL)], _BOOL)
+    region.ret([result])
+    return region
+
+
+# ---- sort ----
+
+def _sort_abstract_eval(*operands, dimension, is_stable, num_keys):
+    if not operands:
+        raise TypeError("sort requires at least one operand")
+    shape = operands[0].shape
+    if any(o.shape != shape for o in operands[1:]):
+        raise TypeError(f"sort arrays must have equal shapes, got "
+                        f"{', '.join(str(o.shape) for o in operands)}")
+    if not 0 <= dimension < len(shape):
+        raise ValueError(f"sort: dimension {dimension} is out of bounds for operands of shape "
+                         f"{shape}")
+    if not 1 <= num_keys <= len(operands):
+        raise ValueError(f"sort: num_keys={num_keys} must be between 1 and the number of "
+                         f"operands ({len(operands)})")
+    return list(operands)
+
+
+def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
+    region = _comparator(ctx, [o.aval.dtype for o in operands], num_keys)
+    return ctx.op("stablehlo.sort", list(operands), list(ctx.avals_out), regions=[region],
+                  attrs={"dimension": f"{dimension} : i64",
+                         "is_stable": "true" if is_stable else "false"})
+
+
+sort_p = Primitive("sort", abstract_eval=_sort_abstract_eval, lower=_sort_lower,
+                   multiple_results=True)
+
+
+def sort(operand, dimension=-1, is_stable=True, num_keys=1):
+    """Sort ``operand`` along ``dimension``.
+
+    ``operand`` may be one array (returns one array) or a sequence of equally shaped arrays
+    (returns a tuple): they are sorted together, lexicographically by the first ``num_keys``.
+    NaNs sort to the end.
+    """
+    if isinstance(operand, (tuple, list)):
+        if len(operand) == 0:
+            raise TypeError("Sort requires at least one operand")
+        if not 1 <= num_keys <= len(operand):
+            raise ValueError(f"num_keys={num_keys} must be between 1 and "
+                             f"len(operand)={len(operand)}")
+        ndim = aval_of(operand[0]).ndim
+        return tuple(sort_p.bind(*operand, dimension=_canonical_dimension(dimension, ndim),
+                                 is_stable=bool(is_stable), num_keys=int(num_keys)))
+    if num_keys != 1:
+        raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
+    ndim = aval_of(operand).ndim
+    out, = sort_p.bind(operand, dimension=_canonical_dimension(dimension, ndim),
+                       is_stable=bool(is_stable), num_keys=1)
+    return out
+
+
+def _canonical_dimension(dimension, ndim):
+    if not isinstance(dimension, (int, np.integer)) or isinstance(dimension, bool):
+        raise TypeError(f"sort: dimension must be an int, got {dimension!r}")
+    if not -ndim <= dimension < ndim:
+        raise ValueError(f"sort: dimension {dimension} is out of bounds for an array of rank "
+                         f"{ndim}")
+    return int(dimension) % ndim
+
+
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """Sort ``keys`` along ``dimension`` and permute ``values`` the same way; returns
+    ``(sorted_keys, sorted_values)``."""
+    k, v = sort((keys, values), dimension=dimension, is_stable=is_stable, num_keys=1)
+    return k, v
+
+
+# ---- top_k ----
+
+def _top_k_abstract_eval(operand, *, k):
+    if operand.ndim < 1:
+        raise ValueError(f"top_k operand must have >= 1 dimension, got {operand.shape}")
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    if k > operand.shape[-1]:
+        raise ValueError(f"k argument to top_k must be no larger than minor dimension; {k} vs "
+                         f"{operand.shape}")
+    shape = operand.shape[:-1] + (k,)
+    return [ShapedArray(shape, operand.dtype, operand.weak_type),
+            ShapedArray(shape, np.int32, False)]
+
+
+def _top_k_lower(ctx, x, *, k):
+    vals_aval, idx_aval = ctx.avals_out
+    shape = x.aval.shape
+    dim = len(shape) - 1
+    idx = ctx.op("stablehlo.iota", [], ShapedArray(shape, np.int32),
+                 attrs={"iota_dimension": f"{dim} : i64"})
+    # A stable descending sort keeps equal values in index order (lowest index first).
+    region = _comparator(ctx, [x.aval.dtype, np.dtype(np.int32)], 1, descending=True)
+    vals, idx = ctx.op("stablehlo.sort", [x, idx], [x.aval, idx.aval], regions=[region],
+                       attrs={"dimension": f"{dim} : i64", "is_stable": "true"})
+    if k == shape[-1]:
+        return [vals, idx]
+    limits = list(shape[:-1]) + [k]
+    attrs = {"start_indices": mlir.i64_array([0] * len(shape)),
+             "limit_indices": mlir.i64_array(limits),
+             "strides": mlir.i64_array([1] * len(shape))}
+    return [ctx.op("stablehlo.slice", [vals], vals_aval, attrs=attrs),
+            ctx.op("stablehlo.slice", [idx], idx_aval, attrs=attrs)]
+
+
+top_k_p = Primitive("top_k", abstract_eval=_top_k_abstract_eval, lower=_top_k_lower,
+                    multiple_results=True)
+
+
+def top_k(operand, k):
+    """The ``k`` largest entries along the last axis, largest first, and their int32 indices
+    (lower index first among equal values; NaN counts as the largest value)."""
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+        raise TypeError(f"top_k: k must be an int, got {k!r}")
+    vals, idx = top_k_p.bind(operand, k=int(k))
+    return vals, idx

@@ -1,1 +1,673 @@
-__all__ = []
+"""Array creation: ``array``, ``asarray``, ``zeros``/``ones``/``full`` (and ``*_like``),
+``arange``, ``linspace``/``logspace``/``geomspace``, ``eye``/``identity``/``tri``/``tril``/
+``triu``, ``meshgrid``, ``diag``, ``copy``, ``frombuffer``, ``astype``.
+
+Filled arrays are a scalar broadcast on the device (no host array of the full size). Python
+scalars are weakly typed as in JAX: ``jnp.array(1.0)`` is a weak float32; lists are strong.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+import warnings
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core import errors
+from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.array import ArrayImpl, from_numpy
+from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import elementwise as lax_ew
+from pyjax._src.lax import shape_ops as lax_shape
+from pyjax._src.numpy import util
+
+__all__ = [
+    "array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+    "full_like", "empty_like", "arange", "linspace", "logspace", "geomspace", "eye",
+    "identity", "tri", "tril", "triu", "meshgrid", "diag", "diagflat", "copy", "frombuffer",
+    "astype",
+]
+
+_int, _abs, _max, _min = builtins.int, builtins.abs, builtins.max, builtins.min
+_PY_SCALARS = (bool, int, float, complex)
+
+
+class _NegativeDimensionError(ValueError, TypeError):
+    """A negative dimension: a ValueError as in NumPy and a TypeError as in JAX."""
+
+
+# ---------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------
+
+def _is_array(x):
+    return isinstance(x, (ArrayImpl, Tracer))
+
+
+def _concrete_or_error(x, what):
+    """A concrete value for ``x``; a tracer raises JAX's ConcretizationTypeError."""
+    if isinstance(x, Tracer):
+        val = x.to_concrete_value()
+        if val is None:
+            raise errors.ConcretizationTypeError(
+                x.aval.str_short(), f"The problem arose with the {what}.\n")
+        return val
+    return x
+
+
+def _as_py_scalar(x, what):
+    x = _concrete_or_error(x, what)
+    if isinstance(x, (ArrayImpl, np.ndarray, np.generic)):
+        if np.ndim(x) != 0:
+            raise ValueError(f"{what} must be a scalar, got an array of shape {np.shape(x)}")
+        return np.asarray(x)[()].item()
+    return x
+
+
+def _shape(shape, fun):
+    """A user shape (int or sequence of ints) as a tuple of non-negative Python ints."""
+    if isinstance(shape, (_int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        dims = (shape,)
+    elif _is_array(shape) or isinstance(shape, np.ndarray):
+        if np.ndim(shape) > 1:
+            raise TypeError(f"{fun}: shapes must be 1D sequences of concrete values of integer "
+                            f"type, got an array of shape {shape.shape}.")
+        dims = tuple(shape) if np.ndim(shape) == 1 else (shape,)
+    else:
+        try:
+            dims = tuple(shape)
+        except TypeError:
+            raise TypeError(f"{fun}: shapes must be 1D sequences of concrete values of integer "
+                            f"type, got {shape!r}.") from None
+    out = []
+    for d in dims:
+        if isinstance(d, Tracer):
+            d = operator.index(d)  # the tracer raises its concretization error
+        if isinstance(d, (bool, np.bool_)):
+            raise TypeError(f"{fun}: shapes must be 1D sequences of concrete values of integer "
+                            f"type, got {dims!r}.")
+        try:
+            d = operator.index(d)
+        except TypeError:
+            raise TypeError(f"{fun}: shapes must be 1D sequences of concrete values of integer "
+                            f"type, got {dims!r}.") from None
+        if d < 0:
+            raise _NegativeDimensionError(f"{fun}: negative dimensions are not allowed, got "
+                                          f"shape {dims!r}.")
+        out.append(d)
+    return tuple(out)
+
+
+def _dim(n, fun, what="N"):
+    n = _as_py_scalar(n, f"argument {what} of {fun}")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"{fun}: {what} must be an integer, got {n!r}") from None
+    if n < 0:
+        raise _NegativeDimensionError(f"{fun}: negative dimensions are not allowed, got "
+                                      f"{what}={n}")
+    return n
+
+
+def _upload(value, weak=False, device=None):
+    if trace_mod.is_eager() or True:
+        return from_numpy(value, device, weak)
+
+
+def _place(x, device):
+    if device is None or not isinstance(x, ArrayImpl):
+        return x
+    from pyjax._src.interpreters import dispatch
+    return dispatch.device_put(x, device)
+
+
+def _valid_leaf_type(t):
+    return (t in _PY_SCALARS or issubclass(t, (ArrayImpl, Tracer))
+            or (issubclass(t, (np.ndarray, np.generic))))
+
+
+def _flatten(obj, leaves, types):
+    if isinstance(obj, (list, tuple)):
+        for o in obj:
+            _flatten(o, leaves, types)
+    else:
+        if hasattr(obj, "__jax_array__"):
+            obj = obj.__jax_array__()
+        leaves.append(obj)
+        types.add(type(obj))
+
+
+def _leaf_dtype_reps(leaves, types):
+    """A few representatives of the leaves whose result_type equals that of all leaves."""
+    reps = []
+    seen = set()
+    for leaf in leaves:
+        t = type(leaf)
+        if t in _PY_SCALARS:
+            key = t
+        elif t is np.ndarray or isinstance(leaf, np.generic):
+            key = ("np", leaf.dtype)
+        else:
+            key = ("arr", leaf.dtype, bool(getattr(leaf, "weak_type", False)))
+        if key not in seen:
+            seen.add(key)
+            reps.append(leaf)
+    return reps
+
+
+def _check_leaf_types(types, obj):
+    for t in types:
+        if not _valid_leaf_type(t):
+            raise TypeError(f"Value {obj!r} with type {t} is not a valid JAX array type: "
+                            "expected arrays, NumPy values or Python bool/int/float/complex "
+                            "scalars (possibly in nested lists/tuples).")
+
+
+def _check_numpy_dtype(val, obj):
+    dt = val.dtype
+    if dt.kind not in "biufc" and not dtypes.is_numeric(dt):
+        raise TypeError(f"JAX only supports number and bool dtypes, got dtype {dt} from "
+                        f"{type(obj).__name__} input.")
+
+
+def _stack_traced(obj, dtype):
+    """Nested lists holding tracers: build the array with lax ops (stack along axis 0)."""
+    if isinstance(obj, (list, tuple)):
+        leaves, types = [], set()
+        _flatten(obj, leaves, types)
+        if not any(issubclass(t, Tracer) for t in types):
+            return _host_array(obj, dtype)
+        parts = [_stack_traced(o, dtype) for o in obj]
+        shapes = {tuple(util.shape_of(p)) for p in parts}
+        if len(shapes) != 1:
+            raise ValueError("setting an array element with a sequence. The requested array "
+                             f"has an inhomogeneous shape: got parts of shapes {sorted(shapes)}")
+        (shp,) = shapes
+        parts = [lax_shape.reshape(p, (1,) + shp) for p in parts]
+        return lax_shape.concatenate(parts, 0)
+    if hasattr(obj, "__jax_array__"):
+        obj = obj.__jax_array__()
+    return lax_ew.convert_element_type(obj, dtype)
+
+
+def _host_array(obj, dtype):
+    val = np.asarray(obj, dtype=dtype)
+    _check_numpy_dtype(val, obj)
+    return val
+
+
+def _convert(x, dtype, weak=False):
+    return lax_ew.convert_element_type(x, dtype, weak)
+
+
+# ---------------------------------------------------------------------------------------
+# array / asarray
+# ---------------------------------------------------------------------------------------
+
+def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  # noqa: A002
+    """Convert ``object`` to a pyjax array.
+
+    ``object`` may be a pyjax array (or tracer), a NumPy array or scalar, a Python scalar
+    (giving a weakly typed array unless ``dtype`` is given), a nested list/tuple of those
+    (tracers inside are stacked with lax ops), an object with ``__jax_array__`` or one
+    supporting the buffer protocol. Requesting a 64-bit ``dtype`` with x64 off warns and
+    truncates to 32 bits, as in JAX. ``ndmin`` prepends size-1 dimensions.
+    """
+    if order is not None and order not in ("K", "C", "A"):
+        raise NotImplementedError(f"array: only order='K' (or 'C'/'A') is supported, got "
+                                  f"order={order!r}")
+    ndmin = operator.index(ndmin)
+    dt = dtypes.check_user_dtype(dtype, "array", stacklevel=4)
+    if hasattr(object, "__jax_array__"):
+        object = object.__jax_array__()
+    t = type(object)
+    if isinstance(object, (ArrayImpl, Tracer)):
+        weak = dt is None and object.aval.weak_type
+        out = _convert(object, object.aval.dtype if dt is None else dt, weak)
+        if copy and out is object and isinstance(object, ArrayImpl):
+            out = lax_ew.copy_p.bind(object)
+    elif t in _PY_SCALARS:
+        weak = dt is None and t is not bool
+        val = np.asarray(object, dtypes.python_scalar_dtype(object) if dt is None else dt) \
+            if not (t is int and dt is None) else None
+        if val is None:
+            util.aval(object)  # raises OverflowError for ints out of the default int range
+            val = np.asarray(object, dtypes.python_scalar_dtype(object))
+        out = from_numpy(val, None, weak)
+    elif isinstance(object, (np.ndarray, np.generic)):
+        _check_numpy_dtype(np.asarray(object), object)
+        if dt is None:
+            dt = dtypes.canonicalize_dtype(object.dtype)
+        val = np.asarray(object)
+        if dtypes.is_complex(val.dtype) and not dtypes.is_complex(dt):
+            val = val.real
+        out = from_numpy(np.asarray(val, dt), None, False)
+    elif isinstance(object, (list, tuple)):
+        leaves, types = [], set()
+        _flatten(object, leaves, types)
+        _check_leaf_types(types, object)
+        if dt is None:
+            reps = _leaf_dtype_reps(leaves, types)
+            dt = dtypes.result_type(*reps) if reps else dtypes.default_float_dtype()
+        if any(issubclass(tp, Tracer) for tp in types):
+            out = _stack_traced(object, dt)
+        else:
+            for leaf in leaves:  # Python ints that do not fit the default int raise
+                if type(leaf) is int:
+                    util.aval(leaf)
+            out = from_numpy(_host_array(object, dt), None, False)
+    elif object is None or isinstance(object, (str, bytes, dict, set)):
+        raise TypeError(f"Value {object!r} with type {t} is not a valid JAX array type. "
+                        "Only arrays of numeric types are supported by JAX.")
+    else:
+        try:
+            val = np.asarray(memoryview(object))
+        except TypeError:
+            val = np.asarray(object)
+        if val.dtype == object_dtype:
+            raise TypeError(f"Value {object!r} with type {t} is not a valid JAX array type. "
+                            "Only arrays of numeric types are supported by JAX.")
+        return array(val, dtype=dtype, copy=False, ndmin=ndmin, device=device)
+    nd = util.ndim_of(out)
+    if ndmin > nd:
+        out = lax_shape.reshape(out, (1,) * (ndmin - nd) + tuple(util.shape_of(out)))
+    return _place(out, device)
+
+
+object_dtype = np.dtype(object)
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, device=None):
+    """Convert ``a`` to a pyjax array, copying only when needed (or when ``copy=True``)."""
+    if type(a) is ArrayImpl and dtype is None and not copy and device is None:
+        return a
+    if isinstance(a, Tracer) and dtype is None:
+        return a
+    return array(a, dtype=dtype, copy=bool(copy), order=order, device=device)
+
+
+def copy(a, order=None):
+    """A copy of ``a`` as a new array."""
+    util.check_arraylike("copy", a)
+    return array(a, copy=True, order=order)
+
+
+def frombuffer(buffer, dtype=float, count=-1, offset=0):
+    """An array of the values in the bytes-like ``buffer`` (read as ``dtype``)."""
+    dt = dtypes.check_user_dtype(dtype, "frombuffer")
+    return asarray(np.frombuffer(buffer, dtype=np.dtype(dtype), count=count, offset=offset),
+                   dtype=dt)
+
+
+def astype(x, dtype, /, *, copy=False, device=None):
+    """``x`` converted to ``dtype`` (complex to real keeps the real part, with NumPy's
+    ComplexWarning)."""
+    util.check_arraylike("astype", x)
+    dt = dtypes.check_user_dtype(dtype, "astype", stacklevel=4)
+    if dt is None:
+        raise TypeError("astype requires a dtype, got None")
+    src = util.dtype_of(x)
+    if dtypes.is_complex(src) and not dtypes.is_complex(dt):
+        warnings.warn("Casting from complex to real dtype will discard the imaginary part.",
+                      np.exceptions.ComplexWarning, stacklevel=3)
+    out = _convert(x, dt, False)
+    if not _is_array(out):
+        out = asarray(out)
+    elif copy and out is x and isinstance(x, ArrayImpl):
+        out = lax_ew.copy_p.bind(x)
+    return _place(out, device)
+
+
+# ---------------------------------------------------------------------------------------
+# filled arrays
+# ---------------------------------------------------------------------------------------
+
+def _full(shape, fill_value, dtype, fun):
+    """``shape`` filled with ``fill_value`` (a scalar or an array broadcast to ``shape``)."""
+    if np.ndim(fill_value) == 0 if not _is_array(fill_value) else fill_value.ndim == 0:
+        return lax_shape.full(shape, fill_value, dtype)
+    dt = dtype if dtype is not None else None
+    return util.broadcast_to(asarray(fill_value, dt), shape) if dt is None else \
+        util.broadcast_to(asarray(fill_value, dt), shape)
+
+
+def full(shape, fill_value, dtype=None, *, device=None):
+    """An array of ``shape`` filled with ``fill_value`` (broadcast when it is an array).
+
+    With ``dtype=None`` the result takes ``fill_value``'s dtype (weakly typed for Python
+    scalars, as in JAX)."""
+    shape = _shape(shape, "full")
+    dt = dtypes.check_user_dtype(dtype, "full", stacklevel=4)
+    util.check_arraylike("full", fill_value)
+    out = _full(shape, fill_value, dt, "full")
+    if tuple(util.shape_of(out)) != shape:
+        out = util.broadcast_to(out, shape)
+    return _place(out, device)
+
+
+def zeros(shape, dtype=None, *, device=None):
+    """An array of zeros (default dtype float32, or float64 with x64)."""
+    shape = _shape(shape, "zeros")
+    dt = dtypes.check_user_dtype(dtype, "zeros", stacklevel=4) or dtypes.default_float_dtype()
+    return _place(lax_shape.full(shape, 0, dt), device)
+
+
+def ones(shape, dtype=None, *, device=None):
+    """An array of ones (default dtype float32, or float64 with x64)."""
+    shape = _shape(shape, "ones")
+    dt = dtypes.check_user_dtype(dtype, "ones", stacklevel=4) or dtypes.default_float_dtype()
+    return _place(lax_shape.full(shape, 1, dt), device)
+
+
+def empty(shape, dtype=None, *, device=None):
+    """Like ``zeros`` (pyjax arrays are always initialized)."""
+    shape = _shape(shape, "empty")
+    dt = dtypes.check_user_dtype(dtype, "empty", stacklevel=4) or dtypes.default_float_dtype()
+    return _place(lax_shape.full(shape, 0, dt), device)
+
+
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    """An array with the shape and dtype of ``a`` (unless ``shape``/``dtype`` are given),
+    filled with ``fill_value``; weakly typed when ``a`` is and ``dtype`` is None."""
+    if not (hasattr(a, "shape") and hasattr(a, "dtype")):
+        util.check_arraylike("full_like", a)
+    util.check_arraylike("full_like", fill_value)
+    dt = dtypes.check_user_dtype(dtype, "full_like", stacklevel=4)
+    shp = tuple(util.shape_of(a)) if shape is None else _shape(shape, "full_like")
+    if np.ndim(fill_value) != 0:
+        out_dt = dt if dt is not None else dtypes.canonicalize_dtype(a.dtype) \
+            if hasattr(a, "dtype") else util.dtype_of(a)
+        return _place(util.broadcast_to(asarray(fill_value, out_dt), shp), device)
+    return _place(lax_shape.full_like(a, fill_value, dt, shp), device)
+
+
+def zeros_like(a, dtype=None, shape=None, *, device=None):
+    """Zeros with the shape and dtype of ``a`` (unless given)."""
+    return full_like(a, 0, dtype, shape, device=device)
+
+
+def ones_like(a, dtype=None, shape=None, *, device=None):
+    """Ones with the shape and dtype of ``a`` (unless given)."""
+    return full_like(a, 1, dtype, shape, device=device)
+
+
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
+    """Like ``zeros_like``."""
+    return full_like(prototype, 0, dtype, shape, device=device)
+
+
+# ---------------------------------------------------------------------------------------
+# ranges
+# ---------------------------------------------------------------------------------------
+
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
+    """Evenly spaced values in ``[start, stop)`` (NumPy's ``arange``).
+
+    The bounds must be concrete (under ``jit`` a traced bound raises a
+    ConcretizationTypeError, as in JAX). Integer arguments give the default int dtype
+    (int32 without x64); ``arange(n)`` is ``lax.iota``.
+    """
+    dt = dtypes.check_user_dtype(dtype, "arange", stacklevel=4)
+    start = _as_py_scalar(start, "jnp.arange argument 'start'")
+    stop = None if stop is None else _as_py_scalar(stop, "jnp.arange argument 'stop'")
+    step = None if step is None else _as_py_scalar(step, "jnp.arange argument 'step'")
+    for v in (start, stop, step):
+        if isinstance(v, complex) or (v is not None and np.iscomplexobj(v)):
+            raise TypeError("arange does not support complex bounds")
+    if stop is None and step is None:
+        out_dt = dt if dt is not None else dtypes.result_type(start)
+        size = _max(0, math.ceil(start))
+        if dtypes.is_bool(out_dt):
+            return _place(from_numpy(np.arange(size, dtype=out_dt)), device)
+        return _place(lax_shape.iota(out_dt, size), device)
+    if dt is None:
+        dt = dtypes.result_type(start, *(v for v in (stop, step) if v is not None))
+    if step is not None and step == 0:
+        raise ZeroDivisionError("arange: step must not be zero")
+    val = np.arange(start, stop, step, dtype=dt)
+    return _place(from_numpy(val), device)
+
+
+def _computation_dtype(dt):
+    return dtypes.to_inexact_dtype(dt)
+
+
+def _linspace_core(start, stop, num, endpoint, cdt, axis):
+    """(values, step) for linspace in the inexact dtype ``cdt``; start/stop arrays."""
+    start = asarray(start, cdt)
+    stop = asarray(stop, cdt)
+    bshape = util.broadcast_shapes(util.shape_of(start), util.shape_of(stop))
+    nd = len(bshape) + 1
+    axis = operator.index(axis)
+    if not -nd <= axis < nd:
+        raise ValueError(f"axis {axis} is out of bounds for linspace output of dimension {nd}")
+    axis %= nd
+    out_shape = bshape[:axis] + (num,) + bshape[axis:]
+    bdims = tuple(i for i in range(nd) if i != axis)
+    start_b = lax_shape.broadcast_in_dim(util.broadcast_to(start, bshape), out_shape, bdims)
+    stop_b = lax_shape.broadcast_in_dim(util.broadcast_to(stop, bshape), out_shape, bdims)
+    div = num - 1 if endpoint else num
+    delta = lax_ew.sub(stop, start)
+    if num == 0:
+        return lax_shape.full(out_shape, 0, cdt), lax_ew.div(delta, np.asarray(0, cdt)[()] +
+                                                             np.asarray(np.nan, cdt)[()])
+    if div == 0:
+        step = lax_ew.add(lax_ew.mul(delta, np.asarray(0, cdt)[()]),
+                          np.asarray(np.nan, cdt)[()])
+        return start_b, step
+    step = lax_ew.div(delta, np.asarray(div, cdt)[()])
+    step_b = lax_ew.div(lax_ew.sub(stop_b, start_b), np.asarray(div, cdt)[()])
+    idx = lax_shape.broadcasted_iota(cdt, out_shape, axis)
+    out = lax_ew.add(lax_ew.mul(idx, step_b), start_b)
+    if endpoint:  # the last value is exactly ``stop``, as in NumPy
+        last = lax_ew.eq(idx, np.asarray(div, cdt)[()])
+        out = lax_ew.select(last, stop_b, out)
+    return out, step
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             device=None):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (arrays broadcast; the new
+    axis is ``axis``). ``retstep=True`` also returns the spacing."""
+    num = _dim(num, "linspace", "num")
+    util.check_arraylike("linspace", start, stop)
+    dt = dtypes.check_user_dtype(dtype, "linspace", stacklevel=4)
+    if dt is None:
+        dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    cdt = _computation_dtype(dt)
+    out, step = _linspace_core(start, stop, num, endpoint, cdt, axis)
+    if dtypes.is_integer(dt) or dtypes.is_bool(dt):
+        out = lax_ew.floor(out) if not dtypes.is_complex(cdt) else out
+    out = _convert(out, dt)
+    out = _place(out, device)
+    return (out, step) if retstep else out
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``base ** linspace(start, stop, num)``."""
+    num = _dim(num, "logspace", "num")
+    util.check_arraylike("logspace", start, stop, base)
+    dt = dtypes.check_user_dtype(dtype, "logspace", stacklevel=4)
+    if dt is None:
+        dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    cdt = _computation_dtype(dt)
+    lin, _ = _linspace_core(start, stop, num, endpoint, cdt, axis)
+    base = asarray(base, cdt)
+    if util.ndim_of(base) != 0:  # broadcast base like start/stop (without the new axis)
+        nd = util.ndim_of(lin)
+        ax = axis % nd
+        base = lax_shape.expand_dims(base, (ax,))
+    shape = util.broadcast_shapes(util.shape_of(base), util.shape_of(lin))
+    out = lax_ew.pow(util.broadcast_to(base, shape), util.broadcast_to(lin, shape))
+    if dtypes.is_integer(dt):
+        out = lax_ew.floor(out)
+    return _convert(out, dt)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """``num`` values spaced evenly on a log scale from ``start`` to ``stop`` (negative bounds
+    of the same sign are allowed)."""
+    num = _dim(num, "geomspace", "num")
+    util.check_arraylike("geomspace", start, stop)
+    dt = dtypes.check_user_dtype(dtype, "geomspace", stacklevel=4)
+    if dt is None:
+        dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    cdt = _computation_dtype(dt)
+    start = asarray(start, cdt)
+    stop = asarray(stop, cdt)
+    sign = lax_ew.sign(start)
+    lo = lax_ew.log(lax_ew.div(start, sign))
+    hi = lax_ew.log(lax_ew.div(stop, sign))
+    lin, _ = _linspace_core(lo, hi, num, endpoint, cdt, axis)
+    nd = util.ndim_of(lin)
+    if nd:
+        sign = lax_shape.broadcast_in_dim(
+            util.broadcast_to(sign, util.shape_of(lin)[:axis % nd] +
+                              util.shape_of(lin)[axis % nd + 1:]),
+            util.shape_of(lin), tuple(i for i in range(nd) if i != axis % nd))
+    out = lax_ew.mul(lax_ew.exp(lin), sign)
+    if dtypes.is_integer(dt):
+        out = lax_ew.floor(lax_ew.round(out, lax_ew.RoundingMethod.TO_NEAREST_EVEN))
+    return _convert(out, dt)
+
+
+# ---------------------------------------------------------------------------------------
+# matrices
+# ---------------------------------------------------------------------------------------
+
+def _tri_mask(n, m, k):
+    """Boolean (n, m) mask of ``col <= row + k``."""
+    rows = lax_shape.broadcasted_iota(np.int32, (n, m), 0)
+    cols = lax_shape.broadcasted_iota(np.int32, (n, m), 1)
+    return lax_ew.ge(lax_ew.add(rows, np.int32(k)), cols)
+
+
+def _k(k, fun):
+    k = _as_py_scalar(k, f"argument k of {fun}")
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise TypeError(f"{fun}: k must be an integer, got {k!r}") from None
+    # clamp so that the offset fits int32 arithmetic without changing the mask
+    return _max(-(2 ** 30), _min(2 ** 30, k))
+
+
+def eye(N, M=None, k=0, dtype=None, *, device=None):
+    """An ``N x M`` array with ones on the ``k``-th diagonal and zeros elsewhere."""
+    n = _dim(N, "eye", "N")
+    m = n if M is None else _dim(M, "eye", "M")
+    k = _k(k, "eye")
+    dt = dtypes.check_user_dtype(dtype, "eye", stacklevel=4) or dtypes.default_float_dtype()
+    rows = lax_shape.broadcasted_iota(np.int32, (n, m), 0)
+    cols = lax_shape.broadcasted_iota(np.int32, (n, m), 1)
+    mask = lax_ew.eq(lax_ew.add(rows, np.int32(k)), cols)
+    return _place(_convert(mask, dt), device)
+
+
+def identity(n, dtype=None):
+    """The ``n x n`` identity matrix."""
+    return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k=0, dtype=None):
+    """An ``N x M`` array with ones at and below the ``k``-th diagonal."""
+    n = _dim(N, "tri", "N")
+    m = n if M is None else _dim(M, "tri", "M")
+    k = _k(k, "tri")
+    dt = dtypes.check_user_dtype(dtype, "tri", stacklevel=4) or dtypes.default_float_dtype()
+    return _convert(_tri_mask(n, m, k), dt)
+
+
+def _tri_select(m, k, fun, lower):
+    util.check_arraylike(fun, m)
+    m = asarray(m)
+    shp = tuple(util.shape_of(m))
+    if len(shp) < 2:
+        raise ValueError(f"Argument to jax.numpy.{fun} must be at least 2D, got shape {shp}")
+    k = _k(k, fun)
+    mask = _tri_mask(shp[-2], shp[-1], k if lower else k - 1)
+    mask = lax_shape.broadcast_in_dim(mask, shp, (len(shp) - 2, len(shp) - 1))
+    zeros_ = lax_shape.full_like(m, 0)
+    return lax_ew.select(mask, m, zeros_) if lower else lax_ew.select(mask, zeros_, m)
+
+
+def tril(m, k=0):
+    """Lower triangle of ``m`` (the last two axes): elements above the ``k``-th diagonal are
+    zeroed."""
+    return _tri_select(m, k, "tril", True)
+
+
+def triu(m, k=0):
+    """Upper triangle of ``m`` (the last two axes): elements below the ``k``-th diagonal are
+    zeroed."""
+    return _tri_select(m, k, "triu", False)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate arrays from 1-D coordinate vectors (``indexing`` 'xy' or 'ij')."""
+    util.check_arraylike("meshgrid", *xi)
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing!r}")
+    args = [asarray(x) for x in xi]
+    for a in args:
+        if util.ndim_of(a) != 1:
+            raise ValueError("Arguments to jax.numpy.meshgrid must be 1D, got shape "
+                             f"{util.shape_of(a)}")
+    n = len(args)
+    sizes = [util.shape_of(a)[0] for a in args]
+    axes = list(range(n))
+    if indexing == "xy" and n >= 2:
+        axes[0], axes[1] = 1, 0
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for a, ax in zip(args, axes):
+        if sparse:
+            shp = [1] * n
+            shp[ax] = util.shape_of(a)[0]
+            out.append(lax_shape.reshape(a, tuple(shp)))
+        else:
+            out.append(lax_shape.broadcast_in_dim(a, tuple(sizes), (ax,)))
+    return out
+
+
+def diag(v, k=0):
+    """For 1-D ``v``: a 2-D array with ``v`` on the ``k``-th diagonal. For 2-D ``v``: its
+    ``k``-th diagonal."""
+    util.check_arraylike("diag", v)
+    v = asarray(v)
+    k = _k(k, "diag")
+    nd = util.ndim_of(v)
+    if nd == 1:
+        n = util.shape_of(v)[0]
+        size = n + _abs(k)
+        rows = lax_shape.broadcasted_iota(np.int32, (size, size), 0)
+        cols = lax_shape.broadcasted_iota(np.int32, (size, size), 1)
+        mask = lax_ew.eq(lax_ew.sub(cols, rows), np.int32(k))
+        vpad = lax_shape.pad(v, 0, [(0, _abs(k), 0)])
+        vals = lax_shape.broadcast_in_dim(vpad, (size, size), (0,) if k >= 0 else (1,))
+        return lax_ew.select(mask, vals, lax_shape.full_like(vals, 0))
+    if nd == 2:
+        from pyjax._src.numpy import util as _u  # noqa: F401
+        fn = _lookup("diagonal")
+        return fn(v, offset=k)
+    raise ValueError(f"diag input must be 1d or 2d, got shape {util.shape_of(v)}")
+
+
+def diagflat(v, k=0):
+    """A 2-D array with the flattened ``v`` on the ``k``-th diagonal."""
+    util.check_arraylike("diagflat", v)
+    v = asarray(v)
+    return diag(lax_shape.reshape(v, (math.prod(util.shape_of(v)),)), k)
+
+
+def _lookup(name):
+    import importlib
+    for mod in ("shape", "reductions", "products", "indexing"):
+        m = importlib.import_module(f"pyjax._src.numpy.{mod}")
+        fn = getattr(m, name, None)
+        if fn is not None and name in getattr(m, "__all__", ()):
+            return fn
+    raise NotImplementedError(f"jnp.{name} is not available yet")

@@ -1,1 +1,256 @@
-__all__ = []
+"""``jnp.float32`` and friends, dtype queries (``result_type``, ``finfo``, ...) and constants.
+
+The scalar types follow JAX's ``_ScalarMeta``: ``jnp.float32`` is a class with a ``dtype``
+attribute, so anything that takes a dtype takes it (``np.dtype(jnp.float32) == float32``), and
+calling it makes a strongly typed 0-d (or n-d) array: ``jnp.float32(3)`` is
+``Array(3., dtype=float32)``. Pyjax does not define scalar objects; scalars are 0-d arrays.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src.core import dtypes as _dt
+
+
+class _ScalarMeta(type):
+    """Metaclass of the ``jnp`` scalar types: callable (makes an array), hashable and equal to
+    the NumPy scalar type of the same dtype, usable wherever a dtype is accepted."""
+
+    def __hash__(cls):
+        return hash(cls.dtype.type)
+
+    def __eq__(cls, other):
+        return cls is other or cls.dtype.type == other
+
+    def __ne__(cls, other):
+        return not cls.__eq__(other)
+
+    def __call__(cls, x):
+        from pyjax._src.numpy import creation
+        return creation.asarray(x, dtype=cls.dtype)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, cls.dtype.type)
+
+    def __repr__(cls):
+        return f"<class 'pyjax.numpy.{cls.__name__}'>"
+
+
+def _make_scalar_type(name, np_dtype):
+    np_dtype = np.dtype(np_dtype)
+    t = _ScalarMeta(name, (object,), {
+        "dtype": np_dtype,
+        "__doc__": f"A pyjax scalar type for dtype {np_dtype.name}: ``{name}(x)`` converts "
+                   f"``x`` to a strongly typed array of dtype {np_dtype.name} "
+                   "(canonicalized for the x64 setting)."})
+    t.__module__ = "pyjax.numpy"
+    return t
+
+
+bool_ = _make_scalar_type("bool_", _dt.bool_)
+int8 = _make_scalar_type("int8", _dt.int8)
+int16 = _make_scalar_type("int16", _dt.int16)
+int32 = _make_scalar_type("int32", _dt.int32)
+int64 = _make_scalar_type("int64", _dt.int64)
+uint8 = _make_scalar_type("uint8", _dt.uint8)
+uint16 = _make_scalar_type("uint16", _dt.uint16)
+uint32 = _make_scalar_type("uint32", _dt.uint32)
+uint64 = _make_scalar_type("uint64", _dt.uint64)
+float16 = _make_scalar_type("float16", _dt.float16)
+bfloat16 = _make_scalar_type("bfloat16", _dt.bfloat16)
+float32 = _make_scalar_type("float32", _dt.float32)
+float64 = _make_scalar_type("float64", _dt.float64)
+complex64 = _make_scalar_type("complex64", _dt.complex64)
+complex128 = _make_scalar_type("complex128", _dt.complex128)
+int4 = _make_scalar_type("int4", _dt.int4)
+uint4 = _make_scalar_type("uint4", _dt.uint4)
+int2 = _make_scalar_type("int2", _dt.int2)
+uint2 = _make_scalar_type("uint2", _dt.uint2)
+float8_e4m3fn = _make_scalar_type("float8_e4m3fn", _dt.float8_e4m3fn)
+float8_e5m2 = _make_scalar_type("float8_e5m2", _dt.float8_e5m2)
+float8_e4m3b11fnuz = _make_scalar_type("float8_e4m3b11fnuz", _dt.float8_e4m3b11fnuz)
+float8_e4m3fnuz = _make_scalar_type("float8_e4m3fnuz", _dt.float8_e4m3fnuz)
+float8_e5m2fnuz = _make_scalar_type("float8_e5m2fnuz", _dt.float8_e5m2fnuz)
+float8_e3m4 = _make_scalar_type("float8_e3m4", _dt.float8_e3m4)
+float8_e4m3 = _make_scalar_type("float8_e4m3", _dt.float8_e4m3)
+float8_e8m0fnu = _make_scalar_type("float8_e8m0fnu", _dt.float8_e8m0fnu)
+float4_e2m1fn = _make_scalar_type("float4_e2m1fn", _dt.float4_e2m1fn)
+
+# NumPy's 64-bit default names (canonicalized to 32 bits when x64 is off, as in JAX).
+int_ = int64
+uint = uint64
+float_ = float64
+complex_ = complex128
+single, double, half = float32, float64, float16
+csingle, cdouble = complex64, complex128
+globals()["bool"] = bool_  # ``jnp.bool`` (array API name); not shadowing the builtin here
+
+# NumPy's abstract scalar types, for issubdtype.
+generic = np.generic
+number = np.number
+inexact = np.inexact
+floating = np.floating
+complexfloating = np.complexfloating
+integer = np.integer
+signedinteger = np.signedinteger
+unsignedinteger = np.unsignedinteger
+flexible = np.flexible
+character = np.character
+object_ = np.object_
+
+# ``jnp.dtype`` is NumPy's dtype class (as in JAX); it accepts the scalar types above.
+dtype = np.dtype
+
+pi = np.pi
+e = np.e
+inf = np.inf
+nan = np.nan
+euler_gamma = np.euler_gamma
+newaxis = None
+
+TypePromotionError = _dt.TypePromotionError
+
+
+def _as_dtype_like(x):
+    """Scalar types and arrays to np.dtype; other dtype-likes unchanged."""
+    if isinstance(x, _ScalarMeta):
+        return x.dtype
+    if not isinstance(x, (type, str, np.dtype)):
+        d = getattr(x, "dtype", None)
+        if isinstance(d, np.dtype):
+            return d
+    return x
+
+
+def result_type(*args):
+    """The dtype of a computation combining ``args`` (arrays, scalars or dtypes) under JAX's
+    promotion rules, canonicalized for the x64 setting. Python scalars are weakly typed."""
+    return _dt.result_type(*args)
+
+
+def promote_types(a, b):
+    """The dtype two dtypes promote to (JAX's lattice; Python ``int``/``float``/``complex``
+    are weak). Not canonicalized: ``promote_types('uint32', 'int32')`` is int64."""
+    return _dt.promote_types(_as_dtype_like(a), _as_dtype_like(b))
+
+
+def finfo(dtype):
+    """Machine limits of a floating-point dtype (``bfloat16`` and the float8 types included)."""
+    return _dt.finfo(_as_dtype_like(dtype))
+
+
+def iinfo(int_type):
+    """Machine limits of an integer dtype."""
+    return _dt.iinfo(_as_dtype_like(int_type))
+
+
+def issubdtype(arg1, arg2):
+    """Like ``np.issubdtype``; knows that bfloat16 and float8 types are floating."""
+    return _dt.issubdtype(_as_dtype_like(arg1), _as_dtype_like(arg2))
+
+
+def isdtype(dtype, kind):
+    """Array API ``isdtype``: ``kind`` is a dtype, a kind name ('bool', 'signed integer',
+    'unsigned integer', 'integral', 'real floating', 'complex floating', 'numeric') or a
+    tuple of those."""
+    if isinstance(kind, tuple):
+        kind = tuple(_as_dtype_like(k) for k in kind)
+    else:
+        kind = _as_dtype_like(kind)
+    return _dt.isdtype(_as_dtype_like(dtype), kind)
+
+
+def can_cast(from_, to, casting="safe"):
+    """Whether a cast from ``from_`` (a dtype or an array) to ``to`` is allowed under the
+    ``casting`` rule (NumPy's rules, on dtypes)."""
+    src = _as_dtype_like(from_)
+    if isinstance(from_, (bool, int, float, complex)) and not isinstance(from_, type):
+        raise TypeError("can_cast does not support Python scalars; pass a dtype or an array")
+    return bool(np.can_cast(np.dtype(src), np.dtype(_as_dtype_like(to)), casting))
+
+
+def _dtype_of_value(x):
+    if x is None:
+        return None
+    d = getattr(x, "dtype", None)
+    if isinstance(d, np.dtype):
+        return d
+    if isinstance(x, (bool, int, float, complex)):
+        return _dt.dtype_of(x)
+    return np.asarray(x).dtype
+
+
+def iscomplexobj(x):
+    """True when ``x`` has a complex dtype (whatever its values)."""
+    d = _dtype_of_value(x)
+    return d is not None and _dt.issubdtype(d, np.complexfloating)
+
+
+def isrealobj(x):
+    """True when ``x`` does not have a complex dtype."""
+    return not iscomplexobj(x)
+
+
+def isscalar(element):
+    """True for scalars and for zero-dimensional arrays (JAX's convention, unlike NumPy's).
+
+    Python/NumPy numeric scalars, 0-d NumPy arrays and 0-d pyjax arrays are scalars; strings,
+    lists and other objects are not.
+    """
+    if isinstance(element, (bool, int, float, complex, np.generic)):
+        return not isinstance(element, (np.str_, np.bytes_, np.void))
+    if hasattr(element, "__jax_array__"):
+        element = element.__jax_array__()
+    d = getattr(element, "dtype", None)
+    shp = getattr(element, "shape", None)
+    if isinstance(d, np.dtype) and shp is not None and not isinstance(element, type):
+        return len(shp) == 0 and (d.kind in "biufc" or d == _dt.bfloat16
+                                  or _dt.is_numeric(d))
+    return False
+
+
+def ndim(a):
+    """Number of dimensions of ``a`` (arrays, tracers, NumPy values, nested lists)."""
+    n = getattr(a, "ndim", None)
+    if isinstance(n, int) and not isinstance(a, type):
+        return n
+    return np.ndim(a)
+
+
+def shape(a):
+    """Shape of ``a`` as a tuple."""
+    s = getattr(a, "shape", None)
+    if isinstance(s, tuple) and not isinstance(a, type):
+        return s
+    return np.shape(a)
+
+
+def size(a, axis=None):
+    """Number of elements of ``a``, or along ``axis`` (an int or a tuple of ints)."""
+    s = shape(a)
+    if axis is None:
+        n = 1
+        for d in s:
+            n *= d
+        return n
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    n = 1
+    for ax in axes:
+        if not -len(s) <= ax < len(s):
+            raise ValueError(f"axis {ax} is out of bounds for array of dimension {len(s)}")
+        n *= s[ax]
+    return n
+
+
+__all__ = [
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "int4", "uint4",
+    "int2", "uint2", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
+    "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn",
+    "int_", "uint", "float_", "complex_", "single", "double", "half", "csingle", "cdouble",
+    "bool", "generic", "number", "inexact", "floating", "complexfloating", "integer",
+    "signedinteger", "unsignedinteger", "flexible", "character", "object_", "dtype",
+    "pi", "e", "inf", "nan", "euler_gamma", "newaxis", "TypePromotionError",
+    "result_type", "promote_types", "finfo", "iinfo", "issubdtype", "isdtype", "can_cast",
+    "iscomplexobj", "isrealobj", "isscalar", "ndim", "shape", "size",
+]

@@ -1,1 +1,974 @@
-__all__ = []
+"""Shape manipulation, joining/splitting, sorting and the data-dependent-shape functions of
+``pyjax.numpy`` (reshape, transpose, concatenate, split, sort, unique, nonzero, ...).
+
+Everything lowers to ``lax`` shape primitives with static shapes. ``unique``/``nonzero`` and
+friends have data-dependent output shapes: they run on the host for concrete inputs and need a
+static ``size=`` under ``jit``, as in JAX.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core import errors
+from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.array import ArrayImpl
+from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import elementwise as lax_ew
+from pyjax._src.lax import reductions as lax_red
+from pyjax._src.lax import shape_ops as lax_shape
+from pyjax._src.lax import sorting as lax_sort
+from pyjax._src.numpy import util
+
+__all__ = [
+    "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis", "swapaxes",
+    "squeeze", "expand_dims", "broadcast_to", "broadcast_arrays", "broadcast_shapes",
+    "concatenate", "concat", "stack", "vstack", "hstack", "dstack", "column_stack", "row_stack",
+    "split", "array_split", "hsplit", "vsplit", "dsplit", "unstack",
+    "atleast_1d", "atleast_2d", "atleast_3d", "flip", "fliplr", "flipud", "rot90", "roll",
+    "tile", "repeat", "resize", "sort", "argsort", "unique", "unique_values", "unique_counts",
+    "unique_inverse", "unique_all", "nonzero", "flatnonzero", "argwhere",
+]
+
+_int = builtins.int
+_PY_SCALARS = (bool, int, float, complex)
+
+
+# ---------------------------------------------------------------------------------------
+# helpers shared with reductions.py and products.py
+# ---------------------------------------------------------------------------------------
+
+def asarray(x):
+    """``x`` as a pyjax array (or tracer). Python scalars keep their weak type."""
+    if isinstance(x, (ArrayImpl, Tracer)):
+        return x
+    if hasattr(x, "__jax_array__"):
+        return asarray(x.__jax_array__())
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"expected an array or scalar, got {type(x).__name__}; pyjax.numpy "
+                        "functions do not accept lists or tuples here (use jnp.array(x)).")
+    av = util.aval(x)
+    if trace_mod.is_eager():
+        from pyjax._src.interpreters import dispatch
+        return dispatch.to_array(x)
+    return lax_ew.convert_element_type(x, av.dtype, av.weak_type)
+
+
+def convert(x, dtype):
+    """Convert to ``dtype`` (a no-op when it already has it), dropping weak types."""
+    dtype = np.dtype(dtype)
+    av = util.aval(x)
+    if av.dtype == dtype and not av.weak_type:
+        return x
+    return lax_ew.convert_element_type(x, dtype)
+
+
+def const(dtype, value):
+    """A rank-0 NumPy constant of ``dtype`` (inlined as a literal under ``jit``)."""
+    return np.asarray(value, dtype)[()]
+
+
+def isnan(x):
+    return lax_ew.ne(x, x)
+
+
+def is_static_int(x):
+    return isinstance(x, (_int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def static_int(x, what):
+    """A Python int from a static value; traced values raise a ConcretizationTypeError."""
+    if isinstance(x, Tracer):
+        x = operator.index(x)  # raises the concretization error with context
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {x!r}") from None
+
+
+def _shape_tuple(shape, what="shape"):
+    if isinstance(shape, (_int, np.integer)) or (hasattr(shape, "shape") and
+                                                 np.ndim(shape) == 0):
+        shape = (shape,)
+    try:
+        return tuple(static_int(d, f"{what} entries") for d in shape)
+    except TypeError as e:
+        if isinstance(e, errors.ConcretizationTypeError):
+            raise
+        raise TypeError(f"{what} must be a sequence of integers, got {shape!r}") from None
+
+
+def _where_bool(cond, x, y):
+    """``select`` with broadcasting of all three operands to a common shape."""
+    shape = util.broadcast_shapes(util.shape_of(cond), util.shape_of(x), util.shape_of(y))
+    cond = util.broadcast_to(convert(cond, np.bool_), shape)
+    x, y = util.promote_dtypes(x, y)
+    x = util.broadcast_to(x, shape) if util.shape_of(x) != () or shape == () else x
+    y = util.broadcast_to(y, shape) if util.shape_of(y) != () or shape == () else y
+    return lax_ew.select(cond, x, y)
+
+
+# ---------------------------------------------------------------------------------------
+# reshaping and transposing
+# ---------------------------------------------------------------------------------------
+
+def _compute_newshape(old_shape, newshape):
+    size = math.prod(old_shape)
+    unknown = [i for i, d in enumerate(newshape) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError(f"can only specify one unknown dimension, got shape {newshape}")
+    for d in newshape:
+        if d < -1:
+            raise ValueError(f"reshape got an invalid (negative) dimension in {newshape}")
+    if unknown:
+        known = math.prod(d for d in newshape if d != -1)
+        if known == 0 or size % known:
+            raise TypeError(f"cannot reshape array of shape {tuple(old_shape)} (size {size}) "
+                            f"into shape {tuple(newshape)}")
+        newshape = tuple(size // known if d == -1 else d for d in newshape)
+    if math.prod(newshape) != size:
+        raise TypeError(f"cannot reshape array of shape {tuple(old_shape)} (size {size}) into "
+                        f"shape {tuple(newshape)} (size {math.prod(newshape)})")
+    return tuple(newshape)
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """Give ``a`` a new shape without changing its data; one dimension may be ``-1``."""
+    util.check_arraylike("reshape", a)
+    if shape is None:
+        if newshape is None:
+            raise TypeError("reshape() missing required argument 'shape'")
+        shape = newshape
+    a = asarray(a)
+    new = _compute_newshape(a.shape, _shape_tuple(shape))
+    if order == "C":
+        return a if new == a.shape else lax_shape.reshape(a, new)
+    if order == "F":
+        rev = tuple(range(a.ndim))[::-1]
+        t = lax_shape.transpose(a, rev) if a.ndim > 1 else a
+        r = lax_shape.reshape(t, new[::-1])
+        return lax_shape.transpose(r, tuple(range(len(new)))[::-1]) if len(new) > 1 else r
+    if order == "A":
+        raise NotImplementedError("reshape with order='A' is not supported.")
+    raise ValueError(f"Unexpected value for order argument: {order!r}")
+
+
+def ravel(a, order="C"):
+    """The flattened array (a reshape to one dimension)."""
+    util.check_arraylike("ravel", a)
+    a = asarray(a)
+    if order == "K":
+        raise NotImplementedError("ravel with order='K' is not supported.")
+    if a.ndim == 1:
+        return a
+    return reshape(a, (a.size,), order=order)
+
+
+def _canon_perm(axes, ndim, fun):
+    axes = tuple(util.canonicalize_axis(static_int(ax, f"{fun} axes"), ndim) for ax in axes)
+    if sorted(axes) != list(range(ndim)):
+        raise ValueError(f"{fun}: axes {tuple(axes)} is not a permutation of the dimensions of "
+                         f"an array of rank {ndim}")
+    return axes
+
+
+def transpose(a, axes=None):
+    """Permute the axes of ``a`` (reverse them when ``axes`` is None)."""
+    util.check_arraylike("transpose", a)
+    a = asarray(a)
+    if axes is None:
+        axes = tuple(range(a.ndim))[::-1]
+    else:
+        if is_static_int(axes):
+            axes = (axes,)
+        if len(axes) != a.ndim:
+            raise ValueError(f"transpose: axes {tuple(axes)} don't match array of rank {a.ndim}")
+        axes = _canon_perm(axes, a.ndim, "transpose")
+    if axes == tuple(range(a.ndim)):
+        return a
+    return lax_shape.transpose(a, axes)
+
+
+def permute_dims(a, /, axes):
+    """Array-API spelling of :func:`transpose` (``axes`` required)."""
+    return transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+    """Swap the last two axes."""
+    util.check_arraylike("matrix_transpose", x)
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ValueError("x must be at least two-dimensional for matrix_transpose; got "
+                         f"ndim={x.ndim}")
+    perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return lax_shape.transpose(x, perm)
+
+
+def moveaxis(a, source, destination):
+    """Move axes ``source`` to positions ``destination`` keeping the others in order."""
+    util.check_arraylike("moveaxis", a)
+    a = asarray(a)
+    src = (source,) if is_static_int(source) else tuple(source)
+    dst = (destination,) if is_static_int(destination) else tuple(destination)
+    if len(src) != len(dst):
+        raise ValueError("Inconsistent number of elements: "
+                         f"{len(src)} vs {len(dst)}")
+    src = util.canonicalize_axes(src, a.ndim)
+    dst = util.canonicalize_axes(dst, a.ndim)
+    perm = [i for i in range(a.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return transpose(a, perm)
+
+
+def swapaxes(a, axis1, axis2):
+    """Interchange two axes."""
+    util.check_arraylike("swapaxes", a)
+    a = asarray(a)
+    i = util.canonicalize_axis(axis1, a.ndim)
+    j = util.canonicalize_axis(axis2, a.ndim)
+    perm = list(range(a.ndim))
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, perm)
+
+
+def squeeze(a, axis=None):
+    """Remove size-1 axes (all of them, or those in ``axis``, which must have size 1)."""
+    util.check_arraylike("squeeze", a)
+    a = asarray(a)
+    if axis is None:
+        dims = tuple(i for i, d in enumerate(a.shape) if d == 1)
+    else:
+        dims = util.canonicalize_axes(axis, a.ndim)
+        bad = [i for i in dims if a.shape[i] != 1]
+        if bad:
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to "
+                             f"one, got shape={a.shape} and dimensions={tuple(dims)}")
+    if not dims:
+        return a
+    return lax_shape.reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in dims))
+
+
+def expand_dims(a, axis):
+    """Insert size-1 axes at positions ``axis`` (int or tuple) of the result."""
+    util.check_arraylike("expand_dims", a)
+    a = asarray(a)
+    axes = (axis,) if is_static_int(axis) else tuple(axis)
+    out_nd = a.ndim + len(axes)
+    axes = util.canonicalize_axes(axes, out_nd)
+    shape = list(a.shape)
+    for ax in sorted(axes):
+        shape.insert(ax, 1)
+    return lax_shape.reshape(a, tuple(shape))
+
+
+def broadcast_shapes(*shapes):
+    """The shape that NumPy broadcasting of ``shapes`` gives."""
+    return util.broadcast_shapes(*[_shape_tuple(s) for s in shapes])
+
+
+def broadcast_to(array, shape):
+    """Broadcast ``array`` to ``shape`` (NumPy rules)."""
+    util.check_arraylike("broadcast_to", array)
+    shape = _shape_tuple(shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"broadcast_to: all elements of shape must be non-negative, got {shape}")
+    return util.broadcast_to(asarray(array), shape)
+
+
+def broadcast_arrays(*args):
+    """Broadcast all arguments against each other; returns a list of arrays."""
+    util.check_arraylike("broadcast_arrays", *args)
+    args = [asarray(a) for a in args]
+    shape = util.broadcast_shapes(*[a.shape for a in args])
+    return [util.broadcast_to(a, shape) for a in args]
+
+
+# ---------------------------------------------------------------------------------------
+# joining
+# ---------------------------------------------------------------------------------------
+
+def _as_list(arrays, fun):
+    if isinstance(arrays, (ArrayImpl, Tracer, np.ndarray)):
+        if np.ndim(arrays) == 0:
+            raise ValueError(f"{fun}: zero-dimensional arrays cannot be iterated over")
+        arrays = asarray(arrays)
+        return [lax_shape.index_in_dim(arrays, i, 0, keepdims=False)
+                for i in range(arrays.shape[0])]
+    try:
+        arrays = list(arrays)
+    except TypeError:
+        raise TypeError(f"{fun} expects a sequence of arrays, got {type(arrays)}") from None
+    util.check_arraylike(fun, *arrays)
+    return arrays
+
+
+def _promote_to(arrays, dtype, fun):
+    if dtype is None:
+        return util.promote_dtypes(*arrays) if len(arrays) > 1 else arrays
+    dtype = dtypes.check_user_dtype(dtype, fun)
+    return [convert(a, dtype) for a in arrays]
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    """Join arrays along an existing axis (``axis=None`` flattens them first)."""
+    arrays = _as_list(arrays, "concatenate")
+    if not arrays:
+        raise ValueError("Need at least one array to concatenate.")
+    arrays = [asarray(a) for a in _promote_to(arrays, dtype, "concatenate")]
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    nd = arrays[0].ndim
+    if nd == 0:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    axis = util.canonicalize_axis(axis, nd)
+    for a in arrays[1:]:
+        if a.ndim != nd:
+            raise ValueError("All the input arrays must have same number of dimensions, got "
+                             f"shapes {[x.shape for x in arrays]}")
+        if any(a.shape[i] != arrays[0].shape[i] for i in range(nd) if i != axis):
+            raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions "
+                            f"other than the one being concatenated (axis {axis}): got shapes "
+                            f"{[x.shape for x in arrays]}")
+    if len(arrays) == 1:
+        return arrays[0]
+    return lax_shape.concatenate(arrays, axis)
+
+
+def concat(arrays, /, *, axis=0):
+    """Array-API spelling of :func:`concatenate`."""
+    return concatenate(arrays, axis=axis)
+
+
+def stack(arrays, axis=0, out=None, dtype=None):
+    """Join equally shaped arrays along a new axis."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to stack is not supported.")
+    arrays = _as_list(arrays, "stack")
+    if not arrays:
+        raise ValueError("Need at least one array to stack.")
+    arrays = [asarray(a) for a in arrays]
+    shape0 = arrays[0].shape
+    if any(a.shape != shape0 for a in arrays):
+        raise ValueError(f"All input arrays must have the same shape, got "
+                         f"{[a.shape for a in arrays]}")
+    axis = util.canonicalize_axis(axis, len(shape0) + 1)
+    return concatenate([expand_dims(a, axis) for a in arrays], axis=axis, dtype=dtype)
+
+
+def vstack(tup, dtype=None):
+    """Stack arrays vertically (along axis 0, after ``atleast_2d``)."""
+    arrs = _as_list(tup, "vstack")
+    return concatenate([atleast_2d(a) for a in arrs], axis=0, dtype=dtype)
+
+
+row_stack = vstack
+
+
+def hstack(tup, dtype=None):
+    """Stack arrays horizontally (axis 1, or axis 0 for 1-D inputs)."""
+    arrs = [atleast_1d(a) for a in _as_list(tup, "hstack")]
+    axis = 0 if arrs and arrs[0].ndim == 1 else 1
+    return concatenate(arrs, axis=axis, dtype=dtype)
+
+
+def dstack(tup, dtype=None):
+    """Stack arrays along the third axis (after ``atleast_3d``)."""
+    return concatenate([atleast_3d(a) for a in _as_list(tup, "dstack")], axis=2, dtype=dtype)
+
+
+def column_stack(tup):
+    """Stack 1-D arrays as columns of a 2-D array (2-D inputs are stacked as they are)."""
+    arrs = []
+    for a in _as_list(tup, "column_stack"):
+        a = asarray(a)
+        arrs.append(reshape(a, (-1, 1)) if a.ndim < 2 else a)
+    return concatenate(arrs, axis=1)
+
+
+def atleast_1d(*arys):
+    """Views of the inputs with at least one dimension (a list when several are given)."""
+    util.check_arraylike("atleast_1d", *arys)
+    out = [reshape(asarray(a), (1,)) if np.ndim(a) == 0 else asarray(a) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    """Inputs with at least two dimensions: (N,) becomes (1, N)."""
+    util.check_arraylike("atleast_2d", *arys)
+    out = []
+    for a in arys:
+        a = asarray(a)
+        out.append(a if a.ndim >= 2 else reshape(a, (1,) * (2 - a.ndim) + a.shape))
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*arys):
+    """Inputs with at least three dimensions: (N,) -> (1, N, 1), (M, N) -> (M, N, 1)."""
+    util.check_arraylike("atleast_3d", *arys)
+    out = []
+    for a in arys:
+        a = asarray(a)
+        if a.ndim == 0:
+            a = reshape(a, (1, 1, 1))
+        elif a.ndim == 1:
+            a = reshape(a, (1, a.shape[0], 1))
+        elif a.ndim == 2:
+            a = reshape(a, a.shape + (1,))
+        out.append(a)
+    return out[0] if len(out) == 1 else out
+
+
+# ---------------------------------------------------------------------------------------
+# splitting
+# ---------------------------------------------------------------------------------------
+
+def _split(fun, ary, indices_or_sections, axis, equal):
+    util.check_arraylike(fun, ary)
+    ary = asarray(ary)
+    if ary.ndim == 0:
+        raise ValueError(f"{fun}: zero-dimensional arrays cannot be split")
+    axis = util.canonicalize_axis(axis, ary.ndim)
+    n = ary.shape[axis]
+    if is_static_int(indices_or_sections) or (np.ndim(indices_or_sections) == 0 and
+                                               not isinstance(indices_or_sections, Tracer)):
+        sections = static_int(indices_or_sections, f"{fun} sections")
+        if sections <= 0:
+            raise ValueError(f"{fun}: number of sections must be larger than 0, got {sections}")
+        if equal and n % sections:
+            raise ValueError(f"array split does not result in an equal division: size {n} "
+                             f"along axis {axis} into {sections} sections")
+        q, r = divmod(n, sections)
+        sizes = [q + 1] * r + [q] * (sections - r)
+        bounds = np.cumsum([0] + sizes).tolist()
+    else:
+        idx = [static_int(i, f"{fun} indices") for i in np.asarray(indices_or_sections)
+               .reshape(-1).tolist()] if not isinstance(indices_or_sections, (list, tuple)) \
+            else [static_int(i, f"{fun} indices") for i in indices_or_sections]
+        bounds = [0] + [builtins.min(builtins.max(i if i >= 0 else i + n, 0), n) for i in idx]
+        bounds = bounds + [n]
+    return [lax_shape.slice_in_dim(ary, lo, builtins.max(lo, hi), 1, axis)
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def split(ary, indices_or_sections, axis=0):
+    """Split into equal sections (an int) or at the given indices (a sequence)."""
+    return _split("split", ary, indices_or_sections, axis, True)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    """Like :func:`split`, but sections may differ in size by one."""
+    return _split("array_split", ary, indices_or_sections, axis, False)
+
+
+def hsplit(ary, indices_or_sections):
+    """Split along axis 1 (axis 0 for 1-D arrays)."""
+    util.check_arraylike("hsplit", ary)
+    return _split("hsplit", ary, indices_or_sections, 1 if np.ndim(ary) > 1 else 0, True)
+
+
+def vsplit(ary, indices_or_sections):
+    """Split along axis 0 (needs at least two dimensions)."""
+    util.check_arraylike("vsplit", ary)
+    if np.ndim(ary) < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return _split("vsplit", ary, indices_or_sections, 0, True)
+
+
+def dsplit(ary, indices_or_sections):
+    """Split along axis 2 (needs at least three dimensions)."""
+    util.check_arraylike("dsplit", ary)
+    if np.ndim(ary) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return _split("dsplit", ary, indices_or_sections, 2, True)
+
+
+def unstack(x, /, *, axis=0):
+    """Split into a tuple of arrays along ``axis``, removing it."""
+    util.check_arraylike("unstack", x)
+    x = asarray(x)
+    if x.ndim == 0:
+        raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
+                         "passed.")
+    axis = util.canonicalize_axis(axis, x.ndim)
+    return tuple(lax_shape.index_in_dim(x, i, axis, keepdims=False)
+                 for i in range(x.shape[axis]))
+
+
+# ---------------------------------------------------------------------------------------
+# rearranging
+# ---------------------------------------------------------------------------------------
+
+def flip(m, axis=None):
+    """Reverse the order of elements along ``axis`` (all axes when None)."""
+    util.check_arraylike("flip", m)
+    m = asarray(m)
+    axes = util.canonicalize_axes(axis, m.ndim)
+    if not axes:
+        return m
+    return lax_shape.rev(m, tuple(axes))
+
+
+def fliplr(m):
+    """Reverse along axis 1."""
+    util.check_arraylike("fliplr", m)
+    if np.ndim(m) < 2:
+        raise ValueError(f"fliplr requires an array of at least 2 dimensions, got "
+                         f"ndim={np.ndim(m)}")
+    return flip(m, 1)
+
+
+def flipud(m):
+    """Reverse along axis 0."""
+    util.check_arraylike("flipud", m)
+    if np.ndim(m) < 1:
+        raise ValueError("flipud requires an array of at least 1 dimension, got ndim=0")
+    return flip(m, 0)
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
+    util.check_arraylike("rot90", m)
+    m = asarray(m)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    a0, a1 = (util.canonicalize_axis(ax, m.ndim) for ax in axes)
+    if a0 == a1:
+        raise ValueError("Axes must be different.")
+    k = static_int(k, "rot90 k") % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(m, (a0, a1))
+    perm = list(range(m.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return transpose(flip(m, a1), perm)
+    return flip(transpose(m, perm), a1)
+
+
+def _roll_static(a, shift, axis):
+    n = a.shape[axis]
+    if n == 0:
+        return a
+    s = shift % n
+    if s == 0:
+        return a
+    return lax_shape.concatenate([lax_shape.slice_in_dim(a, n - s, n, 1, axis),
+                                  lax_shape.slice_in_dim(a, 0, n - s, 1, axis)], axis)
+
+
+def _roll_dynamic(a, shift, axis):
+    n = a.shape[axis]
+    if n == 0:
+        return a
+    idx_dt = dtypes.canonicalize_dtype(util.dtype_of(shift))
+    shift = convert(shift, idx_dt)
+    s = lax_ew.rem(shift, const(idx_dt, n))
+    s = lax_ew.select(lax_ew.lt(s, const(idx_dt, 0)), lax_ew.add(s, const(idx_dt, n)), s)
+    start = lax_ew.sub(const(idx_dt, n), s)
+    start = lax_ew.select(lax_ew.eq(start, const(idx_dt, n)), const(idx_dt, 0), start)
+    doubled = lax_shape.concatenate([a, a], axis)
+    starts = [const(idx_dt, 0)] * a.ndim
+    starts[axis] = start
+    return lax_shape.dynamic_slice(doubled, starts, a.shape)
+
+
+def roll(a, shift, axis=None):
+    """Roll elements along ``axis`` (the flattened array when None)."""
+    util.check_arraylike("roll", a)
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    axes = (axis,) if is_static_int(axis) else tuple(axis)
+    axes = tuple(util.canonicalize_axis(ax, a.ndim) for ax in axes)
+    if isinstance(shift, (ArrayImpl, Tracer, np.ndarray)) and np.ndim(shift) > 0:
+        shifts = [shift[i] for i in range(shift.shape[0])]
+    elif isinstance(shift, (list, tuple)):
+        shifts = list(shift)
+    else:
+        shifts = [shift]
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    elif len(axes) == 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
+    for s, ax in zip(shifts, axes):
+        if isinstance(s, Tracer):
+            a = _roll_dynamic(a, s, ax)
+        else:
+            a = _roll_static(a, static_int(s, "roll shift"), ax)
+    return a
+
+
+def tile(A, reps):
+    """Repeat the whole of ``A`` ``reps`` times along each axis."""
+    util.check_arraylike("tile", A)
+    A = asarray(A)
+    reps = _shape_tuple(reps, "reps")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: negative repetitions are not allowed, got {reps}")
+    nd = builtins.max(len(reps), A.ndim)
+    reps = (1,) * (nd - len(reps)) + reps
+    A = reshape(A, (1,) * (nd - A.ndim) + A.shape)
+    inter = []
+    for r, d in zip(reps, A.shape):
+        inter += [r, d]
+    b = lax_shape.broadcast_in_dim(A, tuple(inter), tuple(range(1, 2 * nd, 2)))
+    return lax_shape.reshape(b, tuple(r * d for r, d in zip(reps, A.shape)))
+
+
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """Repeat each element ``repeats`` times along ``axis`` (the flattened array when None)."""
+    util.check_arraylike("repeat", a)
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = util.canonicalize_axis(axis, a.ndim)
+    n = a.shape[axis]
+    if isinstance(repeats, Tracer):
+        if total_repeat_length is None:
+            raise errors.ConcretizationTypeError(
+                repeats.aval.str_short(),
+                "jnp.repeat with a traced `repeats` needs a static `total_repeat_length`.\n")
+        return _repeat_traced(a, repeats, axis, total_repeat_length)
+    reps = np.asarray(repeats)
+    if reps.ndim == 0 or reps.size == 1:
+        r = _int(reps.reshape(()))
+        if r < 0:
+            raise ValueError(f"repeat: repeats may not be negative, got {r}")
+        shape = list(a.shape)
+        shape.insert(axis + 1, r)
+        dims = tuple(i if i <= axis else i + 1 for i in range(a.ndim))
+        b = lax_shape.broadcast_in_dim(a, tuple(shape), dims)
+        out_shape = a.shape[:axis] + (n * r,) + a.shape[axis + 1:]
+        out = lax_shape.reshape(b, out_shape)
+    else:
+        if reps.ndim != 1 or reps.shape[0] != n:
+            raise ValueError(f"repeat: repeats of shape {reps.shape} cannot be broadcast to "
+                             f"the length {n} of axis {axis}")
+        if (reps < 0).any():
+            raise ValueError("repeat: repeats may not be negative")
+        idx = np.repeat(np.arange(n), reps)
+        out = _take_static(a, idx, axis)
+    if total_repeat_length is not None and out.shape[axis] != total_repeat_length:
+        total = static_int(total_repeat_length, "total_repeat_length")
+        cur = out.shape[axis]
+        if cur > total:
+            out = lax_shape.slice_in_dim(out, 0, total, 1, axis)
+        else:  # pad by repeating the last element, as JAX does
+            last = lax_shape.slice_in_dim(out, cur - 1, cur, 1, axis) if cur else None
+            if last is None:
+                raise ValueError("repeat: cannot pad an empty result to total_repeat_length")
+            shape = list(out.shape)
+            shape[axis] = total - cur
+            out = lax_shape.concatenate([out, util.broadcast_to(last, tuple(shape))], axis)
+    return out
+
+
+def _take_static(a, idx, axis):
+    """Gather ``a`` at static indices ``idx`` along ``axis`` with slices (runs of consecutive
+    indices become one slice)."""
+    idx = [_int(i) for i in idx]
+    if not idx:
+        return lax_shape.slice_in_dim(a, 0, 0, 1, axis)
+    pieces, start, prev = [], idx[0], idx[0]
+    runs = []
+    for i in idx[1:]:
+        if i == prev + 1:
+            prev = i
+            continue
+        runs.append((start, prev + 1))
+        start = prev = i
+    runs.append((start, prev + 1))
+    for lo, hi in runs:
+        pieces.append(lax_shape.slice_in_dim(a, lo, hi, 1, axis))
+    return pieces[0] if len(pieces) == 1 else lax_shape.concatenate(pieces, axis)
+
+
+def _repeat_traced(a, repeats, axis, total):
+    total = static_int(total, "total_repeat_length")
+    n = a.shape[axis]
+    idt = dtypes.default_int_dtype()
+    reps = util.broadcast_to(convert(repeats, idt), (n,))
+    ends = lax_red.cumsum(reps, 0)
+    j = lax_shape.broadcasted_iota(idt, (total, n), 0)
+    # output position j takes the element i with ends[i-1] <= j < ends[i]
+    src = lax_red.reduce_sum(convert(lax_ew.ge(j, lax_shape.broadcast_in_dim(
+        ends, (total, n), (1,))), idt), (1,))
+    src = lax_ew.min(src, const(idt, builtins.max(n - 1, 0)))
+    return take_along(a, src, axis)
+
+
+def take_along(a, idx, axis):
+    """Gather ``a`` at a 1-D index array ``idx`` along ``axis`` (indices in range)."""
+    from pyjax._src.numpy import indexing
+    return indexing.take(a, idx, axis=axis, mode="clip")
+
+
+def resize(a, new_shape):
+    """A new array of ``new_shape`` filled with repeated copies of ``a``'s data."""
+    util.check_arraylike("resize", a)
+    a = ravel(asarray(a))
+    new_shape = _shape_tuple(new_shape, "new_shape")
+    if any(d < 0 for d in new_shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    size = math.prod(new_shape)
+    if a.size == 0 or size == 0:
+        return lax_shape.full(new_shape, 0, a.dtype)
+    reps = -(-size // a.size)
+    return reshape(lax_shape.slice_in_dim(tile(a, reps), 0, size, 1, 0), new_shape)
+
+
+# ---------------------------------------------------------------------------------------
+# sorting
+# ---------------------------------------------------------------------------------------
+
+def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """A sorted copy of ``a`` (NaNs last); ``axis=None`` sorts the flattened array."""
+    util.check_arraylike("sort", a)
+    if order is not None:
+        raise ValueError("The 'order' argument to sort is not supported.")
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    if a.ndim == 0:
+        raise ValueError("sort: axis out of bounds for a 0-dimensional array")
+    axis = util.canonicalize_axis(axis, a.ndim)
+    out = lax_sort.sort(a, dimension=axis, is_stable=bool(stable))
+    return lax_shape.rev(out, (axis,)) if descending else out
+
+
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """Indices that sort ``a`` along ``axis``; stable, also when ``descending``."""
+    util.check_arraylike("argsort", a)
+    if order is not None:
+        raise ValueError("The 'order' argument to argsort is not supported.")
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    if a.ndim == 0:
+        raise ValueError("argsort: axis out of bounds for a 0-dimensional array")
+    axis = util.canonicalize_axis(axis, a.ndim)
+    idt = dtypes.default_int_dtype()
+    iota = lax_shape.broadcasted_iota(idt, a.shape, axis)
+    if descending:
+        # reverse, sort stably ascending, reverse back: ties keep their original order
+        a = lax_shape.rev(a, (axis,))
+        _, perm = lax_sort.sort((a, iota), dimension=axis, is_stable=True, num_keys=1)
+        perm = lax_shape.rev(perm, (axis,))
+        return lax_ew.sub(const(idt, a.shape[axis] - 1), perm)
+    _, perm = lax_sort.sort((a, iota), dimension=axis, is_stable=bool(stable), num_keys=1)
+    return perm
+
+
+# ---------------------------------------------------------------------------------------
+# data-dependent output shapes: host for concrete inputs, size= under jit
+# ---------------------------------------------------------------------------------------
+
+def _concrete_value(x):
+    """A NumPy value for a concrete input, or None when it is a tracer."""
+    if isinstance(x, Tracer):
+        return x.to_concrete_value()
+    return np.asarray(x) if not isinstance(x, ArrayImpl) else x._value
+
+
+def _need_size(x, fun):
+    raise errors.ConcretizationTypeError(
+        x.aval.str_short(),
+        f"The size argument of jnp.{fun} must be statically specified to use jnp.{fun} within "
+        "JAX transformations (the output shape depends on the values of the input).\n")
+
+
+def _upload(v, dtype=None):
+    v = np.asarray(v, dtype if dtype is not None else dtypes.canonicalize_dtype(v.dtype))
+    return asarray(v)
+
+
+def _flat_true_positions(mask, size, fill):
+    """Positions (in a flattened boolean ``mask``) of its first ``size`` True entries, padded
+    with ``fill``; also returns the validity mask of each slot."""
+    idt = dtypes.default_int_dtype()
+    n = mask.shape[0]
+    cs = lax_red.cumsum(convert(mask, idt), 0) if n else mask
+    k = lax_shape.broadcasted_iota(idt, (size, n), 0)
+    le = lax_ew.le(lax_shape.broadcast_in_dim(cs, (size, n), (1,)), k) if n else None
+    pos = lax_red.reduce_sum(convert(le, idt), (1,)) if n else lax_shape.full((size,), 0, idt)
+    count = lax_red.reduce_sum(convert(mask, idt), (0,)) if n else const(idt, 0)
+    valid = lax_ew.lt(lax_shape.iota(idt, size), count)
+    return pos, valid
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    """Indices of the non-zero elements, one array per dimension.
+
+    Under ``jit`` the output shape must be static: pass ``size`` (results are truncated or
+    padded with ``fill_value``, default 0)."""
+    util.check_arraylike("nonzero", a)
+    if np.ndim(a) == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(arr)"
+                         ".nonzero() instead.")
+    if size is None:
+        v = _concrete_value(a)
+        if v is None:
+            _need_size(a, "nonzero")
+        return tuple(_upload(i, dtypes.default_int_dtype()) for i in np.nonzero(v))
+    size = static_int(size, "nonzero size")
+    a = asarray(a)
+    idt = dtypes.default_int_dtype()
+    mask = ravel(convert(a, np.bool_))
+    pos, valid = _flat_true_positions(mask, size, fill_value)
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else (fill_value,) * a.ndim
+    if len(fills) != a.ndim:
+        raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length {a.ndim}, "
+                         f"got {fill_value!r}")
+    out, stride = [], math.prod(a.shape)
+    for d, f in zip(a.shape, fills):
+        stride //= d if d else 1
+        coord = lax_ew.div(pos, const(idt, stride)) if stride != 1 else pos
+        coord = lax_ew.rem(coord, const(idt, d)) if d else coord
+        f = 0 if f is None else f
+        out.append(lax_ew.select(valid, coord, util.broadcast_to(convert(f, idt), (size,))))
+    return tuple(out)
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    """Indices of the non-zero elements of the flattened array."""
+    util.check_arraylike("flatnonzero", a)
+    return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    """Indices of non-zero elements, grouped by element: shape ``(N, a.ndim)``."""
+    util.check_arraylike("argwhere", a)
+    a = asarray(a)
+    if a.ndim == 0:
+        n = (1 if bool(_concrete_value(a)) else 0) if size is None else size
+        if size is None and _concrete_value(a) is None:
+            _need_size(a, "argwhere")
+        return lax_shape.full((n, 0), 0, dtypes.default_int_dtype())
+    idx = nonzero(a, size=size, fill_value=fill_value)
+    return stack(idx, axis=1)
+
+
+def _unique_host(v, return_index, return_inverse, return_counts, axis, equal_nan):
+    res = np.unique(v, return_index=return_index, return_inverse=return_inverse,
+                    return_counts=return_counts, axis=axis, equal_nan=equal_nan)
+    if not isinstance(res, tuple):
+        return _upload(res, v.dtype)
+    idt = dtypes.default_int_dtype()
+    return (_upload(res[0], v.dtype),) + tuple(_upload(r, idt) for r in res[1:])
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+           *, equal_nan=True, size=None, fill_value=None, sorted=True):
+    """The sorted unique elements of ``ar`` (optionally first indices, inverse, counts).
+
+    Under ``jit`` pass a static ``size``: the result is truncated or padded with
+    ``fill_value`` (default: the smallest unique value)."""
+    util.check_arraylike("unique", ar)
+    if size is None:
+        v = _concrete_value(ar)
+        if v is None:
+            _need_size(ar, "unique")
+        v = np.asarray(v, dtypes.canonicalize_dtype(v.dtype))
+        if axis is not None:
+            axis = util.canonicalize_axis(axis, v.ndim)
+        return _unique_host(v, return_index, return_inverse, return_counts, axis, equal_nan)
+    if axis is not None:
+        raise NotImplementedError("jnp.unique with both size= and axis= is not supported yet")
+    return _unique_sized(asarray(ar), static_int(size, "unique size"), fill_value, equal_nan,
+                         return_index, return_inverse, return_counts)
+
+
+def _take_1d(x, idx):
+    """``x[idx]`` for a 1-D ``x`` and in-range 1-D ``idx`` (a one-hot select: exact for every
+    dtype, NaNs included)."""
+    idt = util.dtype_of(idx)
+    n, m = x.shape[0], idx.shape[0]
+    if n == 0:
+        return lax_shape.full((m,), 0, x.dtype)
+    hit = lax_ew.eq(lax_shape.broadcasted_iota(idt, (m, n), 1),
+                    lax_shape.broadcast_in_dim(idx, (m, n), (0,)))
+    xb = lax_shape.broadcast_in_dim(x, (m, n), (1,))
+    if dtypes.is_bool(x.dtype):
+        return lax_red.reduce_or(lax_ew.bitwise_and(hit, xb), (1,))
+    zero = lax_shape.full((m, n), 0, x.dtype)
+    return lax_red.reduce_sum(lax_ew.select(hit, xb, zero), (1,))
+
+
+def _unique_sized(ar, size, fill_value, equal_nan, return_index, return_inverse,
+                  return_counts):
+    idt = dtypes.default_int_dtype()
+    shape = ar.shape
+    x = ravel(ar)
+    n = x.shape[0]
+    iota = lax_shape.iota(idt, n)
+    if n:
+        s, perm = lax_sort.sort((x, iota), dimension=0, is_stable=True, num_keys=1)
+        diff = lax_ew.ne(lax_shape.slice_in_dim(s, 1, n, 1, 0),
+                         lax_shape.slice_in_dim(s, 0, n - 1, 1, 0))
+        if equal_nan and dtypes.is_inexact(s.dtype):
+            both_nan = lax_ew.bitwise_and(isnan(lax_shape.slice_in_dim(s, 1, n, 1, 0)),
+                                          isnan(lax_shape.slice_in_dim(s, 0, n - 1, 1, 0)))
+            diff = lax_ew.bitwise_and(diff, lax_ew.bitwise_not(both_nan))
+        first = lax_shape.concatenate([lax_shape.full((1,), True, np.bool_), diff], 0)
+    else:
+        s, perm, first = x, iota, lax_shape.full((0,), False, np.bool_)
+    pos, valid = _flat_true_positions(first, size, None)
+    safe = lax_ew.min(pos, const(idt, builtins.max(n - 1, 0)))
+    vals = _take_1d(s, safe)
+    if fill_value is None:
+        fill = lax_shape.slice_in_dim(s, 0, 1, 1, 0) if n else lax_shape.full((1,), 0, s.dtype)
+        fill = lax_shape.broadcast_in_dim(lax_shape.reshape(fill, ()), (size,), ())
+    else:
+        fill = util.broadcast_to(convert(fill_value, s.dtype), (size,))
+    outs = [lax_ew.select(valid, vals, fill)]
+    if return_index:
+        outs.append(lax_ew.select(valid, _take_1d(perm, safe), lax_shape.full((size,), 0, idt)))
+    if return_inverse:
+        gid = lax_ew.sub(lax_red.cumsum(convert(first, idt), 0), const(idt, 1)) if n else iota
+        inv_perm = argsort(perm) if n else iota
+        outs.append(reshape(_take_1d(gid, inv_perm), shape) if n else reshape(iota, shape))
+    if return_counts:
+        nxt = lax_shape.concatenate([lax_shape.slice_in_dim(pos, 1, size, 1, 0),
+                                     lax_shape.full((1,), n, idt)], 0) if size else pos
+        nvalid = lax_shape.concatenate([lax_shape.slice_in_dim(valid, 1, size, 1, 0),
+                                        lax_shape.full((1,), False, np.bool_)], 0) \
+            if size else valid
+        nxt = lax_ew.select(nvalid, nxt, lax_shape.full((size,), n, idt))
+        cnt = lax_ew.sub(nxt, pos)
+        outs.append(lax_ew.select(valid, cnt, lax_shape.full((size,), 0, idt)))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def unique_values(x, /, *, size=None, fill_value=None):
+    """Array-API ``unique_values``: ``unique(x)`` with NaNs collapsed."""
+    return unique(x, equal_nan=True, size=size, fill_value=fill_value)
+
+
+def unique_counts(x, /, *, size=None, fill_value=None):
+    """``(values, counts)``."""
+    return unique(x, return_counts=True, equal_nan=True, size=size, fill_value=fill_value)
+
+
+def unique_inverse(x, /, *, size=None, fill_value=None):
+    """``(values, inverse_indices)``; the inverse has the shape of ``x``."""
+    vals, inv = unique(x, return_inverse=True, equal_nan=True, size=size,
+                       fill_value=fill_value)
+    return vals, reshape(inv, np.shape(x) if not hasattr(x, "shape") else x.shape)
+
+
+def unique_all(x, /, *, size=None, fill_value=None):
+    """``(values, indices, inverse_indices, counts)``."""
+    vals, idx, inv, cnt = unique(x, return_index=True, return_inverse=True,
+                                 return_counts=True, equal_nan=True, size=size,
+                                 fill_value=fill_value)
+    return vals, idx, reshape(inv, np.shape(x) if not hasattr(x, "shape") else x.shape), cnt

@@ -46,6 +46,14 @@ def aval_str(dtype, shape):
 
 
 _c_char = ctypes.c_char
+_char_array_types = {}  # nbytes -> c_char * nbytes (ctypes' own cache is slower)
+
+
+def _char_array(nbytes):
+    if len(_char_array_types) > 1024:
+        _char_array_types.clear()
+    t = _char_array_types[nbytes] = _c_char * nbytes
+    return t
 
 
 class Buffer:
@@ -97,6 +105,10 @@ class Buffer:
         Raises XlaRuntimeError if the computation producing it failed, or if the
         buffer was deleted or donated.
         """
+        if self._ready:  # computed before: only deletion/donation can have happened since
+            if self.is_deleted():
+                raise XlaRuntimeError("Buffer has been deleted or donated.", 3)
+            return self
         self._client._await_ready(self._ptr)
         self._ready = True
         return self
@@ -123,7 +135,7 @@ class Buffer:
             nbytes *= d
         if not nbytes:
             if self.is_deleted():
-                raise XlaRuntimeError("Buffer has been deleted or donated.", 9)
+                raise XlaRuntimeError("Buffer has been deleted or donated.", 3)
             return np.empty(shape, dtype)
         # CPU fast path: pin (external reference, so the memory cannot be donated
         # meanwhile), read the host pointer, copy with numpy, unpin.
@@ -144,7 +156,9 @@ class Buffer:
             api.Buffer_DecreaseExternalReferenceCount(r_ref)
             pool.append(scratch)
             raise api.error_to_exception(err)
-        out = np.ndarray(shape, dtype, (_c_char * nbytes).from_address(p.buffer_pointer)).copy()
+        view = (_char_array_types.get(nbytes) or _char_array(nbytes)).from_address(
+            p.buffer_pointer)
+        out = np.ndarray(shape, dtype, view).copy()
         err = api.Buffer_DecreaseExternalReferenceCount(r_ref)
         pool.append(scratch)
         if err:

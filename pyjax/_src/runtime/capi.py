@@ -112,8 +112,7 @@ NamedValue = type("NamedValue", (_Args,), {
 NamedValue.STRUCT_SIZE = NamedValue.value_size.offset + NamedValue.value_size.size
 
 # --- plugin, client ------------------------------------------------------------------
-Plugin_Initialize_Args = _args("Plugin_Initialize_Args")
-Plugin_Initialize_Args.STRUCT_SIZE = 16  # last field is extension_start
+Plugin_Initialize_Args = _args("Plugin_Initialize_Args")  # size 16: extension_start is last
 Plugin_Attributes_Args = _args("Plugin_Attributes_Args", ("attributes", c_void_p),
                                ("num_attributes", c_size_t))
 Client_Create_Args = _args(

@@ -142,7 +142,7 @@ class Client:
             arr = np.ascontiguousarray(arr)
         ptype = DTYPE_TO_PJRT.get(arr.dtype)
         if ptype is None:
-            if arr.dtype.byteorder not in "=|" and not arr.dtype.isnative:
+            if not arr.dtype.isnative:
                 arr = arr.astype(arr.dtype.newbyteorder("="))
             ptype = dtype_to_pjrt_type(arr.dtype)  # raises TypeError naming the dtype
         if device is None:
@@ -334,6 +334,15 @@ class Client:
             api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err2)))
         if err:
             raise api.error_to_exception(err)
+
+    def _is_ready(self, ptr):
+        event = self._ready_event(ptr)
+        try:
+            args = capi.Event_IsReady_Args(event=event)
+            self._api.call("Event_IsReady", args)
+            return bool(args.is_ready)
+        finally:
+            self._api.destroy_event(event)
 
     def _to_host_buffer(self, ptr, shape, dtype):
         """Generic (non-CPU) device-to-host copy through PJRT_Buffer_ToHostBuffer."""

@@ -224,6 +224,8 @@ class Executable:
         if len(per_device_args) != nd:
             raise ValueError(f"expected argument lists for {nd} devices "
                              f"{devices}, got {len(per_device_args)}")
+        if self.portable:
+            return [self.execute(per_device_args[0])]
         n = len(per_device_args[0]) if nd else 0
         for i, (dev_args, dev) in enumerate(zip(per_device_args, devices)):
             where = f"device {i} ({dev!r}) "

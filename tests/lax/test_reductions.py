@@ -1,0 +1,308 @@
+"""Reductions (reduce_*, argmax/argmin, cumulative ops) eagerly and under jit, against NumPy."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.lax as lax
+
+TESTED_PRIMITIVES = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
+                     "reduce_or", "reduce_xor", "argmax", "argmin", "cumsum", "cumprod",
+                     "cummax", "cummin", "cumlogsumexp"}
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+RNG = np.random.default_rng(0)
+
+
+def make(shape, dtype, lo=-3, hi=4):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return RNG.random(shape) < 0.5
+    if np.issubdtype(dtype, np.unsignedinteger):
+        return RNG.integers(0, hi + 3, shape).astype(dtype)
+    if np.issubdtype(dtype, np.integer):
+        return RNG.integers(lo, hi, shape).astype(dtype)
+    if np.issubdtype(dtype, np.complexfloating):
+        return (RNG.integers(lo, hi, shape) + 1j * RNG.integers(lo, hi, shape)).astype(dtype)
+    return RNG.integers(lo, hi, shape).astype(dtype)  # integer-valued: exact sums in bf16
+
+
+def tol(dtype):
+    return dict(rtol=2e-2, atol=1e-2) if np.dtype(dtype) == BF16 else dict(rtol=1e-5, atol=1e-5)
+
+
+def check(fn, args, expected, out_dtype, weak=False, **tols):
+    """Eager, jit and eval_shape all agree with the NumPy ``expected`` (shape, dtype, value)."""
+    expected = np.asarray(expected)
+    struct = pyjax.eval_shape(fn, *args)
+    assert struct.shape == expected.shape and struct.dtype == out_dtype
+    assert struct.weak_type == weak
+    for out in (fn(*args), pyjax.jit(fn)(*args)):
+        assert out.shape == expected.shape, (out.shape, expected.shape)
+        assert out.dtype == out_dtype, (out.dtype, out_dtype)
+        assert out.weak_type == weak
+        got = np.asarray(out)
+        if out_dtype == BF16:
+            got, expected = got.astype(np.float32), expected.astype(np.float32)
+        np.testing.assert_allclose(got, expected, **(tols or tol(out_dtype)))
+
+
+# ---- monoid reductions ----
+
+def _np_reduce(name, x, axes):
+    dt = x.dtype
+    axes = tuple(axes)
+    if dt == BF16:
+        return _np_reduce(name, x.astype(np.float32), axes).astype(BF16)
+    if name == "reduce_sum":
+        return np.sum(x, axis=axes, dtype=dt)
+    if name == "reduce_prod":
+        return np.prod(x, axis=axes, dtype=dt)
+    if name in ("reduce_max", "reduce_min"):
+        if dt == np.bool_:
+            return (np.any if name == "reduce_max" else np.all)(x, axis=axes)
+        if np.issubdtype(dt, np.floating):
+            init = -np.inf if name == "reduce_max" else np.inf
+        else:
+            info = np.iinfo(dt)
+            init = info.min if name == "reduce_max" else info.max
+        f = np.max if name == "reduce_max" else np.min
+        return f(x, axis=axes, initial=init)
+    if dt == np.bool_:
+        uf = {"reduce_and": np.logical_and, "reduce_or": np.logical_or,
+              "reduce_xor": np.logical_xor}[name]
+    else:
+        uf = {"reduce_and": np.bitwise_and, "reduce_or": np.bitwise_or,
+              "reduce_xor": np.bitwise_xor}[name]
+    return uf.reduce(x, axis=axes, dtype=dt)
+
+
+_MONOID_DTYPES = {
+    "reduce_sum": [np.float32, np.int32, np.int8, np.uint8, BF16, np.complex64],
+    "reduce_prod": [np.float32, np.int32, np.int8, np.uint8, BF16, np.complex64],
+    "reduce_max": [np.float32, np.int32, np.int8, np.uint8, np.bool_, BF16],
+    "reduce_min": [np.float32, np.int32, np.int8, np.uint8, np.bool_, BF16],
+    "reduce_and": [np.int32, np.int8, np.uint8, np.bool_],
+    "reduce_or": [np.int32, np.int8, np.uint8, np.bool_],
+    "reduce_xor": [np.int32, np.int8, np.uint8, np.bool_],
+}
+_MONOID_CASES = [(n, np.dtype(d)) for n, ds in _MONOID_DTYPES.items() for d in ds]
+_SHAPES_AXES = [((3, 4, 5), (0, 2)), ((0, 3), (0,)), ((), ()), ((2, 3), (1, 0))]
+
+
+@pytest.mark.parametrize("name,dtype", _MONOID_CASES, ids=lambda v: str(v))
+def test_monoid_reduction(name, dtype):
+    fn = getattr(lax, name)
+    for shape, axes in _SHAPES_AXES:
+        lo, hi = (0, 3) if name == "reduce_prod" else (-3, 4)
+        x = make(shape, dtype, lo, hi)
+        check(lambda a: fn(a, axes), (x,), _np_reduce(name, x, axes), dtype)
+
+
+def test_reductions_of_empty_arrays_give_identities():
+    e = np.zeros((0,), np.float32)
+    assert float(lax.reduce_sum(e, (0,))) == 0.0
+    assert float(lax.reduce_prod(e, (0,))) == 1.0
+    assert float(lax.reduce_max(e, (0,))) == -np.inf
+    assert float(lax.reduce_min(e, (0,))) == np.inf
+    ei = np.zeros((0,), np.int8)
+    assert int(lax.reduce_max(ei, (0,))) == -128 and int(lax.reduce_min(ei, (0,))) == 127
+    assert int(lax.reduce_and(np.zeros((0,), np.uint8), (0,))) == 255
+    assert bool(lax.reduce_and(np.zeros((0,), bool), (0,))) is True
+    assert bool(lax.reduce_or(np.zeros((0,), bool), (0,))) is False
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_max_min_propagate_nan(jit):
+    wrap = pyjax.jit if jit else (lambda f: f)
+    for n in (3, 1000):
+        for pos in (0, n // 2, n - 1):
+            x = RNG.random(n).astype(np.float32)
+            x[pos] = np.nan
+            assert np.isnan(float(wrap(lambda a: lax.reduce_max(a, (0,)))(x)))
+            assert np.isnan(float(wrap(lambda a: lax.reduce_min(a, (0,)))(x)))
+    x = RNG.random((16, 40)).astype(np.float32)
+    x[3, 7] = np.nan
+    got = np.asarray(wrap(lambda a: lax.reduce_max(a, (1,)))(x))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(np.max(x, axis=1)))
+
+
+def test_reductions_keep_weak_type():
+    assert lax.reduce_sum(2.0, ()).weak_type
+    out = pyjax.jit(lambda a: lax.reduce_max(a, (0,)))(pyjax.device_put(np.ones(3, np.float32)))
+    assert not out.weak_type
+    s = pyjax.eval_shape(lambda a: lax.reduce_prod(a, ()), 3)
+    assert s.weak_type and s.dtype == np.dtype(pyjax.dtypes.canonicalize_dtype(int))
+
+
+def test_negative_axes_and_jaxpr_params():
+    x = make((2, 3, 4), np.float32)
+    np.testing.assert_allclose(np.asarray(lax.reduce_sum(x, (-1,))), x.sum(-1), rtol=1e-6)
+    text = str(pyjax.make_jaxpr(lambda a: lax.reduce_sum(a, (-1, 0)))(x))
+    assert "reduce_sum[axes=(2, 0)]" in text
+
+
+@pytest.mark.parametrize("name,dtype,axes,msg", [
+    ("reduce_sum", np.float32, (2,), "out-of-bounds"),
+    ("reduce_sum", np.float32, (0, 0), "duplicate"),
+    ("reduce_max", np.float32, (-3,), "out-of-bounds"),
+])
+def test_reduction_axis_errors(name, dtype, axes, msg):
+    with pytest.raises(ValueError, match=msg):
+        getattr(lax, name)(np.ones((2, 3), dtype), axes)
+    with pytest.raises(ValueError, match=msg):
+        pyjax.jit(lambda a: getattr(lax, name)(a, axes))(np.ones((2, 3), dtype))
+
+
+@pytest.mark.parametrize("name,dtype", [("reduce_sum", np.bool_), ("reduce_prod", np.bool_),
+                                        ("reduce_and", np.float32), ("reduce_xor", np.float32),
+                                        ("reduce_max", np.complex64)])
+def test_reduction_dtype_errors(name, dtype):
+    with pytest.raises(TypeError, match=f"{name} does not accept dtype"):
+        getattr(lax, name)(np.ones((2,), dtype), (0,))
+
+
+# ---- lax.reduce ----
+
+def test_reduce_recognises_monoids():
+    x = make((3, 4), np.float32)
+    xi = make((3, 4), np.int32)
+    cases = [(x, 0.0, lax.add, "reduce_sum", x.sum(0)),
+             (x, 1.0, lax.mul, "reduce_prod", x.prod(0)),
+             (x, -np.inf, lax.max, "reduce_max", x.max(0)),
+             (x, np.inf, lax.min, "reduce_min", x.min(0)),
+             (xi, np.int32(-1), lax.bitwise_and, "reduce_and", np.bitwise_and.reduce(xi, 0)),
+             (xi, 0, lax.bitwise_or, "reduce_or", np.bitwise_or.reduce(xi, 0)),
+             (xi, np.iinfo(np.int32).min, lax.max, "reduce_max", xi.max(0))]
+    for operand, init, comp, prim, expected in cases:
+        np.testing.assert_allclose(np.asarray(lax.reduce(operand, init, comp, (0,))), expected,
+                                   rtol=1e-6)
+        text = str(pyjax.make_jaxpr(lambda a: lax.reduce(a, init, comp, (0,)))(operand))
+        assert f"{prim}[axes=(0,)]" in text
+    out = lax.reduce((x,), (0.0,), lax.add, (1,))
+    assert isinstance(out, tuple) and len(out) == 1
+    np.testing.assert_allclose(np.asarray(out[0]), x.sum(1), rtol=1e-6)
+
+
+def test_reduce_unsupported():
+    x = np.ones((3,), np.float32)
+    with pytest.raises(NotImplementedError, match="arbitrary Python computations"):
+        lax.reduce(x, 0.0, lambda a, b: lax.add(a, lax.mul(b, b)), (0,))
+    with pytest.raises(NotImplementedError, match="arbitrary Python computations"):
+        lax.reduce(x, 1.0, lax.add, (0,))  # not the identity
+    with pytest.raises(NotImplementedError, match="variadic"):
+        lax.reduce((x, x), (0.0, 0.0), lax.add, (0,))
+    with pytest.raises(ValueError, match="init values"):
+        lax.reduce((x, x), (0.0,), lax.add, (0,))
+
+
+# ---- argmax / argmin ----
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8, np.uint8, np.bool_, BF16],
+                         ids=lambda d: np.dtype(d).name)
+def test_argmax_argmin(dtype):
+    x = make((4, 5), dtype, -2, 2)  # small range: many ties, first occurrence must win
+    for axis in (0, 1, -1):
+        for name, np_fn in (("argmax", np.argmax), ("argmin", np.argmin)):
+            ref = x.astype(np.float32) if np.dtype(dtype) == BF16 else x
+            check(lambda a: getattr(lax, name)(a, axis, np.int32), (x,), np_fn(ref, axis=axis),
+                  np.dtype(np.int32))
+
+
+def test_argmax_nan_and_index_dtypes():
+    x = np.array([[1, np.nan, 3, np.nan], [-np.inf, -np.inf, -np.inf, -np.inf],
+                  [2, 5, 5, 0], [np.nan, 0, 9, 9]], np.float32)
+    for name, np_fn in (("argmax", np.argmax), ("argmin", np.argmin)):
+        for idt in (np.int32, np.uint8, np.int8):
+            check(lambda a: getattr(lax, name)(a, 1, idt), (x,), np_fn(x, axis=1),
+                  np.dtype(idt))
+    big = RNG.random(3000).astype(np.float32)
+    big[[1234, 2000]] = np.nan
+    assert int(lax.argmax(big, 0, np.int32)) == 1234
+    assert int(pyjax.jit(lambda a: lax.argmin(a, 0, np.int32))(big)) == 1234
+    big[[1234, 2000]] = 0.5
+    assert int(lax.argmax(big, 0, np.int32)) == int(np.argmax(big))
+
+
+def test_argmax_jaxpr_and_errors():
+    x = np.ones((2, 3), np.float32)
+    text = str(pyjax.make_jaxpr(lambda a: lax.argmax(a, -1, np.int32))(x))
+    assert "argmax[axes=(1,) index_dtype=int32]" in text
+    with pytest.raises(ValueError, match="non-empty reduced dimension"):
+        lax.argmax(np.ones((2, 0), np.float32), 1, np.int32)
+    with pytest.raises(ValueError, match="invalid axis"):
+        lax.argmin(x, 2, np.int32)
+    with pytest.raises(TypeError, match="index_dtype must be an integer"):
+        lax.argmax(x, 0, np.float32)
+    with pytest.raises(TypeError, match="does not accept dtype complex64"):
+        lax.argmax(np.ones(3, np.complex64), 0, np.int32)
+
+
+# ---- cumulative reductions ----
+
+def _np_cum(name, x, axis, reverse):
+    if x.dtype == BF16:
+        return _np_cum(name, x.astype(np.float32), axis, reverse).astype(BF16)
+    if reverse:
+        return np.flip(_np_cum(name, np.flip(x, axis), axis, False), axis)
+    dt = x.dtype
+    if name == "cumsum":
+        return np.cumsum(x, axis, dtype=dt)
+    if name == "cumprod":
+        return np.cumprod(x, axis, dtype=dt)
+    if name == "cummax":
+        return np.maximum.accumulate(x, axis)
+    if name == "cummin":
+        return np.minimum.accumulate(x, axis)
+    with np.errstate(invalid="ignore"):
+        return np.logaddexp.accumulate(x, axis)
+
+
+_CUM_CASES = [(n, np.dtype(d)) for n, ds in {
+    "cumsum": [np.float32, np.int32, np.int8, np.uint8, BF16, np.complex64],
+    "cumprod": [np.float32, np.int32, np.int8, BF16],
+    "cummax": [np.float32, np.int32, np.uint8, BF16],
+    "cummin": [np.float32, np.int8, np.uint8],
+    "cumlogsumexp": [np.float32, BF16],
+}.items() for d in ds]
+
+
+@pytest.mark.parametrize("name,dtype", _CUM_CASES, ids=lambda v: str(v))
+def test_cumulative(name, dtype):
+    fn = getattr(lax, name)
+    lo, hi = (1, 3) if name == "cumprod" else (-3, 4)
+    for shape, axis, reverse in [((4, 5), 1, False), ((4, 5), 0, True), ((7,), -1, True),
+                                 ((0, 3), 0, False), ((3, 1), 1, True)]:
+        x = make(shape, dtype, lo, hi)
+        check(lambda a: fn(a, axis, reverse), (x,), _np_cum(name, x, axis % len(shape), reverse),
+              dtype)
+
+
+def test_cumulative_special_values():
+    x = np.array([1, np.nan, 3, 0, 5], np.float32)
+    for name in ("cumsum", "cummax", "cummin", "cumprod"):
+        check(lambda a: getattr(lax, name)(a), (x,), _np_cum(name, x, 0, False), x.dtype)
+    y = np.array([-np.inf, -np.inf, 0.0, np.inf, 1.0], np.float32)
+    check(lambda a: lax.cumlogsumexp(a), (y,), _np_cum("cumlogsumexp", y, 0, False), y.dtype)
+    z = np.array([-1000.0, 1000.0, -1000.0], np.float32)  # no overflow in exp
+    check(lambda a: lax.cumlogsumexp(a, 0, True), (z,), [1000.0, 1000.0, -1000.0], z.dtype)
+    # weak types survive; defaults are axis=0, reverse=False
+    weak = lambda a: lax.cumsum(lax.convert_element_type(a, np.float32, weak_type=True))
+    assert pyjax.eval_shape(weak, np.ones(3, np.float32)).weak_type
+    assert pyjax.jit(weak)(np.ones(3, np.float32)).weak_type
+    assert not lax.cumsum(np.ones(3, np.float32)).weak_type
+    text = str(pyjax.make_jaxpr(lambda a: lax.cummax(a, -1, reverse=True))(np.ones((2, 3))))
+    assert "cummax[axis=1 reverse=True]" in text
+
+
+def test_cumulative_errors():
+    with pytest.raises(ValueError, match="out of bounds"):
+        lax.cumsum(np.ones((2, 3), np.float32), 2)
+    with pytest.raises(ValueError, match="out of bounds"):
+        lax.cumsum(np.float32(1.0))
+    with pytest.raises(TypeError, match="cumsum does not accept dtype bool"):
+        lax.cumsum(np.ones(3, bool))
+    with pytest.raises(TypeError, match="cumlogsumexp does not accept dtype int32"):
+        lax.cumlogsumexp(np.ones(3, np.int32))
+    with pytest.raises(TypeError, match="cummax does not accept dtype complex64"):
+        lax.cummax(np.ones(3, np.complex64))

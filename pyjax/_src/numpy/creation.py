@@ -16,7 +16,6 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core import errors
-from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl, from_numpy
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as lax_ew
@@ -110,11 +109,6 @@ def _dim(n, fun, what="N"):
         raise _NegativeDimensionError(f"{fun}: negative dimensions are not allowed, got "
                                       f"{what}={n}")
     return n
-
-
-def _upload(value, weak=False, device=None):
-    if trace_mod.is_eager() or True:
-        return from_numpy(value, device, weak)
 
 
 def _place(x, device):
@@ -325,15 +319,6 @@ def astype(x, dtype, /, *, copy=False, device=None):
 # filled arrays
 # ---------------------------------------------------------------------------------------
 
-def _full(shape, fill_value, dtype, fun):
-    """``shape`` filled with ``fill_value`` (a scalar or an array broadcast to ``shape``)."""
-    if np.ndim(fill_value) == 0 if not _is_array(fill_value) else fill_value.ndim == 0:
-        return lax_shape.full(shape, fill_value, dtype)
-    dt = dtype if dtype is not None else None
-    return util.broadcast_to(asarray(fill_value, dt), shape) if dt is None else \
-        util.broadcast_to(asarray(fill_value, dt), shape)
-
-
 def full(shape, fill_value, dtype=None, *, device=None):
     """An array of ``shape`` filled with ``fill_value`` (broadcast when it is an array).
 
@@ -342,9 +327,10 @@ def full(shape, fill_value, dtype=None, *, device=None):
     shape = _shape(shape, "full")
     dt = dtypes.check_user_dtype(dtype, "full", stacklevel=4)
     util.check_arraylike("full", fill_value)
-    out = _full(shape, fill_value, dt, "full")
-    if tuple(util.shape_of(out)) != shape:
-        out = util.broadcast_to(out, shape)
+    if util.ndim_of(fill_value) == 0:
+        out = lax_shape.full(shape, fill_value, dt)
+    else:
+        out = util.broadcast_to(asarray(fill_value, dt), shape)
     return _place(out, device)
 
 
@@ -451,13 +437,9 @@ def _linspace_core(start, stop, num, endpoint, cdt, axis):
     stop_b = lax_shape.broadcast_in_dim(util.broadcast_to(stop, bshape), out_shape, bdims)
     div = num - 1 if endpoint else num
     delta = lax_ew.sub(stop, start)
-    if num == 0:
-        return lax_shape.full(out_shape, 0, cdt), lax_ew.div(delta, np.asarray(0, cdt)[()] +
-                                                             np.asarray(np.nan, cdt)[()])
-    if div == 0:
-        step = lax_ew.add(lax_ew.mul(delta, np.asarray(0, cdt)[()]),
-                          np.asarray(np.nan, cdt)[()])
-        return start_b, step
+    if div <= 0:  # zero or one value: the step is undefined (nan), as in NumPy
+        step = lax_shape.full_like(delta, np.nan)
+        return (start_b if num else lax_shape.full(out_shape, 0, cdt)), step
     step = lax_ew.div(delta, np.asarray(div, cdt)[()])
     step_b = lax_ew.div(lax_ew.sub(stop_b, start_b), np.asarray(div, cdt)[()])
     idx = lax_shape.broadcasted_iota(cdt, out_shape, axis)
@@ -650,7 +632,6 @@ def diag(v, k=0):
         vals = lax_shape.broadcast_in_dim(vpad, (size, size), (0,) if k >= 0 else (1,))
         return lax_ew.select(mask, vals, lax_shape.full_like(vals, 0))
     if nd == 2:
-        from pyjax._src.numpy import util as _u  # noqa: F401
         fn = _lookup("diagonal")
         return fn(v, offset=k)
     raise ValueError(f"diag input must be 1d or 2d, got shape {util.shape_of(v)}")

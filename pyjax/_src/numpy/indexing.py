@@ -240,7 +240,7 @@ def _normalize(value, n, dtype):
         v = np.asarray(value)
         v = np.where(v < 0, v + n, v) if dtypes.is_signed(v.dtype) else v
         info = np.iinfo(dtype)
-        return np.clip(v, info.min, info.max).astype(dtype)  # beyond int range: still OOB
+        return np.asarray(np.clip(v, info.min, info.max), dtype)  # beyond range: still OOB
     src = aval_of(value).dtype
     if src != dtype:
         value = lax_ew.convert_element_type(value, dtype)
@@ -389,9 +389,13 @@ class _Plan:
         comps = self.components
         dt = _index_dtype([c[1] for c in comps])
         host, dev = [], []
-        for d, v, bdims, vshape in comps:
-            v = _normalize(v, shape[d], dt)
-            (host if isinstance(v, np.ndarray) else dev).append((d, v, bdims, vshape))
+        normalized = [(d, _normalize(v, shape[d], dt), bdims, vshape)
+                      for d, v, bdims, vshape in comps]
+        any_dev = any(not isinstance(c[1], np.ndarray) for c in normalized)
+        for c in normalized:
+            # with device components, static scalars are cheaper as broadcast literals
+            on_host = isinstance(c[1], np.ndarray) and not (any_dev and c[1].ndim == 0)
+            (host if on_host else dev).append(c)
         parts, dims = [], []
         if host:
             cols = []
@@ -403,6 +407,8 @@ class _Plan:
                 dims.append(d)
             parts.append(np.stack(cols, axis=-1).astype(dt))
         for d, v, bdims, vshape in dev:
+            if isinstance(v, np.ndarray):
+                v = v[()]
             tgt = self.batch_shape + (1,)
             keep = [i for i, b in enumerate(bdims) if vshape[i] == self.batch_shape[b]]
             if len(keep) != len(vshape):

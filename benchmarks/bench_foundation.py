@@ -1,0 +1,115 @@
+"""Foundation benchmarks (run by hand): per-op dispatch, cached jit calls, a large fused kernel,
+first-call compile time and import time, side by side with NumPy (and JAX / PyTorch when
+installed).
+
+    python benchmarks/bench_foundation.py
+"""
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def per_call_us(fn, n=20000, repeat=5):
+    fn()
+    best = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        best.append((time.perf_counter() - t) / n * 1e6)
+    return min(best)
+
+
+def ms(fn, repeat=10):
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def import_time(module):
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    runs = [float(subprocess.check_output([sys.executable, "-c", code]).decode())
+            for _ in range(5)]
+    return min(runs) * 1e3
+
+
+def calculate(x):
+    return x * x + x * 2.0
+
+
+def bench_pyjax():
+    import pyjax
+    import pyjax.numpy as jnp
+    r = {}
+    x = jnp.ones(4, jnp.float32)
+    r["eager x + 1.0 (us)"] = per_call_us(lambda: x + 1.0)
+    r["eager jnp.sin(x) (us)"] = per_call_us(lambda: jnp.sin(x))
+    f = pyjax.jit(lambda a: a + 1.0)
+    r["cached jit call f32[4] (us)"] = per_call_us(lambda: f(x))
+    big = jnp.ones((5000, 5000))
+    fast = pyjax.jit(calculate)
+    t = time.perf_counter()
+    fast(big).block_until_ready()
+    r["first call calculate 5000^2: trace+compile+run (ms)"] = (time.perf_counter() - t) * 1e3
+    r["jit calculate 5000^2 (ms)"] = ms(lambda: fast(big).block_until_ready())
+    g = pyjax.jit(lambda a: jnp.tanh(a) * 3.0 + jnp.sin(a))
+    t = time.perf_counter()
+    g(x).block_until_ready()
+    r["first call small fn: trace+compile (ms)"] = (time.perf_counter() - t) * 1e3
+    r["import (ms)"] = import_time("pyjax")
+    return r
+
+
+def bench_numpy():
+    r = {}
+    x = np.ones(4, np.float32)
+    r["eager x + 1.0 (us)"] = per_call_us(lambda: x + 1.0)
+    r["eager jnp.sin(x) (us)"] = per_call_us(lambda: np.sin(x))
+    big = np.ones((5000, 5000), np.float32)
+    r["jit calculate 5000^2 (ms)"] = ms(lambda: calculate(big))
+    r["import (ms)"] = import_time("numpy")
+    return r
+
+
+def bench_jax():
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    r = {}
+    x = jnp.ones(4, jnp.float32)
+    r["eager x + 1.0 (us)"] = per_call_us(lambda: (x + 1.0), n=5000)
+    r["eager jnp.sin(x) (us)"] = per_call_us(lambda: jnp.sin(x), n=5000)
+    f = jax.jit(lambda a: a + 1.0)
+    r["cached jit call f32[4] (us)"] = per_call_us(lambda: f(x), n=5000)
+    big = jnp.ones((5000, 5000))
+    fast = jax.jit(calculate)
+    r["jit calculate 5000^2 (ms)"] = ms(lambda: fast(big).block_until_ready())
+    r["import (ms)"] = import_time("jax")
+    return r
+
+
+def main():
+    results = {"pyjax": bench_pyjax(), "numpy": bench_numpy()}
+    jx = bench_jax()
+    if jx:
+        results["jax"] = jx
+    rows = list(results["pyjax"])
+    names = list(results)
+    print(f"{'measurement':55s}" + "".join(f"{n:>12s}" for n in names))
+    for row in rows:
+        cells = "".join(f"{results[n][row]:12.2f}" if row in results[n] else f"{'-':>12s}"
+                        for n in names)
+        print(f"{row:55s}{cells}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""A short tour of pyjax: NumPy-style arrays, immutability, jit and Jaxprs.
+
+    python examples/tour.py
+"""
+import numpy as np
+
+import pyjax as jax
+import pyjax.numpy as jnp
+
+
+def calculate(x):
+    return x * x + x * 2.0
+
+
+def main():
+    print("devices:", jax.devices())
+
+    # NumPy-style code runs eagerly on XLA ...
+    x = jnp.ones((5000, 5000))
+    eager = calculate(x)
+    # ... and compiled: jit traces once, fuses the ops into one XLA kernel, caches it.
+    fast_calculate = jax.jit(calculate)
+    compiled = fast_calculate(x)
+    print("calculate(x).sum() eager:", eager.sum(), "jit:", compiled.sum(), compiled.dtype)
+    print("equal to NumPy:", bool(np.allclose(np.asarray(compiled),
+                                              calculate(np.ones((5000, 5000), np.float32)))))
+
+    # Arrays are immutable: .at[] returns a new array.
+    arr = jnp.arange(5)
+    new = arr.at[0].set(5)
+    print("arr:", arr, " arr.at[0].set(5):", new)
+
+    # Weak types: Python scalars don't widen arrays.
+    print("bf16 + 1.0 ->", (jnp.ones(3, jnp.bfloat16) + 1.0).dtype,
+          "; int8(1) + 1 ->", (jnp.int8(1) + 1).dtype)
+
+    # The program jit compiles, as a Jaxpr and as StableHLO text.
+    print(jax.make_jaxpr(lambda x: jnp.sin(x) * 2.0)(1.0))
+    print(jax.jit(lambda x: jnp.sin(x) * 2.0).lower(1.0).as_text())
+
+    # Indexing, reductions and products follow NumPy.
+    m = jnp.arange(12.0).reshape(3, 4)
+    print("m[1:, ::-2] =", m[1:, ::-2])
+    print("m.mean(axis=0) =", m.mean(axis=0), " m @ m.T =", (m @ m.T)[0])
+    print("einsum('ij,kj->ik') trace =", jnp.trace(jnp.einsum("ij,kj->ik", m, m)))
+
+
+if __name__ == "__main__":
+    main()

@@ -8,10 +8,8 @@ import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
-from pyjax._src.core import dtypes
 from pyjax._src.core import primitive as primitive_mod
 from pyjax._src.core import trace as trace_mod
-from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl, default_device, from_numpy
 from pyjax._src.core.errors import UnexpectedTracerError
 from pyjax._src.core.jaxpr import Eqn, Jaxpr, Var
@@ -67,11 +65,24 @@ def to_array(x, device=None) -> ArrayImpl:
         trace_mod.check_tracer_live(x)
         raise UnexpectedTracerError(
             f"Encountered tracer {x!r} outside of the transformation that made it.")
+    if isinstance(x, np.generic) and device is None:
+        key = (x.dtype, x.tobytes())  # NumPy scalars made by weak-type coercion recur often
+        arr = _scalar_cache.get(key)
+        if arr is None:
+            aval = get_aval(x)
+            arr = from_numpy(np.asarray(x, aval.dtype), None, False)
+            if len(_scalar_cache) >= _SCALAR_CACHE_MAX:
+                _scalar_cache.clear()
+            _scalar_cache[key] = arr
+        return arr
     if isinstance(x, (np.ndarray, np.generic)):
         aval = get_aval(x)
         return from_numpy(np.asarray(x, aval.dtype), device, False)
-    if isinstance(x, (bool, int, float, complex)):
-        return scalar_to_array(t.__mro__[1](x) if t is not bool else bool(x), device)
+    if isinstance(x, bool):
+        return scalar_to_array(bool(x), device)
+    for pytype in (int, float, complex):  # subclasses such as IntEnum
+        if isinstance(x, pytype):
+            return scalar_to_array(pytype(x), device)
     if hasattr(x, "__jax_array__"):
         return to_array(x.__jax_array__(), device)
     aval = get_aval(x)  # raises a TypeError that says what was passed
@@ -192,11 +203,3 @@ def device_put(x, device=None):
     arr = to_array(x, device)
     return ArrayImpl(arr.aval, arr._buf, True, arr._npy)
 
-
-def _shape_dtype(x):
-    a = get_aval(x)
-    return ShapedArray(a.shape, a.dtype, a.weak_type)
-
-
-def canonical_dtype(x):
-    return dtypes.canonicalize_dtype(x)

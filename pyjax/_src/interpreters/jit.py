@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-import weakref
 
-import numpy as np
 
 from pyjax._src.core import config as config_mod
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import dispatch, lowering, staging

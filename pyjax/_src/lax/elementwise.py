@@ -467,7 +467,7 @@ def integer_pow(x, y):
 
 
 def pow(x, y):  # noqa: A001 - JAX's name
-    xa, ya = aval_of(x), aval_of(y)
+    ya = aval_of(y)
     if dtypes.is_integer(ya.dtype) and not ya.weak_type:
         return prims["pow"].bind(x, y)
     x, y = _weak_coerce("pow", [x, y])

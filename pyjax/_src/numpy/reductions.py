@@ -262,7 +262,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     if dtypes.is_inexact(dtype) and not dtypes.is_complex(a.dtype):
         comp = _upcast(dtypes.to_inexact_dtype(dtypes.result_type(comp, dtype)))
     x = convert(a, comp)
-    centered = lax_ew.sub(x, mean(x, axis=axes, dtype=comp, keepdims=True, where=where))
+    centered = lax_ew.sub(*util.broadcast_arrays(
+        x, mean(x, axis=axes, dtype=comp, keepdims=True, where=where)))
     if dtypes.is_complex(comp):
         sq = lax_ew.add(lax_ew.square(lax_ew.real(centered)),
                         lax_ew.square(lax_ew.imag(centered)))

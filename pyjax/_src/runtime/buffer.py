@@ -199,13 +199,17 @@ class Buffer:
         client = self._client
         if client._closed:  # interpreter shutdown: leak rather than call into the plugin
             return
+        ptr = self._ptr
+        if not ptr:  # already destroyed (an explicit second __del__ call)
+            return
+        self._ptr = None
         # Inlined Client._destroy_buffer (this runs for every buffer).
         pool = client._destroy_pool
         try:
             scratch = pool.pop()
         except IndexError:
             scratch = client._new_destroy_scratch()
-        scratch[0].buffer = self._ptr
+        scratch[0].buffer = ptr
         err = client._api.Buffer_Destroy(scratch[1])
         pool.append(scratch)
         if err:

@@ -67,7 +67,8 @@ def main():
     # The floor: the PJRT calls alone, through the executable's prepared structs.
     from ctypes import byref
     from pyjax._src.runtime import capi
-    eargs, eref, argv, outv, _ = exe._pool[0]
+    prepared = exe._new_execute_structs(1, 2)  # keep all of it alive
+    eargs, eref, argv, outv, _ = prepared
     argv[0] = argv[1] = x._ptr
     eargs.execute_device = x.device._ptr
     destroy = capi.Buffer_Destroy_Args()
@@ -83,12 +84,27 @@ def main():
             api.Buffer_Destroy(destroy_ref)
         ring.append(outv[0])
 
+    h2d, h2d_ref, dims, ev, ev_ref = client._new_h2d_scratch()
+    h2d.data = x_host.__array_interface__["data"][0]
+    h2d.type, dims[0], h2d.num_dims, h2d.device = 11, 4, 1, x.device._ptr
+    ring2 = collections.deque(maxlen=64)
+
+    def raw_h2d_and_free():
+        api.Client_BufferFromHostBuffer(h2d_ref)
+        ev.event = h2d.done_with_host_buffer
+        api.Event_Destroy(ev_ref)
+        if len(ring2) == ring2.maxlen:
+            destroy.buffer = ring2.popleft()
+            api.Buffer_Destroy(destroy_ref)
+        ring2.append(h2d.buffer)
+
     def keep(fn):
         held = collections.deque(maxlen=64)
         return lambda: held.append(fn())
 
     rows = [
         ("PJRT floor: raw Execute + Buffer_Destroy", raw_execute_and_free),
+        ("PJRT floor: raw BufferFromHostBuffer + 2 Destroys", raw_h2d_and_free),
         ("H2D f32[4] (buffer_from_pyval)", keep(lambda: client.buffer_from_pyval(x_host))),
         ("D2H f32[4] (to_numpy, ready buffer)", x.to_numpy),
         ("execute_unchecked add f32[4]", keep(lambda: exe.execute_unchecked(args))),

@@ -50,14 +50,6 @@ def _check_shapelike(fn, arg, obj, nonneg=True):
         raise TypeError(f"{fn} {arg} must have every element be nonnegative, got {obj}.")
 
 
-def _check_unique_dims(fn, arg, dims, ndim):
-    _check_shapelike(fn, arg, dims)
-    if len(set(dims)) != len(dims):
-        raise TypeError(f"{fn} {arg} must be unique, got {dims}.")
-    if any(d >= ndim for d in dims):
-        raise TypeError(f"{fn} {arg} must all be less than the operand rank {ndim}, got {dims}.")
-
-
 def _canonicalize_shape(shape, fn):
     """A user shape (sequence of concrete ints) as a tuple of Python ints."""
     if not hasattr(shape, "__iter__") or isinstance(shape, (str, bytes)):
@@ -184,15 +176,11 @@ def _reshape_abstract_eval(operand, *, new_sizes, dimensions=None, sharding=None
     return ShapedArray(new_sizes, operand.dtype, operand.weak_type)
 
 
-def _transpose_value(ctx, x, perm):
-    shape = tuple(x.aval.shape[p] for p in perm)
-    return ctx.op("stablehlo.transpose", [x], x.aval.update(shape=shape),
-                  attrs={"permutation": mlir.i64_array(perm)})
-
-
 def _reshape_lower(ctx, x, *, new_sizes, dimensions=None, sharding=None):
     if dimensions is not None and tuple(dimensions) != tuple(range(x.aval.ndim)):
-        x = _transpose_value(ctx, x, dimensions)
+        shape = tuple(x.aval.shape[p] for p in dimensions)  # transpose first, as in JAX
+        x = ctx.op("stablehlo.transpose", [x], x.aval.update(shape=shape),
+                   attrs={"permutation": mlir.i64_array(dimensions)})
     return ctx.op("stablehlo.reshape", [x], ctx.avals_out[0])
 
 
@@ -215,11 +203,8 @@ def _squeeze_abstract_eval(operand, *, dimensions):
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
-def _reshape_like_lower(ctx, x, **params):
-    return ctx.op("stablehlo.reshape", [x], ctx.avals_out[0])
-
-
-squeeze_p = Primitive("squeeze", abstract_eval=_squeeze_abstract_eval, lower=_reshape_like_lower)
+squeeze_p = Primitive("squeeze", abstract_eval=_squeeze_abstract_eval,
+                      lower=lambda ctx, x, **_: ctx.op("stablehlo.reshape", [x], ctx.avals_out[0]))
 
 
 # ---- transpose ----
@@ -245,7 +230,12 @@ transpose_p = Primitive("transpose", abstract_eval=_transpose_abstract_eval,
 # ---- rev ----
 
 def _rev_abstract_eval(operand, *, dimensions):
-    _check_unique_dims("rev", "dimensions", dimensions, operand.ndim)
+    _check_shapelike("rev", "dimensions", dimensions)
+    if len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev dimensions must be unique, got {tuple(dimensions)}.")
+    if any(d >= operand.ndim for d in dimensions):
+        raise TypeError(f"rev dimensions must all be less than the operand rank "
+                        f"{operand.ndim}, got {tuple(dimensions)}.")
     return operand
 
 

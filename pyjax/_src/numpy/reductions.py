@@ -19,7 +19,7 @@ from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import sorting as lax_sort
 from pyjax._src.numpy import shape as jshape
 from pyjax._src.numpy import util
-from pyjax._src.numpy.shape import asarray, const, convert, isnan
+from pyjax._src.numpy.shape import asarray, const, convert, isnan, to_bool
 
 __all__ = [
     "sum", "prod", "product", "max", "amax", "min", "amin", "mean", "var", "std", "argmax",
@@ -191,7 +191,7 @@ def _all_any(op, a, axis, out, keepdims, where):
     util.check_arraylike(op, a)
     a = asarray(a)
     axes = _axes(axis, a.ndim)
-    x = _mask(convert(a, np.bool_), where, op == "all")
+    x = _mask(to_bool(a), where, op == "all")
     res = lax_red.reduce_and(x, axes) if op == "all" else lax_red.reduce_or(x, axes)
     return _finish(res, a.shape, axes, keepdims)
 
@@ -337,7 +337,7 @@ def count_nonzero(a, axis=None, keepdims=False):
     """Number of non-zero elements over ``axis`` (default int dtype)."""
     util.check_arraylike("count_nonzero", a)
     a = asarray(a)
-    return sum(convert(a, np.bool_), axis=axis, dtype=dtypes.default_int_dtype(),
+    return sum(to_bool(a), axis=axis, dtype=dtypes.default_int_dtype(),
                keepdims=keepdims)
 
 

@@ -67,6 +67,14 @@ def convert(x, dtype):
     return lax_ew.convert_element_type(x, dtype)
 
 
+def to_bool(x):
+    """Truthiness as a bool array (complex values are true when either part is non-zero)."""
+    dt = util.dtype_of(x)
+    if dtypes.is_complex(dt):
+        return lax_ew.ne(x, const(dt, 0))
+    return convert(x, np.bool_)
+
+
 def const(dtype, value):
     """A rank-0 NumPy constant of ``dtype`` (inlined as a literal under ``jit``)."""
     return np.asarray(value, dtype)[()]
@@ -823,7 +831,7 @@ def nonzero(a, *, size=None, fill_value=None):
     size = static_int(size, "nonzero size")
     a = asarray(a)
     idt = dtypes.default_int_dtype()
-    mask = ravel(convert(a, np.bool_))
+    mask = ravel(to_bool(a))
     pos, valid = _flat_true_positions(mask, size, fill_value)
     fills = fill_value if isinstance(fill_value, (tuple, list)) else (fill_value,) * a.ndim
     if len(fills) != a.ndim:

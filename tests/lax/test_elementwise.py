@@ -226,6 +226,16 @@ def test_weak_type_rules():
     assert lax.mul(2, 3).dtype == np.int32
 
 
+def test_max_min_propagate_nan():
+    # XLA:CPU's fast min/max would drop these NaNs; pyjax compiles with them disabled.
+    a = np.ones(4096, np.float32)
+    a[5] = np.nan
+    b = np.ones(4096, np.float32)
+    b[7] = np.nan
+    for fn in (lax.max, lax.min):
+        assert np.isnan(np.asarray(fn(a, b))).sum() == 2
+
+
 def test_errors():
     with pytest.raises(TypeError, match="same dtypes"):
         lax.add(np.float32(1), np.int32(1))

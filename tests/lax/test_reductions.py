@@ -116,25 +116,26 @@ def test_monoid_reduction(name):
     fn = getattr(lax, name)
     lo, hi = (0, 3) if name == "reduce_prod" else (-3, 4)
     eager, cases = [], []
-    for dtype in map(np.dtype, _MONOID_DTYPES[name]):
-        for k, (shape, axes) in enumerate(_SHAPES_AXES):
+    for j, dtype in enumerate(map(np.dtype, _MONOID_DTYPES[name])):
+        for k, (shape, axes) in enumerate(_SHAPES_AXES if j == 0 else _SHAPES_AXES[:2]):
             x = make(shape, dtype, lo, hi)
             case = (lambda a, axes=axes: fn(a, axes), (x,), _np_reduce(name, x, axes), dtype)
-            (eager if k == 0 else cases).append(case)
+            (eager if k == 0 and len(eager) < 2 else cases).append(case)
     check_cases(eager + cases, n_eager=len(eager))
 
 
 def test_reductions_of_empty_arrays_give_identities():
-    e = np.zeros((0,), np.float32)
-    assert float(lax.reduce_sum(e, (0,))) == 0.0
-    assert float(lax.reduce_prod(e, (0,))) == 1.0
-    assert float(lax.reduce_max(e, (0,))) == -np.inf
-    assert float(lax.reduce_min(e, (0,))) == np.inf
-    ei = np.zeros((0,), np.int8)
-    assert int(lax.reduce_max(ei, (0,))) == -128 and int(lax.reduce_min(ei, (0,))) == 127
-    assert int(lax.reduce_and(np.zeros((0,), np.uint8), (0,))) == 255
-    assert bool(lax.reduce_and(np.zeros((0,), bool), (0,))) is True
-    assert bool(lax.reduce_or(np.zeros((0,), bool), (0,))) is False
+    e, ei = np.zeros((0,), np.float32), np.zeros((0,), np.int8)
+    eu, eb = np.zeros((0,), np.uint8), np.zeros((0,), bool)
+    check_cases([(lambda a: lax.reduce_sum(a, (0,)), (e,), 0.0, np.float32),
+                 (lambda a: lax.reduce_max(a, (0,)), (e,), -np.inf, np.float32),
+                 (lambda a: lax.reduce_prod(a, (0,)), (e,), 1.0, np.float32),
+                 (lambda a: lax.reduce_min(a, (0,)), (e,), np.inf, np.float32),
+                 (lambda a: lax.reduce_max(a, (0,)), (ei,), -128, np.int8),
+                 (lambda a: lax.reduce_min(a, (0,)), (ei,), 127, np.int8),
+                 (lambda a: lax.reduce_and(a, (0,)), (eu,), 255, np.uint8),
+                 (lambda a: lax.reduce_and(a, (0,)), (eb,), True, np.bool_),
+                 (lambda a: lax.reduce_or(a, (0,)), (eb,), False, np.bool_)], n_eager=2)
 
 
 def test_max_min_propagate_nan():
@@ -223,15 +224,16 @@ def test_reduce_unsupported():
 
 # ---- argmax / argmin ----
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8, np.uint8, np.bool_, BF16],
-                         ids=lambda d: np.dtype(d).name)
-def test_argmax_argmin(dtype):
-    x = make((4, 5), dtype, -2, 2)  # small range: many ties, first occurrence must win
-    ref = x.astype(np.float32) if np.dtype(dtype) == BF16 else x
-    cases = [(lambda a, n=name, ax=axis: getattr(lax, n)(a, ax, np.int32), (x,),
-              np_fn(ref, axis=axis), np.int32)
-             for name, np_fn in (("argmax", np.argmax), ("argmin", np.argmin))
-             for axis in (1, 0, -1)]
+def test_argmax_argmin():
+    cases = []
+    for dtype in (np.float32, np.int32, np.int8, np.uint8, np.bool_, BF16):
+        x = make((4, 5), dtype, -2, 2)  # small range: many ties, first occurrence must win
+        ref = x.astype(np.float32) if np.dtype(dtype) == BF16 else x
+        axes = (1, 0, -1) if dtype == np.float32 else (1,)
+        cases += [(lambda a, n=name, ax=axis: getattr(lax, n)(a, ax, np.int32), (x,),
+                   np_fn(ref, axis=axis), np.int32)
+                  for name, np_fn in (("argmax", np.argmax), ("argmin", np.argmin))
+                  for axis in axes]
     check_cases(cases, n_eager=2)
 
 
@@ -298,14 +300,14 @@ def test_cumulative(name):
     fn = getattr(lax, name)
     lo, hi = (1, 3) if name == "cumprod" else (-3, 4)
     eager, cases = [], []
-    for dtype in map(np.dtype, _CUM_DTYPES[name]):
-        for k, (shape, axis, reverse) in enumerate([
-                ((4, 5), 1, False), ((4, 5), 0, True), ((7,), -1, True), ((0, 3), 0, False),
-                ((3, 1), 1, True)]):
+    configs = [((4, 5), 1, False), ((7,), -1, True), ((4, 5), 0, True), ((0, 3), 0, False),
+               ((3, 1), 1, True)]
+    for j, dtype in enumerate(map(np.dtype, _CUM_DTYPES[name])):
+        for k, (shape, axis, reverse) in enumerate(configs if j == 0 else configs[:2]):
             x = make(shape, dtype, lo, hi)
             case = (lambda a, ax=axis, r=reverse: fn(a, ax, r), (x,),
                     _np_cum(name, x, axis % len(shape), reverse), dtype)
-            (eager if k == 0 else cases).append(case)
+            (eager if k == 0 and len(eager) < 2 else cases).append(case)
     check_cases(eager + cases, n_eager=len(eager))
 
 

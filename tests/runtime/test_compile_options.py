@@ -15,13 +15,20 @@ from pyjax._src.runtime.compile_options import build_compile_options
     (dict(portable=True), "1a 04 20 01 28 01 20 01"),
 ])
 def test_known_bytes(kwargs, expected):
-    assert build_compile_options(**kwargs).hex(" ") == expected
+    assert build_compile_options(**kwargs, env_option_overrides={}).hex(" ") == expected
+
+
+def test_default_overrides_keep_nan_propagating_min_max():
+    b = build_compile_options()
+    assert b.startswith(bytes.fromhex("1a 04 20 01 28 01"))
+    assert b"xla_cpu_enable_fast_min_max" in b
+    assert b.endswith(bytes.fromhex("12 02 10 00"))  # value: OptionOverrideProto{bool_field: 0}
 
 
 def test_device_assignment_layout():
     # 2 replicas x 2 partitions, replica-major ids [r * 2 + p]: one ComputationDevice per
     # partition listing its replicas' devices.
-    b = build_compile_options(2, 2, device_assignment=[10, 11, 12, 13])
+    b = build_compile_options(2, 2, device_assignment=[10, 11, 12, 13], env_option_overrides={})
     da = b[b.index(b"\x4a") + 2:]
     assert da == bytes([0x08, 2, 0x10, 2, 0x1a, 4, 0x0a, 2, 10, 12, 0x1a, 4, 0x0a, 2, 11, 13])
 

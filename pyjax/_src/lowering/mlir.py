@@ -176,7 +176,7 @@ class Region(Block):
 
     def __init__(self, counter, arg_avals, indent):
         super().__init__(counter, indent)
-        self.args = [Value(f"%arg{counter.next()}", a) for a in arg_avals]
+        self.args = [Value(f"%r{counter.next()}", a) for a in arg_avals]
 
     def text(self, outer_indent):
         args = ", ".join(f"{v.name}: {v.type}" for v in self.args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import sys
 import warnings
 
 import numpy as np
@@ -40,6 +41,16 @@ class _NegativeDimensionError(ValueError, TypeError):
 # ---------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------
+
+def _check_dtype(dtype, fun):
+    """``dtypes.check_user_dtype`` with its x64 warning pointing at the user's line."""
+    if dtype is None:
+        return None
+    f, level = sys._getframe(1), 3
+    while f is not None and f.f_globals.get("__name__", "").startswith("pyjax."):
+        f, level = f.f_back, level + 1
+    return dtypes.check_user_dtype(dtype, fun, stacklevel=level)
+
 
 def _is_array(x):
     return isinstance(x, (ArrayImpl, Tracer))
@@ -214,7 +225,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
         raise NotImplementedError(f"array: only order='K' (or 'C'/'A') is supported, got "
                                   f"order={order!r}")
     ndmin = operator.index(ndmin)
-    dt = dtypes.check_user_dtype(dtype, "array", stacklevel=4)
+    dt = _check_dtype(dtype, "array")
     if hasattr(object, "__jax_array__"):
         object = object.__jax_array__()
     t = type(object)
@@ -291,7 +302,7 @@ def copy(a, order=None):
 
 def frombuffer(buffer, dtype=float, count=-1, offset=0):
     """An array of the values in the bytes-like ``buffer`` (read as ``dtype``)."""
-    dt = dtypes.check_user_dtype(dtype, "frombuffer")
+    dt = _check_dtype(dtype, "frombuffer")
     return asarray(np.frombuffer(buffer, dtype=np.dtype(dtype), count=count, offset=offset),
                    dtype=dt)
 
@@ -300,7 +311,7 @@ def astype(x, dtype, /, *, copy=False, device=None):
     """``x`` converted to ``dtype`` (complex to real keeps the real part, with NumPy's
     ComplexWarning)."""
     util.check_arraylike("astype", x)
-    dt = dtypes.check_user_dtype(dtype, "astype", stacklevel=4)
+    dt = _check_dtype(dtype, "astype")
     if dt is None:
         raise TypeError("astype requires a dtype, got None")
     src = util.dtype_of(x)
@@ -325,7 +336,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
     With ``dtype=None`` the result takes ``fill_value``'s dtype (weakly typed for Python
     scalars, as in JAX)."""
     shape = _shape(shape, "full")
-    dt = dtypes.check_user_dtype(dtype, "full", stacklevel=4)
+    dt = _check_dtype(dtype, "full")
     util.check_arraylike("full", fill_value)
     if util.ndim_of(fill_value) == 0:
         out = lax_shape.full(shape, fill_value, dt)
@@ -337,21 +348,21 @@ def full(shape, fill_value, dtype=None, *, device=None):
 def zeros(shape, dtype=None, *, device=None):
     """An array of zeros (default dtype float32, or float64 with x64)."""
     shape = _shape(shape, "zeros")
-    dt = dtypes.check_user_dtype(dtype, "zeros", stacklevel=4) or dtypes.default_float_dtype()
+    dt = _check_dtype(dtype, "zeros") or dtypes.default_float_dtype()
     return _place(lax_shape.full(shape, 0, dt), device)
 
 
 def ones(shape, dtype=None, *, device=None):
     """An array of ones (default dtype float32, or float64 with x64)."""
     shape = _shape(shape, "ones")
-    dt = dtypes.check_user_dtype(dtype, "ones", stacklevel=4) or dtypes.default_float_dtype()
+    dt = _check_dtype(dtype, "ones") or dtypes.default_float_dtype()
     return _place(lax_shape.full(shape, 1, dt), device)
 
 
 def empty(shape, dtype=None, *, device=None):
     """Like ``zeros`` (pyjax arrays are always initialized)."""
     shape = _shape(shape, "empty")
-    dt = dtypes.check_user_dtype(dtype, "empty", stacklevel=4) or dtypes.default_float_dtype()
+    dt = _check_dtype(dtype, "empty") or dtypes.default_float_dtype()
     return _place(lax_shape.full(shape, 0, dt), device)
 
 
@@ -361,7 +372,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     if not (hasattr(a, "shape") and hasattr(a, "dtype")):
         util.check_arraylike("full_like", a)
     util.check_arraylike("full_like", fill_value)
-    dt = dtypes.check_user_dtype(dtype, "full_like", stacklevel=4)
+    dt = _check_dtype(dtype, "full_like")
     shp = tuple(util.shape_of(a)) if shape is None else _shape(shape, "full_like")
     if np.ndim(fill_value) != 0:
         out_dt = dt if dt is not None else dtypes.canonicalize_dtype(a.dtype) \
@@ -396,21 +407,24 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     ConcretizationTypeError, as in JAX). Integer arguments give the default int dtype
     (int32 without x64); ``arange(n)`` is ``lax.iota``.
     """
-    dt = dtypes.check_user_dtype(dtype, "arange", stacklevel=4)
+    dt = _check_dtype(dtype, "arange")
+    start = _concrete_or_error(start, "jnp.arange argument 'start'")
+    stop = None if stop is None else _concrete_or_error(stop, "jnp.arange argument 'stop'")
+    step = None if step is None else _concrete_or_error(step, "jnp.arange argument 'step'")
+    util.check_arraylike("arange", *(v for v in (start, stop, step) if v is not None))
+    for v in (start, stop, step):
+        if v is not None and dtypes.is_complex(util.dtype_of(v)):
+            raise TypeError("arange does not support complex bounds")
+    if dt is None:
+        dt = dtypes.result_type(*(v for v in (start, stop, step) if v is not None))
     start = _as_py_scalar(start, "jnp.arange argument 'start'")
     stop = None if stop is None else _as_py_scalar(stop, "jnp.arange argument 'stop'")
     step = None if step is None else _as_py_scalar(step, "jnp.arange argument 'step'")
-    for v in (start, stop, step):
-        if isinstance(v, complex) or (v is not None and np.iscomplexobj(v)):
-            raise TypeError("arange does not support complex bounds")
     if stop is None and step is None:
-        out_dt = dt if dt is not None else dtypes.result_type(start)
         size = _max(0, math.ceil(start))
-        if dtypes.is_bool(out_dt):
-            return _place(from_numpy(np.arange(size, dtype=out_dt)), device)
-        return _place(lax_shape.iota(out_dt, size), device)
-    if dt is None:
-        dt = dtypes.result_type(start, *(v for v in (stop, step) if v is not None))
+        if dtypes.is_bool(dt):
+            return _place(from_numpy(np.arange(size, dtype=dt)), device)
+        return _place(lax_shape.iota(dt, size), device)
     if step is not None and step == 0:
         raise ZeroDivisionError("arange: step must not be zero")
     val = np.arange(start, stop, step, dtype=dt)
@@ -433,8 +447,9 @@ def _linspace_core(start, stop, num, endpoint, cdt, axis):
     axis %= nd
     out_shape = bshape[:axis] + (num,) + bshape[axis:]
     bdims = tuple(i for i in range(nd) if i != axis)
-    start_b = lax_shape.broadcast_in_dim(util.broadcast_to(start, bshape), out_shape, bdims)
-    stop_b = lax_shape.broadcast_in_dim(util.broadcast_to(stop, bshape), out_shape, bdims)
+    start, stop = util.broadcast_to(start, bshape), util.broadcast_to(stop, bshape)
+    start_b = lax_shape.broadcast_in_dim(start, out_shape, bdims)
+    stop_b = lax_shape.broadcast_in_dim(stop, out_shape, bdims)
     div = num - 1 if endpoint else num
     delta = lax_ew.sub(stop, start)
     if div <= 0:  # zero or one value: the step is undefined (nan), as in NumPy
@@ -456,7 +471,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     axis is ``axis``). ``retstep=True`` also returns the spacing."""
     num = _dim(num, "linspace", "num")
     util.check_arraylike("linspace", start, stop)
-    dt = dtypes.check_user_dtype(dtype, "linspace", stacklevel=4)
+    dt = _check_dtype(dtype, "linspace")
     if dt is None:
         dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
     cdt = _computation_dtype(dt)
@@ -472,7 +487,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """``base ** linspace(start, stop, num)``."""
     num = _dim(num, "logspace", "num")
     util.check_arraylike("logspace", start, stop, base)
-    dt = dtypes.check_user_dtype(dtype, "logspace", stacklevel=4)
+    dt = _check_dtype(dtype, "logspace")
     if dt is None:
         dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
     cdt = _computation_dtype(dt)
@@ -494,7 +509,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     of the same sign are allowed)."""
     num = _dim(num, "geomspace", "num")
     util.check_arraylike("geomspace", start, stop)
-    dt = dtypes.check_user_dtype(dtype, "geomspace", stacklevel=4)
+    dt = _check_dtype(dtype, "geomspace")
     if dt is None:
         dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
     cdt = _computation_dtype(dt)
@@ -542,7 +557,7 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
     n = _dim(N, "eye", "N")
     m = n if M is None else _dim(M, "eye", "M")
     k = _k(k, "eye")
-    dt = dtypes.check_user_dtype(dtype, "eye", stacklevel=4) or dtypes.default_float_dtype()
+    dt = _check_dtype(dtype, "eye") or dtypes.default_float_dtype()
     rows = lax_shape.broadcasted_iota(np.int32, (n, m), 0)
     cols = lax_shape.broadcasted_iota(np.int32, (n, m), 1)
     mask = lax_ew.eq(lax_ew.add(rows, np.int32(k)), cols)
@@ -559,7 +574,7 @@ def tri(N, M=None, k=0, dtype=None):
     n = _dim(N, "tri", "N")
     m = n if M is None else _dim(M, "tri", "M")
     k = _k(k, "tri")
-    dt = dtypes.check_user_dtype(dtype, "tri", stacklevel=4) or dtypes.default_float_dtype()
+    dt = _check_dtype(dtype, "tri") or dtypes.default_float_dtype()
     return _convert(_tri_mask(n, m, k), dt)
 
 

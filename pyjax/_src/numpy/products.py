@@ -107,8 +107,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     if b_sq:
         b = jshape.squeeze(b, tuple(b_sq))
     # dimension numbers of the squeezed operands
-    amap = [d for d in range(len(a_batch) + (0 if a_vec else 2)) if d not in a_sq]
-    bmap = [d for d in range(len(b_batch) + (0 if b_vec else 2)) if d not in b_sq]
+    amap = [d for d in range(len(a_batch) + (1 if a_vec else 2)) if d not in a_sq]
+    bmap = [d for d in range(len(b_batch) + (1 if b_vec else 2)) if d not in b_sq]
     ka_new, kb_new = amap.index(ka), bmap.index(kb)
     lb_new = [amap.index(d) for d in lb]
     rb_new = [bmap.index(d) for d in rb]

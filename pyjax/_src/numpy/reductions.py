@@ -101,6 +101,8 @@ def _identity(op, dt):
 
 
 def _reduce(op, a, axes):
+    if not axes:
+        return a
     dt = util.dtype_of(a)
     if op == "sum":
         return lax_red.reduce_or(a, axes) if dtypes.is_bool(dt) else lax_red.reduce_sum(a, axes)

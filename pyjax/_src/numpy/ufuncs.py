@@ -494,12 +494,14 @@ def sinc(x, /):
 
 def deg2rad(x, /):
     """Degrees to radians."""
+    _check_not_complex("deg2rad", x)
     (x,) = util.promote_args_inexact("deg2rad", x)
     return lax.mul(x, _const(x, np.pi / 180))
 
 
 def rad2deg(x, /):
     """Radians to degrees."""
+    _check_not_complex("rad2deg", x)
     (x,) = util.promote_args_inexact("rad2deg", x)
     return lax.mul(x, _const(x, 180 / np.pi))
 
@@ -845,7 +847,7 @@ def angle(z, deg=False):
         fdt = dtypes.default_float_dtype()
         re, im = lax.convert_element_type(re, fdt), lax.convert_element_type(im, fdt)
     out = lax.atan2(im, re)
-    return rad2deg(out) if deg else out
+    return lax.mul(out, _const(out, 180 / np.pi)) if deg else out
 
 
 def iscomplex(x, /):

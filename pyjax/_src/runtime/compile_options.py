@@ -5,7 +5,8 @@ protobuf dependency, so the few fields it needs are encoded here. Field numbers
 (from the descriptors embedded in the plugin):
 
 CompileOptionsProto: executable_build_options=3 (message),
-    compile_portable_executable=4 (bool).
+    compile_portable_executable=4 (bool), env_option_overrides=7
+    (map<string, OptionOverrideProto>: entries {key=1, value=2}).
 ExecutableBuildOptionsProto: num_replicas=4, num_partitions=5,
     use_spmd_partitioning=6, device_assignment=9 (message),
     allow_spmd_sharding_propagation_to_output=12 (repeated bool),
@@ -74,7 +75,8 @@ def build_compile_options(num_replicas=1, num_partitions=1, *,
                           use_spmd_partitioning=False, use_shardy_partitioner=False,
                           device_assignment=None, portable=False,
                           allow_spmd_sharding_propagation_to_output=None,
-                          allow_spmd_sharding_propagation_to_parameters=None):
+                          allow_spmd_sharding_propagation_to_parameters=None,
+                          env_option_overrides=None):
     """Returns serialized ``CompileOptionsProto`` bytes.
 
     Parameters
@@ -109,4 +111,24 @@ def build_compile_options(num_replicas=1, num_partitions=1, *,
     options = _bytes_field(3, build)
     if portable:
         options += _int_field(4, 1)
+    overrides = DEFAULT_OPTION_OVERRIDES if env_option_overrides is None else env_option_overrides
+    for name, value in overrides.items():
+        options += _bytes_field(7, _bytes_field(1, name.encode()) +
+                                _bytes_field(2, _option_override(value)))
     return options
+
+
+# XLA:CPU's "fast" min/max drop NaNs; JAX semantics propagate them.
+DEFAULT_OPTION_OVERRIDES = {"xla_cpu_enable_fast_min_max": False}
+
+
+def _option_override(value):
+    """An ``OptionOverrideProto``: string_field=1, bool_field=2, int_field=3, double_field=4."""
+    if isinstance(value, bool):
+        return _int_field(2, int(value))
+    if isinstance(value, int):
+        return _int_field(3, value)
+    if isinstance(value, float):
+        import struct
+        return _tag(4, 1) + struct.pack("<d", value)
+    return _bytes_field(1, str(value).encode())

@@ -201,6 +201,12 @@ def test_convert_element_type(src, dst):
     np.testing.assert_array_equal(np.asarray(out), want)
 
 
+def test_complex_to_bool_looks_at_both_parts():
+    x = np.array([0j, 1j, 1 + 0j, 0.5 - 2j], np.complex64)
+    np.testing.assert_array_equal(np.asarray(lax.convert_element_type(x, np.bool_)),
+                                  x.astype(bool))
+
+
 def test_bitcast_and_reduce_precision_and_copy():
     x = np.array([1.0, -2.0, 0.5], np.float32)
     np.testing.assert_array_equal(np.asarray(lax.bitcast_convert_type(x, np.int32)),

@@ -61,9 +61,10 @@ def test_matmul_shapes():
 
     def f(*xs):
         return [jnp.matmul(xs[2 * i], xs[2 * i + 1]) for i in range(len(args))]
-    for out in (pyjax.jit(f)(*flat), f(*flat)):
-        for g, (a, b) in zip(out, args):
-            assert_close(g, np.matmul(a, b))
+    for g, (a, b) in zip(pyjax.jit(f)(*flat), args):
+        assert_close(g, np.matmul(a, b))
+    for i in (1, 4, 7):  # eagerly
+        assert_close(jnp.matmul(*args[i]), np.matmul(*args[i]))
 
 
 @pytest.mark.parametrize("da,db,out_dt", [
@@ -124,9 +125,14 @@ def test_dot_family():
             np.vecdot(c1, c2, axis=0), np.inner(a2, a3), np.inner(v, w), np.inner(s, v),
             np.outer(a2, v), np.outer(v, c1), np.matvec(a3, v), np.vecmat(v, b3))
     args = (a2, b2, a3, b3, v, w, c1, c2, s)
-    for out in (pyjax.jit(f)(*args), f(*args)):
-        for g, ww in zip(out, want):
-            assert_close(g, ww)
+    for g, ww in zip(pyjax.jit(f)(*args), want):
+        assert_close(g, ww)
+    # eagerly: one call of each function
+    assert_close(jnp.dot(a2, b2), want[0])
+    assert_close(jnp.vdot(c1, c2), want[5])
+    assert_close(jnp.vecdot(c1, c2), want[7])
+    assert_close(jnp.inner(v, w), want[11])
+    assert_close(jnp.outer(a2, v), want[13])
 
 
 def test_dot_family_errors():
@@ -200,10 +206,12 @@ def test_diagonal_trace():
     want = (np.diagonal(m), np.diagonal(m, 2), np.diagonal(m, -3), np.diagonal(m, 7),
             np.diagonal(x, 1, 0, 2), np.diagonal(x, -1, -1, 1), np.trace(m),
             np.trace(x, 1, 1, 2), np.trace(m, -2, dtype=np.int32), np.diag(m, 1))
-    for out in (pyjax.jit(f)(x, m), f(x, m)):
-        for g, w in zip(out, want):
-            assert_close(g, w)
-        assert out[7].dtype == np.int32  # sum's promotion: int8 -> int32
+    out = pyjax.jit(f)(x, m)
+    for g, w in zip(out, want):
+        assert_close(g, w)
+    assert out[7].dtype == np.int32  # sum's promotion: int8 -> int32
+    assert_close(jnp.diagonal(m, 2), want[1])  # eagerly
+    assert_close(jnp.trace(m), want[6])
     with pytest.raises(ValueError, match="at least two dimensions"):
         jnp.diagonal(np.ones(3))
     with pytest.raises(ValueError, match="cannot be the same"):
@@ -250,9 +258,11 @@ def test_einsum_against_numpy():
             k += len(shapes)
         return out
     flat = [x for xs in ops for x in xs]
-    for out in (pyjax.jit(f)(*flat), f(*flat)):
-        for g, (expr, _), xs in zip(out, EINSUM_CASES, ops):
-            assert_close(g, np.einsum(expr, *xs))
+    for g, (expr, _), xs in zip(pyjax.jit(f)(*flat), EINSUM_CASES, ops):
+        assert_close(g, np.einsum(expr, *xs))
+    for i in (0, 3, 10, 13):  # eagerly
+        assert_close(jnp.einsum(EINSUM_CASES[i][0], *ops[i]), np.einsum(EINSUM_CASES[i][0],
+                                                                        *ops[i]))
 
 
 def test_einsum_dtypes_and_options():

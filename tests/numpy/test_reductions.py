@@ -1,4 +1,6 @@
 """pyjax.numpy reductions eagerly and under jit, against NumPy (JAX's dtype rules)."""
+import warnings
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -209,7 +211,8 @@ def test_where_and_initial():
         assert_close(out[1], np.prod(x, where=row, initial=2.0))
         assert_close(out[2], np.max(x, axis=0, where=m, initial=-10.0))
         assert_close(out[3], np.min(xi, initial=-1).astype(np.int8), np.int8)
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-False row: NaN
             assert_close(out[4], np.mean(x, axis=1, where=m))
         assert_close(out[5], np.var(x, where=np.broadcast_to(row, x.shape), ddof=1))
         assert_close(out[6], np.all(x, where=m))
@@ -219,8 +222,8 @@ def test_where_and_initial():
 
 # ---- mean / var / std / average ----
 
-@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.complex64, BF16], ids=ids(
-    [np.int32, np.float32, np.complex64, BF16]))
+@pytest.mark.parametrize("dtype", [np.int32, np.complex64, BF16], ids=ids(
+    [np.int32, np.complex64, BF16]))
 def test_mean_var_std(dtype):
     x = rand((3, 5), dtype, seed=4)
     xr = f32_ref(x)
@@ -244,7 +247,8 @@ def test_mean_var_with_dtype_and_ddof_too_large():
     x = np.arange(6, dtype=np.int8).reshape(2, 3)
     assert_close(jnp.mean(x, dtype=np.float32), np.mean(x, dtype=np.float32))
     assert_close(jnp.var(x, axis=0, dtype=np.float32), np.var(x, axis=0, dtype=np.float32))
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # degrees of freedom <= 0
         want = np.var(np.float32([1.0]), ddof=2)
     got = jnp.var(np.float32([1.0]), ddof=2)
     assert np.isnan(np.asarray(got)) == np.isnan(want)
@@ -280,8 +284,7 @@ def test_average():
 
 # ---- arg-reductions ----
 
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.float32, BF16],
-                         ids=ids([np.bool_, np.int8, np.uint8, np.float32, BF16]))
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, BF16], ids=ids([np.bool_, np.uint8, BF16]))
 def test_argmax_argmin(dtype):
     x = rand((3, 4, 2), dtype, seed=8)
 
@@ -307,8 +310,8 @@ def test_argmax_nan_and_ties():
 
 # ---- cumulative reductions ----
 
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float32, np.complex64, BF16],
-                         ids=ids([np.bool_, np.int8, np.float32, np.complex64, BF16]))
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.complex64, BF16],
+                         ids=ids([np.bool_, np.int8, np.complex64, BF16]))
 def test_cumulative(dtype):
     x = rand((3, 4), dtype, seed=9)
     xr = f32_ref(x)
@@ -418,6 +421,8 @@ def test_allclose_array_equal_equiv():
 
 def test_methods_on_python_scalars_and_weak_types():
     assert_close(jnp.sum(3), np.int32(3), np.int32)
+    assert jnp.sum(3).weak_type and jnp.prod(2.0).weak_type
+    assert not jnp.sum(3, dtype=np.int32).weak_type
     assert_close(jnp.mean(2.0), np.float32(2.0), np.float32)
     assert_close(jnp.max(np.float32(1.5)), np.float32(1.5))
 

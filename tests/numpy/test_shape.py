@@ -149,8 +149,8 @@ def test_squeeze_expand_dims():
 def test_broadcasting():
     a = np.arange(3, dtype=np.float32)
     b = np.ones((2, 1), np.int8)
-    for out in jit_only(lambda a, b: (jnp.broadcast_to(a, (2, 3)), *jnp.broadcast_arrays(a, b, 1.0)),
-                    a, b):
+    for out in both(lambda a, b: (jnp.broadcast_to(a, (2, 3)),
+                                   *jnp.broadcast_arrays(a, b, 1.0)), a, b):
         assert_same(out[0], np.broadcast_to(a, (2, 3)))
         assert_same(out[1], np.broadcast_to(a, (2, 3)))
         assert_same(out[2], np.broadcast_to(b, (2, 3)))

@@ -134,6 +134,10 @@ def _pp_param(value, names, indent):
         return _pp(value, names, indent + 2, force_multiline=True)
     if isinstance(value, np.dtype):
         return value.name
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # e.g. GatherDimensionNumbers
+        fields = ", ".join(f"{k}={_pp_param(v, names, indent)}"
+                           for k, v in zip(value._fields, value))
+        return f"{type(value).__name__}({fields})"
     if isinstance(value, (tuple, list)):
         inner = ", ".join(_pp_param(x, names, indent) for x in value)
         return f"({inner},)" if isinstance(value, tuple) and len(value) == 1 else (

@@ -322,15 +322,15 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type, sharding=None):
     src = x.aval.dtype
     if src == out.dtype:
         return x
+    if dtypes.is_bool(out.dtype):  # x != 0 (for complex, either part nonzero)
+        zero = base.broadcast_operand_lowering(ctx, base.zeros_like_value(ctx, x.aval),
+                                               x.aval.shape)
+        return base.compare(ctx, x, zero, "NE", out)
     if dtypes.is_complex(src) and not dtypes.is_complex(out.dtype):
         x = ctx.op("stablehlo.real", [x], x.aval.update(dtype=dtypes.to_real_dtype(src)))
         src = x.aval.dtype
         if src == out.dtype:
             return x
-    if dtypes.is_bool(out.dtype):
-        zero = base.broadcast_operand_lowering(ctx, base.zeros_like_value(ctx, x.aval),
-                                               x.aval.shape)
-        return base.compare(ctx, x, zero, "NE", out)
     return ctx.op("stablehlo.convert", [x], out)
 
 
@@ -432,7 +432,9 @@ def convert_element_type(operand, new_dtype, weak_type=False):
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     if not hasattr(operand, "aval"):  # host value: convert on the host, then stage/upload it
         val = np.asarray(operand)
-        if dtypes.is_complex(val.dtype) and not dtypes.is_complex(new_dtype):
+        if dtypes.is_bool(new_dtype):
+            val = val != 0
+        elif dtypes.is_complex(val.dtype) and not dtypes.is_complex(new_dtype):
             val = val.real
         operand = np.asarray(val, new_dtype)
     else:

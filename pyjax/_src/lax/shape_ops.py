@@ -28,6 +28,8 @@ __all__ = [
     "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "concatenate", "pad", "iota",
     "broadcasted_iota", "full", "full_like", "zeros_like_array", "collapse",
+    "broadcast_in_dim_p", "reshape_p", "squeeze_p", "transpose_p", "rev_p", "slice_p",
+    "dynamic_slice_p", "dynamic_update_slice_p", "concatenate_p", "pad_p", "iota_p",
 ]
 
 _builtin_slice = slice
@@ -559,10 +561,7 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
     """``slice`` along one axis; ``None`` and negative indices behave as in Python slices."""
     shape = _shape(operand)
-    axis = operator.index(axis)
-    if not 0 <= axis < len(shape):
-        raise ValueError(f"slice_in_dim: axis {axis} is out of bounds for array of dimension "
-                         f"{len(shape)}")
+    axis = _canonicalize_axis(axis, len(shape), "slice_in_dim")
     n = shape[axis]
     start = 0 if start_index is None else operator.index(start_index)
     limit = n if limit_index is None else operator.index(limit_index)
@@ -576,10 +575,8 @@ def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
 def index_in_dim(operand, index, axis=0, keepdims=True):
     """``operand[..., index, ...]`` along ``axis`` for a static ``index``."""
     shape = _shape(operand)
-    index, axis = operator.index(index), operator.index(axis)
-    if not 0 <= axis < len(shape):
-        raise ValueError(f"index_in_dim: axis {axis} is out of bounds for array of dimension "
-                         f"{len(shape)}")
+    index = operator.index(index)
+    axis = _canonicalize_axis(axis, len(shape), "index_in_dim")
     n = shape[axis]
     if not -n <= index < n:
         raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")

@@ -253,7 +253,7 @@ def _normalize(value, n, dtype):
 # ---- the static / dynamic-slice fast path ----
 
 def _static_slices(arr, entries):
-    """Apply the static slices (and static ints, as width-1 slices) with rev + slice."""
+    """Apply the static slices of ``entries`` with rev + slice."""
     shape = arr.shape
     rev_dims, starts, limits, strides = [], [0] * len(shape), list(shape), [1] * len(shape)
     changed = False
@@ -269,12 +269,6 @@ def _static_slices(arr, entries):
             starts[e.dim], strides[e.dim] = start, step
             limits[e.dim] = start + (e.size - 1) * step + 1 if e.size else start
             changed |= (starts[e.dim], limits[e.dim], step) != (0, n, 1)
-        elif e.kind == "int":
-            n = shape[e.dim]
-            i = e.value + n if e.value < 0 else e.value
-            i = min(max(i, 0), n - 1)  # JAX clamps out-of-bounds indices
-            starts[e.dim], limits[e.dim] = i, i + 1
-            changed = True
     if rev_dims:
         arr = lax_shape.rev(arr, tuple(rev_dims))
     if changed:
@@ -290,20 +284,24 @@ def _check_int_dims(shape, entries):
 
 
 def _slice_path(arr, entries):
+    """Basic indexing without gather. With integer indices (static or traced) JAX's approach:
+    one ``dynamic_slice`` whose starts are operands, so ``x[i]`` for many values of ``i`` shares
+    one executable; strided or reversed slices go first through ``rev`` + ``slice``."""
     shape = arr.shape
     _check_int_dims(shape, entries)
-    arr = _static_slices(arr, entries)
-    dyn = [e for e in entries if e.kind == "dyn"]
-    if dyn:
-        starts = [0] * len(shape)
-        sizes = list(arr.shape)
-        for e in dyn:  # dynamic_slice counts negative starts from the end, then clamps
-            starts[e.dim] = e.value
-            sizes[e.dim] = 1
+    ints = [e for e in entries if e.kind in ("int", "dyn")]
+    if ints:
+        arr = _static_slices(arr, [e for e in entries if e.kind == "slice" and e.step != 1])
+        starts, sizes = [0] * len(shape), list(arr.shape)
+        for e in entries:
+            if e.kind == "slice" and e.step == 1:
+                starts[e.dim], sizes[e.dim] = e.start, e.size
+            elif e.kind in ("int", "dyn"):  # negative starts count from the end, then clamp
+                starts[e.dim], sizes[e.dim] = e.value, 1
         arr = lax_shape.dynamic_slice(arr, starts, sizes)
-    squeeze = tuple(e.dim for e in entries if e.kind in ("int", "dyn"))
-    if squeeze:
-        arr = lax_shape.squeeze(arr, squeeze)
+        arr = lax_shape.squeeze(arr, tuple(e.dim for e in ints))
+    else:
+        arr = _static_slices(arr, entries)
     if any(e.kind == "new" for e in entries):
         out_shape = []
         for e in entries:
@@ -511,7 +509,8 @@ def _cast_updates(x, y):
     if isinstance(y, (list, tuple)):
         y = np.asarray(y)
     if isinstance(y, (bool, int, float, complex)):
-        return lax_ew.convert_element_type(y, x_dt)
+        return np.asarray(y).astype(x_dt) if isinstance(y, complex) and x_dt.kind != "c" \
+            else np.asarray(y, x_dt)
     ya = aval_of(y)
     if ya.dtype != x_dt:
         if not ya.weak_type and dtypes.result_type(x_dt, ya.dtype) != x_dt:
@@ -581,7 +580,9 @@ def _scatter(x, idx, y, scatter_fn, *, indices_are_sorted=False, unique_indices=
 
 
 def _ones_like(x):
-    return lax_shape.broadcast_in_dim(np.ones((), aval_of(x).dtype), tuple(x.shape), ())
+    av = aval_of(x)
+    ones = lax_shape.broadcast_in_dim(np.ones((), av.dtype), tuple(av.shape), ())
+    return lax_ew.convert_element_type(ones, av.dtype, True) if av.weak_type else ones
 
 
 class _IndexUpdateRef:
@@ -631,19 +632,25 @@ class _IndexUpdateRef:
 
     def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] /= y``: ``x / ones.at[idx].multiply(y)`` (true division, as in JAX)."""
-        from pyjax._src.numpy import ufuncs
-        denom = _scatter(_ones_like(self.array), self.index, values, lax_slicing.scatter_mul,
+        x = _as_array(self.array)
+        dt = dtypes.to_inexact_dtype(aval_of(x).dtype)
+        if dt != aval_of(x).dtype:
+            x = lax_ew.convert_element_type(x, dt, aval_of(x).weak_type)
+        denom = _scatter(_ones_like(x), self.index, values, lax_slicing.scatter_mul,
                          indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
                          mode=mode)
-        return ufuncs.divide(self.array, denom)
+        return lax_ew.div(x, denom)
 
     def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] **= y``: ``x ** ones.at[idx].multiply(y)``, as in JAX."""
-        from pyjax._src.numpy import ufuncs
-        expo = _scatter(_ones_like(self.array), self.index, values, lax_slicing.scatter_mul,
+        x = _as_array(self.array)
+        expo = _scatter(_ones_like(x), self.index, values, lax_slicing.scatter_mul,
                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
                         mode=mode)
-        return ufuncs.power(self.array, expo)
+        if dtypes.is_inexact(aval_of(x).dtype):
+            return lax_ew.pow(x, expo)
+        from pyjax._src.numpy import ufuncs
+        return ufuncs.power(x, expo)
 
     def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] = minimum(x[idx], y)``."""

@@ -1,5 +1,6 @@
 """Reductions of ``pyjax.numpy``: sum, prod, max, min, mean, var, std, arg-reductions,
-cumulative reductions, NaN-aware variants and whole-array comparisons.
+cumulative reductions, NaN-aware variants and whole-array comparisons; and sorting and
+searching (sort, argsort, nonzero, flatnonzero, argwhere).
 
 NumPy's signatures with JAX's semantics: sums and products of bools and small integers
 accumulate in the default integer type, means and variances of integers are floats, float16 and
@@ -26,7 +27,8 @@ __all__ = [
     "argmin", "all", "any", "alltrue", "sometrue", "cumsum", "cumprod", "cumulative_sum",
     "cumulative_prod", "nancumsum", "nancumprod", "nansum", "nanprod", "nanmean", "nanvar",
     "nanstd", "nanmax", "nanmin", "nanargmax", "nanargmin", "ptp", "count_nonzero", "average",
-    "median", "nanmedian", "allclose", "array_equal", "array_equiv",
+    "median", "nanmedian", "allclose", "array_equal", "array_equiv", "sort", "argsort",
+    "nonzero", "flatnonzero", "argwhere",
 ]
 
 _sum, _max, _min, _all, _any = builtins.sum, builtins.max, builtins.min, builtins.all, \
@@ -120,6 +122,7 @@ def _sum_or_prod(op, a, axis, dtype, out, keepdims, initial, where, promote_inte
     a = asarray(a)
     axes = _axes(axis, a.ndim)
     dtype = dtypes.check_user_dtype(dtype, op)
+    weak = dtype is None and a.weak_type  # reductions of weak values stay weak, as in JAX
     if dtype is None:
         dtype = _promote_integer(a.dtype) if promote_integers else a.dtype
         if dtypes.is_bool(dtype):
@@ -136,7 +139,7 @@ def _sum_or_prod(op, a, axis, dtype, out, keepdims, initial, where, promote_inte
         res = (lax_ew.add if op == "sum" else lax_ew.mul)(res, init) \
             if not dtypes.is_bool(comp) else \
             (lax_ew.bitwise_or if op == "sum" else lax_ew.bitwise_and)(res, init)
-    res = convert(res, dtype)
+    res = lax_ew.convert_element_type(res, dtype, weak) if weak else convert(res, dtype)
     return _finish(res, a.shape, axes, keepdims)
 
 
@@ -694,3 +697,99 @@ def array_equiv(a1, a2):
         return _false()
     a1, a2 = util.promote_args("array_equiv", a1, a2)
     return all(lax_ew.eq(a1, a2))
+
+
+# ---------------------------------------------------------------------------------------
+# sorting and searching (argmax/argmin/count_nonzero above belong here too)
+# ---------------------------------------------------------------------------------------
+
+def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """A sorted copy of ``a`` (NaNs last); ``axis=None`` sorts the flattened array."""
+    util.check_arraylike("sort", a)
+    if order is not None:
+        raise ValueError("The 'order' argument to sort is not supported.")
+    a = asarray(a)
+    if axis is None:
+        a, axis = jshape.ravel(a), 0
+    if a.ndim == 0:
+        raise ValueError("sort: axis out of bounds for a 0-dimensional array")
+    axis = util.canonicalize_axis(axis, a.ndim)
+    out = lax_sort.sort(a, dimension=axis, is_stable=bool(stable))
+    return lax_shape.rev(out, (axis,)) if descending else out
+
+
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """Indices that sort ``a`` along ``axis``; stable, also when ``descending``."""
+    util.check_arraylike("argsort", a)
+    if order is not None:
+        raise ValueError("The 'order' argument to argsort is not supported.")
+    a = asarray(a)
+    if axis is None:
+        a, axis = jshape.ravel(a), 0
+    if a.ndim == 0:
+        raise ValueError("argsort: axis out of bounds for a 0-dimensional array")
+    axis = util.canonicalize_axis(axis, a.ndim)
+    idt = dtypes.default_int_dtype()
+    iota = lax_shape.broadcasted_iota(idt, a.shape, axis)
+    if descending:
+        # reverse, sort stably ascending, reverse back: ties keep their original order
+        a = lax_shape.rev(a, (axis,))
+        _, perm = lax_sort.sort((a, iota), dimension=axis, is_stable=True, num_keys=1)
+        perm = lax_shape.rev(perm, (axis,))
+        return lax_ew.sub(const(idt, a.shape[axis] - 1), perm)
+    _, perm = lax_sort.sort((a, iota), dimension=axis, is_stable=bool(stable), num_keys=1)
+    return perm
+
+
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    """Indices of the non-zero elements, one array per dimension.
+
+    Under ``jit`` the output shape must be static: pass ``size`` (results are truncated or
+    padded with ``fill_value``, default 0)."""
+    util.check_arraylike("nonzero", a)
+    if np.ndim(a) == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(arr)"
+                         ".nonzero() instead.")
+    if size is None:
+        v = jshape._concrete_value(a)
+        if v is None:
+            jshape._need_size(a, "nonzero")
+        return tuple(jshape._upload(i, dtypes.default_int_dtype()) for i in np.nonzero(v))
+    size = jshape.static_int(size, "nonzero size")
+    a = asarray(a)
+    idt = dtypes.default_int_dtype()
+    mask = jshape.ravel(to_bool(a))
+    pos, valid = jshape._flat_true_positions(mask, size, fill_value)
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else (fill_value,) * a.ndim
+    if len(fills) != a.ndim:
+        raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length {a.ndim}, "
+                         f"got {fill_value!r}")
+    out, stride = [], math.prod(a.shape)
+    for d, f in zip(a.shape, fills):
+        stride //= d if d else 1
+        coord = lax_ew.div(pos, const(idt, stride)) if stride != 1 else pos
+        coord = lax_ew.rem(coord, const(idt, d)) if d else coord
+        f = 0 if f is None else f
+        out.append(lax_ew.select(valid, coord, util.broadcast_to(convert(f, idt), (size,))))
+    return tuple(out)
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    """Indices of the non-zero elements of the flattened array."""
+    util.check_arraylike("flatnonzero", a)
+    return nonzero(jshape.ravel(a), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    """Indices of non-zero elements, grouped by element: shape ``(N, a.ndim)``."""
+    util.check_arraylike("argwhere", a)
+    a = asarray(a)
+    if a.ndim == 0:
+        n = (1 if bool(jshape._concrete_value(a)) else 0) if size is None else size
+        if size is None and jshape._concrete_value(a) is None:
+            jshape._need_size(a, "argwhere")
+        return lax_shape.full((n, 0), 0, dtypes.default_int_dtype())
+    idx = nonzero(a, size=size, fill_value=fill_value)
+    return jshape.stack(idx, axis=1)

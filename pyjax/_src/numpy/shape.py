@@ -1,9 +1,10 @@
-"""Shape manipulation, joining/splitting, sorting and the data-dependent-shape functions of
-``pyjax.numpy`` (reshape, transpose, concatenate, split, sort, unique, nonzero, ...).
+"""Shape manipulation, joining/splitting and ``unique`` for ``pyjax.numpy`` (reshape, transpose,
+concatenate, split, roll, tile, repeat, unique, ...), plus the small helpers the other
+``numpy`` modules share (``asarray``, ``convert``, ``const``, ...).
 
-Everything lowers to ``lax`` shape primitives with static shapes. ``unique``/``nonzero`` and
-friends have data-dependent output shapes: they run on the host for concrete inputs and need a
-static ``size=`` under ``jit``, as in JAX.
+Everything lowers to ``lax`` shape primitives with static shapes. ``unique`` (like ``nonzero``
+in reductions.py) has a data-dependent output shape: it runs on the host for concrete inputs
+and needs a static ``size=`` under ``jit``, as in JAX.
 """
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ __all__ = [
     "concatenate", "concat", "stack", "vstack", "hstack", "dstack", "column_stack", "row_stack",
     "split", "array_split", "hsplit", "vsplit", "dsplit", "unstack",
     "atleast_1d", "atleast_2d", "atleast_3d", "flip", "fliplr", "flipud", "rot90", "roll",
-    "tile", "repeat", "resize", "sort", "argsort", "unique", "unique_values", "unique_counts",
-    "unique_inverse", "unique_all", "nonzero", "flatnonzero", "argwhere",
+    "tile", "repeat", "resize", "unique", "unique_values", "unique_counts", "unique_inverse",
+    "unique_all",
 ]
 
 _int = builtins.int
@@ -108,16 +109,6 @@ def _shape_tuple(shape, what="shape"):
         if isinstance(e, errors.ConcretizationTypeError):
             raise
         raise TypeError(f"{what} must be a sequence of integers, got {shape!r}") from None
-
-
-def _where_bool(cond, x, y):
-    """``select`` with broadcasting of all three operands to a common shape."""
-    shape = util.broadcast_shapes(util.shape_of(cond), util.shape_of(x), util.shape_of(y))
-    cond = util.broadcast_to(convert(cond, np.bool_), shape)
-    x, y = util.promote_dtypes(x, y)
-    x = util.broadcast_to(x, shape) if util.shape_of(x) != () or shape == () else x
-    y = util.broadcast_to(y, shape) if util.shape_of(y) != () or shape == () else y
-    return lax_ew.select(cond, x, y)
 
 
 # ---------------------------------------------------------------------------------------
@@ -664,8 +655,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
                              f"the length {n} of axis {axis}")
         if (reps < 0).any():
             raise ValueError("repeat: repeats may not be negative")
-        idx = np.repeat(np.arange(n), reps)
-        out = _take_static(a, idx, axis)
+        idx = np.repeat(np.arange(n, dtype=np.int32), reps)
+        out = take_along(a, idx, axis)
     if total_repeat_length is not None and out.shape[axis] != total_repeat_length:
         total = static_int(total_repeat_length, "total_repeat_length")
         cur = out.shape[axis]
@@ -679,26 +670,6 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
             shape[axis] = total - cur
             out = lax_shape.concatenate([out, util.broadcast_to(last, tuple(shape))], axis)
     return out
-
-
-def _take_static(a, idx, axis):
-    """Gather ``a`` at static indices ``idx`` along ``axis`` with slices (runs of consecutive
-    indices become one slice)."""
-    idx = [_int(i) for i in idx]
-    if not idx:
-        return lax_shape.slice_in_dim(a, 0, 0, 1, axis)
-    pieces, start, prev = [], idx[0], idx[0]
-    runs = []
-    for i in idx[1:]:
-        if i == prev + 1:
-            prev = i
-            continue
-        runs.append((start, prev + 1))
-        start = prev = i
-    runs.append((start, prev + 1))
-    for lo, hi in runs:
-        pieces.append(lax_shape.slice_in_dim(a, lo, hi, 1, axis))
-    return pieces[0] if len(pieces) == 1 else lax_shape.concatenate(pieces, axis)
 
 
 def _repeat_traced(a, repeats, axis, total):
@@ -733,48 +704,6 @@ def resize(a, new_shape):
         return lax_shape.full(new_shape, 0, a.dtype)
     reps = -(-size // a.size)
     return reshape(lax_shape.slice_in_dim(tile(a, reps), 0, size, 1, 0), new_shape)
-
-
-# ---------------------------------------------------------------------------------------
-# sorting
-# ---------------------------------------------------------------------------------------
-
-def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """A sorted copy of ``a`` (NaNs last); ``axis=None`` sorts the flattened array."""
-    util.check_arraylike("sort", a)
-    if order is not None:
-        raise ValueError("The 'order' argument to sort is not supported.")
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    if a.ndim == 0:
-        raise ValueError("sort: axis out of bounds for a 0-dimensional array")
-    axis = util.canonicalize_axis(axis, a.ndim)
-    out = lax_sort.sort(a, dimension=axis, is_stable=bool(stable))
-    return lax_shape.rev(out, (axis,)) if descending else out
-
-
-def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """Indices that sort ``a`` along ``axis``; stable, also when ``descending``."""
-    util.check_arraylike("argsort", a)
-    if order is not None:
-        raise ValueError("The 'order' argument to argsort is not supported.")
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    if a.ndim == 0:
-        raise ValueError("argsort: axis out of bounds for a 0-dimensional array")
-    axis = util.canonicalize_axis(axis, a.ndim)
-    idt = dtypes.default_int_dtype()
-    iota = lax_shape.broadcasted_iota(idt, a.shape, axis)
-    if descending:
-        # reverse, sort stably ascending, reverse back: ties keep their original order
-        a = lax_shape.rev(a, (axis,))
-        _, perm = lax_sort.sort((a, iota), dimension=axis, is_stable=True, num_keys=1)
-        perm = lax_shape.rev(perm, (axis,))
-        return lax_ew.sub(const(idt, a.shape[axis] - 1), perm)
-    _, perm = lax_sort.sort((a, iota), dimension=axis, is_stable=bool(stable), num_keys=1)
-    return perm
 
 
 # ---------------------------------------------------------------------------------------
@@ -814,58 +743,6 @@ def _flat_true_positions(mask, size, fill):
     return pos, valid
 
 
-def nonzero(a, *, size=None, fill_value=None):
-    """Indices of the non-zero elements, one array per dimension.
-
-    Under ``jit`` the output shape must be static: pass ``size`` (results are truncated or
-    padded with ``fill_value``, default 0)."""
-    util.check_arraylike("nonzero", a)
-    if np.ndim(a) == 0:
-        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(arr)"
-                         ".nonzero() instead.")
-    if size is None:
-        v = _concrete_value(a)
-        if v is None:
-            _need_size(a, "nonzero")
-        return tuple(_upload(i, dtypes.default_int_dtype()) for i in np.nonzero(v))
-    size = static_int(size, "nonzero size")
-    a = asarray(a)
-    idt = dtypes.default_int_dtype()
-    mask = ravel(to_bool(a))
-    pos, valid = _flat_true_positions(mask, size, fill_value)
-    fills = fill_value if isinstance(fill_value, (tuple, list)) else (fill_value,) * a.ndim
-    if len(fills) != a.ndim:
-        raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length {a.ndim}, "
-                         f"got {fill_value!r}")
-    out, stride = [], math.prod(a.shape)
-    for d, f in zip(a.shape, fills):
-        stride //= d if d else 1
-        coord = lax_ew.div(pos, const(idt, stride)) if stride != 1 else pos
-        coord = lax_ew.rem(coord, const(idt, d)) if d else coord
-        f = 0 if f is None else f
-        out.append(lax_ew.select(valid, coord, util.broadcast_to(convert(f, idt), (size,))))
-    return tuple(out)
-
-
-def flatnonzero(a, *, size=None, fill_value=None):
-    """Indices of the non-zero elements of the flattened array."""
-    util.check_arraylike("flatnonzero", a)
-    return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
-
-
-def argwhere(a, *, size=None, fill_value=None):
-    """Indices of non-zero elements, grouped by element: shape ``(N, a.ndim)``."""
-    util.check_arraylike("argwhere", a)
-    a = asarray(a)
-    if a.ndim == 0:
-        n = (1 if bool(_concrete_value(a)) else 0) if size is None else size
-        if size is None and _concrete_value(a) is None:
-            _need_size(a, "argwhere")
-        return lax_shape.full((n, 0), 0, dtypes.default_int_dtype())
-    idx = nonzero(a, size=size, fill_value=fill_value)
-    return stack(idx, axis=1)
-
-
 def _unique_host(v, return_index, return_inverse, return_counts, axis, equal_nan):
     res = np.unique(v, return_index=return_index, return_inverse=return_inverse,
                     return_counts=return_counts, axis=axis, equal_nan=equal_nan)
@@ -897,19 +774,10 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 
 def _take_1d(x, idx):
-    """``x[idx]`` for a 1-D ``x`` and in-range 1-D ``idx`` (a one-hot select: exact for every
-    dtype, NaNs included)."""
-    idt = util.dtype_of(idx)
-    n, m = x.shape[0], idx.shape[0]
-    if n == 0:
-        return lax_shape.full((m,), 0, x.dtype)
-    hit = lax_ew.eq(lax_shape.broadcasted_iota(idt, (m, n), 1),
-                    lax_shape.broadcast_in_dim(idx, (m, n), (0,)))
-    xb = lax_shape.broadcast_in_dim(x, (m, n), (1,))
-    if dtypes.is_bool(x.dtype):
-        return lax_red.reduce_or(lax_ew.bitwise_and(hit, xb), (1,))
-    zero = lax_shape.full((m, n), 0, x.dtype)
-    return lax_red.reduce_sum(lax_ew.select(hit, xb, zero), (1,))
+    """``x[idx]`` for a 1-D ``x`` and in-range 1-D ``idx``."""
+    if x.shape[0] == 0:
+        return lax_shape.full(idx.shape, 0, x.dtype)
+    return take_along(x, idx, 0)
 
 
 def _unique_sized(ar, size, fill_value, equal_nan, return_index, return_inverse,
@@ -943,7 +811,7 @@ def _unique_sized(ar, size, fill_value, equal_nan, return_index, return_inverse,
         outs.append(lax_ew.select(valid, _take_1d(perm, safe), lax_shape.full((size,), 0, idt)))
     if return_inverse:
         gid = lax_ew.sub(lax_red.cumsum(convert(first, idt), 0), const(idt, 1)) if n else iota
-        inv_perm = argsort(perm) if n else iota
+        inv_perm = lax_sort.sort((perm, iota), dimension=0, num_keys=1)[1] if n else iota
         outs.append(reshape(_take_1d(gid, inv_perm), shape) if n else reshape(iota, shape))
     if return_counts:
         nxt = lax_shape.concatenate([lax_shape.slice_in_dim(pos, 1, size, 1, 0),

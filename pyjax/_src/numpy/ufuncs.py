@@ -31,9 +31,7 @@ class _NotForComplex(ValueError, TypeError):
     JAX)."""
 
 
-# ---------------------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------------------
+# ---- helpers ----
 
 def _dt(x):
     return util.dtype_of(x)
@@ -93,9 +91,7 @@ def _unary_inexact(name, lax_fn, doc):
     return fn
 
 
-# ---------------------------------------------------------------------------------------
-# arithmetic
-# ---------------------------------------------------------------------------------------
+# ---- arithmetic ----
 
 def add(x, y, /):
     """Elementwise ``x + y`` (logical or for booleans)."""
@@ -381,9 +377,7 @@ def rint(x, /):
     return lax.round(x, _NEAREST_EVEN)
 
 
-# ---------------------------------------------------------------------------------------
-# exponentials, logarithms, powers, trigonometry
-# ---------------------------------------------------------------------------------------
+# ---- exponentials, logarithms, powers, trigonometry ----
 
 exp = _unary_inexact("exp", lax.exp, "Elementwise ``e ** x``.")
 exp2 = _unary_inexact("exp2", lax.exp2, "Elementwise ``2 ** x``.")
@@ -598,9 +592,7 @@ def modf(x, /):
     return frac, whole
 
 
-# ---------------------------------------------------------------------------------------
-# comparisons, extrema, logical and bitwise
-# ---------------------------------------------------------------------------------------
+# ---- comparisons, extrema, logical and bitwise ----
 
 def _comparison(name, lax_fn, ordered):
     def fn(x, y, /):
@@ -729,9 +721,7 @@ def right_shift(x1, x2, /):
 bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
 
 
-# ---------------------------------------------------------------------------------------
-# floating-point classification
-# ---------------------------------------------------------------------------------------
+# ---- floating-point classification ----
 
 def isfinite(x, /):
     """True where ``x`` is neither infinite nor NaN."""
@@ -814,9 +804,7 @@ def nextafter(x1, x2, /):
     return lax.nextafter(x1, x2)
 
 
-# ---------------------------------------------------------------------------------------
-# complex numbers
-# ---------------------------------------------------------------------------------------
+# ---- complex numbers ----
 
 def real(val, /):
     """Real part (``val`` itself for real inputs)."""
@@ -866,9 +854,7 @@ def isreal(x, /):
     return lax.eq(lax.imag(x), _const(lax.imag(x), 0))
 
 
-# ---------------------------------------------------------------------------------------
-# selection and cleaning
-# ---------------------------------------------------------------------------------------
+# ---- selection and cleaning ----
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """``x`` where ``condition`` is true, else ``y`` (broadcast together, dtypes promoted).
@@ -901,27 +887,18 @@ def clip(arr=None, /, min=None, max=None, *, a=_NOVALUE, a_min=_NOVALUE,  # noqa
     ``a``, ``a_min`` and ``a_max`` are NumPy's older names, accepted with a
     DeprecationWarning as in JAX.
     """
-    if a is not _NOVALUE:
+    old = {"a": a, "a_min": a_min, "a_max": a_max}
+    new = {"a": arr, "a_min": min, "a_max": max}
+    for name, value in old.items():
+        if value is _NOVALUE:
+            continue
         warnings.warn("Passing arguments 'a', 'a_min' or 'a_max' to jax.numpy.clip is "
                       "deprecated. Please use 'arr', 'min' or 'max' respectively instead.",
                       DeprecationWarning, stacklevel=2)
-        if arr is not None:
-            raise ValueError("Only one of 'arr' and 'a' may be passed to clip")
-        arr = a
-    if a_min is not _NOVALUE:
-        warnings.warn("Passing arguments 'a', 'a_min' or 'a_max' to jax.numpy.clip is "
-                      "deprecated. Please use 'arr', 'min' or 'max' respectively instead.",
-                      DeprecationWarning, stacklevel=2)
-        if min is not None:
-            raise ValueError("Only one of 'min' and 'a_min' may be passed to clip")
-        min = a_min  # noqa: A001
-    if a_max is not _NOVALUE:
-        warnings.warn("Passing arguments 'a', 'a_min' or 'a_max' to jax.numpy.clip is "
-                      "deprecated. Please use 'arr', 'min' or 'max' respectively instead.",
-                      DeprecationWarning, stacklevel=2)
-        if max is not None:
-            raise ValueError("Only one of 'max' and 'a_max' may be passed to clip")
-        max = a_max  # noqa: A001
+        if new[name] is not None:
+            raise ValueError(f"clip got both {name!r} and its replacement argument")
+        new[name] = value
+    arr, min, max = new["a"], new["a_min"], new["a_max"]  # noqa: A001
     if arr is None:
         raise TypeError("clip() missing the array argument 'arr'")
     util.check_arraylike("clip", arr)

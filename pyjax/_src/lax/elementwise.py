@@ -417,10 +417,34 @@ def _make_unary(name):
     return fn
 
 
+_PY_SCALAR_TYPES = (int, float, complex)
+
+
+def _natural_dtype(t):
+    """The weak dtype of a Python scalar type under the current x64 setting."""
+    return _NATURAL[dtypes.x64_enabled()][t]
+
+
+_NATURAL = {False: {int: np.dtype(np.int32), float: np.dtype(np.float32),
+                    complex: np.dtype(np.complex64)},
+            True: {int: np.dtype(np.int64), float: np.dtype(np.float64),
+                   complex: np.dtype(np.complex128)}}
+
+
 def _make_nary(name):
     p = prims[name]
 
     def fn(*args):
+        if len(args) == 2:  # fast path: operands whose dtypes already agree
+            x, y = args
+            xa = getattr(x, "aval", None)
+            if xa is not None:
+                ya = getattr(y, "aval", None)
+                if ya is not None:
+                    if xa.dtype == ya.dtype:
+                        return p.bind(x, y)
+                elif type(y) in _PY_SCALAR_TYPES and _natural_dtype(type(y)) == xa.dtype:
+                    return p.bind(x, y)
         return p.bind(*_weak_coerce(name, args))
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (the ``{name}`` primitive); dtypes must agree."

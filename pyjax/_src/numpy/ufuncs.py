@@ -8,7 +8,6 @@ comparisons. Integer division by zero does not trap (the value is XLA's).
 """
 from __future__ import annotations
 
-import builtins
 import operator
 import warnings
 
@@ -22,7 +21,6 @@ from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import util
 
-_abs, _round = builtins.abs, builtins.round
 _NEAREST_EVEN = lax.RoundingMethod.TO_NEAREST_EVEN
 
 
@@ -75,6 +73,14 @@ def _to_bool(x):
     return lax.ne(x, _const(x, 0))
 
 
+def _promote2(name, x, y):
+    """``util.promote_args`` with a fast path for two arrays of the same shape and dtype."""
+    if type(x) is type(y) and (type(x) is ArrayImpl or isinstance(x, Tracer)) \
+            and x.aval == y.aval:
+        return x, y
+    return util.promote_args(name, x, y)
+
+
 def _check_not_complex(name, *args):
     for a in args:
         if dtypes.is_complex(_dt(a)):
@@ -95,13 +101,13 @@ def _unary_inexact(name, lax_fn, doc):
 
 def add(x, y, /):
     """Elementwise ``x + y`` (logical or for booleans)."""
-    x, y = util.promote_args("add", x, y)
+    x, y = _promote2("add", x, y)
     return lax.bitwise_or(x, y) if dtypes.is_bool(_dt(x)) else lax.add(x, y)
 
 
 def subtract(x, y, /):
     """Elementwise ``x - y``."""
-    x, y = util.promote_args("subtract", x, y)
+    x, y = _promote2("subtract", x, y)
     if dtypes.is_bool(_dt(x)):
         raise TypeError("jnp.subtract (the - operator) is not supported for boolean inputs; "
                         "use jnp.logical_xor or the ^ operator instead.")
@@ -110,7 +116,7 @@ def subtract(x, y, /):
 
 def multiply(x, y, /):
     """Elementwise ``x * y`` (logical and for booleans)."""
-    x, y = util.promote_args("multiply", x, y)
+    x, y = _promote2("multiply", x, y)
     return lax.bitwise_and(x, y) if dtypes.is_bool(_dt(x)) else lax.mul(x, y)
 
 
@@ -596,7 +602,7 @@ def modf(x, /):
 
 def _comparison(name, lax_fn, ordered):
     def fn(x, y, /):
-        x, y = util.promote_args(name, x, y)
+        x, y = _promote2(name, x, y)
         if ordered and dtypes.is_complex(_dt(x)):  # lexicographic, as NumPy orders complex
             rx, ry = lax.real(x), lax.real(y)
             return _where(lax.eq(rx, ry), lax_fn(lax.imag(x), lax.imag(y)), lax_fn(rx, ry))
@@ -623,7 +629,7 @@ def _propagate_nan(x, y, out):
 
 def maximum(x, y, /):
     """Elementwise maximum; NaNs propagate."""
-    x, y = util.promote_args("maximum", x, y)
+    x, y = _promote2("maximum", x, y)
     if dtypes.is_complex(_dt(x)):
         return _where(lax.bitwise_or(greater(x, y), isnan(x)), x, y)
     return _propagate_nan(x, y, lax.max(x, y))
@@ -631,7 +637,7 @@ def maximum(x, y, /):
 
 def minimum(x, y, /):
     """Elementwise minimum; NaNs propagate."""
-    x, y = util.promote_args("minimum", x, y)
+    x, y = _promote2("minimum", x, y)
     if dtypes.is_complex(_dt(x)):
         return _where(lax.bitwise_or(less(x, y), isnan(x)), x, y)
     return _propagate_nan(x, y, lax.min(x, y))
@@ -672,7 +678,7 @@ def logical_not(x, /):
 
 def _bitwise(name, lax_fn):
     def fn(x, y, /):
-        x, y = util.promote_args(name, x, y)
+        x, y = _promote2(name, x, y)
         return lax_fn(x, y)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` of integers or booleans."

@@ -146,20 +146,90 @@ def broadcast_arrays(*args):
             for a, s in zip(args, shapes)]
 
 
+# ---- the hot path: promotion + broadcasting plans cached by argument signature ----
+# A signature is each argument's aval (arrays, tracers) or its Python type (scalars); the plan
+# says, per argument, what dtype conversion and broadcast it needs. Values never enter the key,
+# so overflow checks on Python ints still happen when the plan runs.
+
+_plan_cache: dict = {}
+_KEEP = 0
+
+
+def _sig(a):
+    t = type(a)
+    if t is ArrayImpl:
+        return a.aval
+    if t in _SCALARS:
+        return t
+    if isinstance(a, Tracer):
+        return a.aval
+    return None
+
+
+def _make_plan(kind, args):
+    promote = {"": promote_dtypes, "inexact": promote_dtypes_inexact,
+               "numeric": promote_dtypes_numeric}[kind]
+    promoted = promote(*args)
+    shapes = [shape_of(a) for a in promoted]
+    out_shape = broadcast_shapes(*shapes)
+    plan = []
+    for a, p, s in zip(args, promoted, shapes):
+        if type(a) in _SCALARS:
+            conv = _KEEP if type(p) is type(a) and p == a else aval(p).dtype
+            bshape = None if s == () else out_shape
+        else:
+            pa = aval(p)
+            conv = _KEEP if pa == aval(a) else (pa.dtype, pa.weak_type)
+            bshape = None if s == out_shape else out_shape
+        plan.append((conv, bshape))
+    return promoted, tuple(plan)
+
+
+def _run_plan(args, plan):
+    out = []
+    for a, (conv, bshape) in zip(args, plan):
+        if conv is not _KEEP:
+            if type(a) in _SCALARS:
+                a = lax_base.coerce_scalar(a, conv)
+            else:
+                a = lax_ew.convert_element_type(a, conv[0], conv[1])
+        if bshape is not None:
+            a = broadcast_to(a, bshape)
+        out.append(a)
+    return out
+
+
+def _promote_and_broadcast(kind, fun_name, args):
+    try:
+        key = (kind, dtypes.x64_enabled(), *[_sig(a) for a in args])
+        plan = _plan_cache.get(key)
+    except TypeError:
+        key, plan = None, None
+    if plan is not None:
+        return _run_plan(args, plan)
+    check_arraylike(fun_name, *args)
+    if key is None or None in key:
+        promote = {"": promote_dtypes, "inexact": promote_dtypes_inexact,
+                   "numeric": promote_dtypes_numeric}[kind]
+        return broadcast_arrays(*promote(*args))
+    promoted, plan = _make_plan(kind, args)
+    if len(_plan_cache) > 4096:
+        _plan_cache.clear()
+    _plan_cache[key] = plan
+    return _run_plan(args, plan)
+
+
 def promote_args(fun_name, *args):
     """Check, promote dtypes and broadcast shapes: what every NumPy-style elementwise needs."""
-    check_arraylike(fun_name, *args)
-    return broadcast_arrays(*promote_dtypes(*args))
+    return _promote_and_broadcast("", fun_name, args)
 
 
 def promote_args_inexact(fun_name, *args):
-    check_arraylike(fun_name, *args)
-    return broadcast_arrays(*promote_dtypes_inexact(*args))
+    return _promote_and_broadcast("inexact", fun_name, args)
 
 
 def promote_args_numeric(fun_name, *args):
-    check_arraylike(fun_name, *args)
-    return broadcast_arrays(*promote_dtypes_numeric(*args))
+    return _promote_and_broadcast("numeric", fun_name, args)
 
 
 def canonicalize_axis(axis, ndim):

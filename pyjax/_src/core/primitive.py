@@ -11,7 +11,7 @@ from pyjax._src.core import trace as trace_mod
 # Every primitive ever declared, by name; the completeness tests walk this.
 registry: dict[str, "Primitive"] = {}
 
-NOT_DIFFERENTIABLE = "not differentiable"
+from pyjax._src.core.rules import NOT_DIFFERENTIABLE  # noqa: F401,E402
 
 _state = trace_mod._state
 _eager_apply = None  # set by interpreters.dispatch

@@ -1,0 +1,53 @@
+"""The vocabulary that primitives' transformation rules share (layer 1, so lax can use it).
+
+Rule signatures (each given in the primitive's single ``Primitive(...)`` declaration):
+
+* ``jvp(primals, tangents, **params) -> (primal_out, tangent_out)``: ``primals`` and ``tangents``
+  are tuples with one entry per operand; a tangent may be a symbolic ``Zero``; ``tangent_out``
+  may be a ``Zero`` (lists of outputs for ``multiple_results`` primitives).
+* ``transpose(cts, *args, **params) -> list``: for linear primitives. ``cts`` is the output
+  cotangent (a list for ``multiple_results``), possibly a ``Zero``. Each of ``args`` is an
+  ``UndefinedPrimal`` for the linear inputs and a value for the others. Returns one cotangent
+  per argument (``None`` for the non-linear ones, or a ``Zero``).
+* ``batch(args, dims, **params) -> (out, out_dim)``: ``dims`` has one entry per operand, an int
+  (the batch axis) or ``not_mapped``; returns the output and its batch axis (lists of both for
+  ``multiple_results``).
+
+``NOT_DIFFERENTIABLE`` as a primitive's ``jvp`` marks it as having zero derivative / no JVP
+(integer-valued outputs such as comparisons, argmax, iota).
+"""
+from __future__ import annotations
+
+from pyjax._src.core.abstract import ShapedArray
+
+not_mapped = None
+
+NOT_DIFFERENTIABLE = "not differentiable"
+
+
+class Zero:
+    """A symbolic zero tangent or cotangent of the given abstract value (no array is built)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval.str_short()})"
+
+
+class UndefinedPrimal:
+    """Stands for a linear input of a primitive being transposed."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined_primal(x) -> bool:
+    return type(x) is UndefinedPrimal

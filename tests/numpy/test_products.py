@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import pyjax
+from pyjax._src.test_util import rand_small_ints
 import pyjax.numpy as jnp
 from pyjax._src.core import dtypes
 
@@ -12,17 +13,7 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def rand(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) > 0.5
-    if dtype.kind == "u":
-        return rng.integers(0, 4, shape).astype(dtype)
-    if dtype.kind == "i":
-        return rng.integers(-3, 4, shape).astype(dtype)
-    if dtype.kind == "c":
-        return (rng.integers(-3, 4, shape) + 1j * rng.integers(-3, 4, shape)).astype(dtype)
-    return rng.integers(-3, 4, shape).astype(dtype)  # small integers: exact products
+    return rand_small_ints(shape, dtype, seed, lo=-3, hi=4)
 
 
 def assert_close(got, want, dtype=None, rtol=1e-5):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import pyjax
+from pyjax._src.test_util import ids, rand_small_ints
 import pyjax.numpy as jnp
 from pyjax._src.core import dtypes
 
@@ -15,22 +16,8 @@ DTYPES = [np.dtype(d) for d in (np.bool_, np.int8, np.int32, np.uint8, np.float3
 FLOATS = [np.dtype(np.float32), BF16]
 
 
-def ids(dts):
-    return [np.dtype(d).name for d in dts]
-
-
 def rand(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) > 0.5
-    if dtype.kind == "u":
-        return rng.integers(0, 5, shape).astype(dtype)
-    if dtype.kind in "i":
-        return rng.integers(-4, 5, shape).astype(dtype)
-    if dtype.kind == "c":
-        return (rng.integers(-4, 5, shape) + 1j * rng.integers(-4, 5, shape)).astype(dtype)
-    return rng.integers(-4, 5, shape).astype(dtype)  # integer valued: exact in bf16
+    return rand_small_ints(shape, dtype, seed, lo=-4, hi=5)
 
 
 def canon(dt):

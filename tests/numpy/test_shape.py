@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import pyjax
+from pyjax._src.test_util import ids, rand_small_ints
 import pyjax.numpy as jnp
 from pyjax._src.core import dtypes
 from pyjax.errors import ConcretizationTypeError
@@ -14,22 +15,8 @@ DTYPES = [np.dtype(d) for d in (np.bool_, np.int8, np.int32, np.uint8, np.float3
                                 np.complex64)] + [BF16]
 
 
-def ids(dts):
-    return [np.dtype(d).name for d in dts]
-
-
 def rand(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) > 0.5
-    if dtype.kind == "u":
-        return rng.integers(0, 9, shape).astype(dtype)
-    if dtype.kind == "i":
-        return rng.integers(-5, 6, shape).astype(dtype)
-    if dtype.kind == "c":
-        return (rng.integers(-5, 6, shape) + 1j * rng.integers(-5, 6, shape)).astype(dtype)
-    return rng.integers(-5, 6, shape).astype(dtype)
+    return rand_small_ints(shape, dtype, seed, lo=-5, hi=6)
 
 
 def assert_same(got, want, dtype=None):

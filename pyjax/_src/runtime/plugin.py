@@ -10,7 +10,6 @@ Discovery order for the CPU plugin:
 
 import ctypes
 import glob
-import importlib.metadata
 import importlib.util
 import mmap
 import os
@@ -50,8 +49,19 @@ def find_plugin_path():
             f"{PLUGIN_PATH_ENV}={explicit!r} does not name an existing file. "
             f"Fix or unset it; to use the default CPU plugin, {_INSTALL_HINT}.")
 
+    # The usual install first: a direct module lookup is far cheaper than scanning the
+    # metadata of every installed distribution for entry points.
     try:
-        eps = importlib.metadata.entry_points(group=_ENTRY_POINT_GROUP)
+        spec = importlib.util.find_spec("xla_plugins.xla_cpu_pjrt")
+    except (ImportError, ValueError):
+        spec = None
+    for d in (spec.submodule_search_locations or []) if spec else []:
+        candidate = os.path.join(d, _CPU_SO_NAME)
+        if os.path.isfile(candidate):
+            return candidate
+    try:
+        from importlib import metadata  # slow to import: only when the direct lookup failed
+        eps = metadata.entry_points(group=_ENTRY_POINT_GROUP)
     except Exception:  # broken metadata must not hide the fallback scan
         eps = ()
     for ep in eps:

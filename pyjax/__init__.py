@@ -9,6 +9,14 @@ from pyjax._src.core.abstract import ShapeDtypeStruct as ShapeDtypeStruct
 from pyjax._src.interpreters import dispatch as _dispatch  # installs the eager trace
 from pyjax._src.interpreters.jit import (
     jit as jit, make_jaxpr as make_jaxpr, eval_shape as eval_shape)
+from pyjax._src.api_vmap import vmap as vmap
+from pyjax._src.api_ad import (
+    jvp as jvp, linearize as linearize, vjp as vjp, grad as grad,
+    value_and_grad as value_and_grad, jacfwd as jacfwd, jacrev as jacrev,
+    jacobian as jacobian, hessian as hessian, linear_transpose as linear_transpose)
+from pyjax._src.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custom_vjp
+from pyjax._src.checkpoint import (
+    checkpoint as checkpoint, remat as remat, checkpoint_policies as checkpoint_policies)
 from pyjax._src.api import (
     devices as devices, device_count as device_count, local_devices as local_devices,
     local_device_count as local_device_count, default_backend as default_backend,
@@ -22,5 +30,6 @@ from pyjax import errors as errors
 from pyjax import numpy as numpy
 from pyjax import lax as lax
 from pyjax import dtypes as dtypes
+from pyjax import random as random
 
 __version__ = "0.1.0"

@@ -9,7 +9,12 @@ from pyjax._src.core.primitive import registry
 HERE = pathlib.Path(__file__).parent
 
 # Primitives whose tests live outside tests/lax (named with the file that covers them).
-TESTED_ELSEWHERE = {"jit": "tests/interpreters/test_jit.py"}
+TESTED_ELSEWHERE = {"jit": "tests/interpreters/test_jit.py",
+                    "stop_gradient": "tests/interpreters/test_ad.py",
+                    "custom_jvp_call": "tests/test_custom_derivatives.py",
+                    "custom_vjp_call": "tests/test_custom_derivatives.py",
+                    "custom_lin": "tests/test_custom_derivatives.py",  # never lowered: raises
+                    "checkpoint": "tests/test_checkpoint.py"}
 
 
 def _tested():

@@ -13,6 +13,9 @@ Rule signatures (each given in the primitive's single ``Primitive(...)`` declara
   (the batch axis) or ``not_mapped``; returns the output and its batch axis (lists of both for
   ``multiple_results``).
 
+Primitives registered as axis-aware (``lax.parallel.register_axis_aware``: collectives, call
+primitives) receive an extra ``axis_data=`` keyword in their ``batch`` rule.
+
 ``NOT_DIFFERENTIABLE`` as a primitive's ``jvp`` marks it as having zero derivative / no JVP
 (integer-valued outputs such as comparisons, argmax, iota).
 """

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 
 
 from pyjax._src.core import config as config_mod
@@ -16,7 +17,10 @@ from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import Tracer, get_aval
-from pyjax._src.interpreters import dispatch, lowering, staging
+from pyjax._src.interpreters import batching, dispatch, lowering, staging
+from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax import parallel
 
 config = config_mod.config
 _LEAF = pytree.tree_structure(0)
@@ -33,6 +37,7 @@ def _jit_lower(ctx, *args, jaxpr, name):
 
 
 _impl_cache: dict = {}
+_call_jaxprs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _jit_impl(*args, jaxpr, name):
@@ -46,8 +51,49 @@ def _jit_impl(*args, jaxpr, name):
     return [ArrayImpl(av, b, committed) for av, b in zip(jaxpr.out_avals, bufs)]
 
 
+def _jit_batch(args, dims, *, jaxpr, name, axis_data):
+    # Batch the body into a new Jaxpr, so that vmap(jit(f)) stays one call.
+    batched, consts, out_dims = batching.batch_jaxpr(jaxpr, dims, axis_data)
+    return jit_p.bind(*consts, *args, jaxpr=batched, name=name), out_dims
+
+
+def _jit_jvp(primals, tangents, *, jaxpr, name):
+    # The JVP of the body as one new Jaxpr, so that jvp(jit(f)) stays one call.
+    nonzero = [type(t) is not ad.Zero for t in tangents]
+    jvp_closed, consts, out_nz = ad.jvp_jaxpr(jaxpr, nonzero)
+    outs = jit_p.bind(*consts, *primals, *[t for t, nz in zip(tangents, nonzero) if nz],
+                      jaxpr=jvp_closed, name=name)
+    n = len(jaxpr.out_avals)
+    it = iter(outs[n:])
+    return outs[:n], [next(it) if nz else ad.Zero(ad.tangent_aval(a))
+                      for a, nz in zip(jaxpr.out_avals, out_nz)]
+
+
+def _jit_transpose(cts, *args, jaxpr, name):
+    linear = [ad.is_undefined_primal(a) for a in args]
+    ct_nz = [type(c) is not ad.Zero for c in cts]
+    t_closed, consts, in_nz = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
+    outs = iter(jit_p.bind(*consts, *[a for a, lin in zip(args, linear) if not lin],
+                           *[c for c, nz in zip(cts, ct_nz) if nz], jaxpr=t_closed,
+                           name=f"transpose({name})"))
+    nz = iter(in_nz)
+    return [None if not lin else (next(outs) if next(nz) else ad.Zero(a.aval))
+            for a, lin in zip(args, linear)]
+
+
+def _jit_partial_eval(trace, args, params):
+    # Known part (primal outputs and residuals) runs now as one call; the unknown (tangent)
+    # part is staged as one call.
+    split = pe.partial_eval_jaxpr(params["jaxpr"], [trace.is_unknown(x) for x in args])
+    return pe.run_partial_eval(trace, jit_p, args, params, split,
+                               lambda closed: dict(params, jaxpr=closed))
+
+
 jit_p = Primitive("jit", abstract_eval=_jit_abstract_eval, lower=_jit_lower,
-                  multiple_results=True, impl=_jit_impl)
+                  multiple_results=True, impl=_jit_impl, batch=_jit_batch,
+                  jvp=_jit_jvp, transpose=_jit_transpose)
+pe.partial_eval_rules[jit_p] = _jit_partial_eval
+parallel.register_axis_aware("jit")  # its body may use a named axis
 
 
 # ---- argument handling ----
@@ -300,7 +346,12 @@ class Jitted:
 
     def _call_traced(self, args, kwargs):
         key, closed, out_tree, leaves, _ = self._trace(args, kwargs)
-        call_jaxpr, consts = staging.convert_constvars_jaxpr(closed)
+        # One const-free Jaxpr per traced one, so that rules caching on it (batching, eager
+        # calls) hit when the function closes over arrays.
+        hit = _call_jaxprs.get(closed)
+        if hit is None:
+            hit = _call_jaxprs[closed] = staging.convert_constvars_jaxpr(closed)
+        call_jaxpr, consts = hit
         outs = jit_p.bind(*consts, *leaves, jaxpr=call_jaxpr, name=self.__name__)
         return pytree.tree_unflatten(out_tree, outs)
 

@@ -13,7 +13,12 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.rules import Zero
 from pyjax._src.lax import base
+from pyjax._src.lax import batch_util as bu
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import shape_ops
+from pyjax._src.lax.ad_util import is_undefined_primal, zero_cts, zero_tangent
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
 from pyjax._src.lax.elementwise import convert_element_type
 
@@ -142,6 +147,33 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
     return ShapedArray(lb_shape + lfree + rfree, dt, weak)
 
 
+# ---- batching (vmap): the batch axis becomes a batch dimension or a free dimension ----
+
+def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_element_type,
+                       out_sharding=None):
+    (lhs, rhs), (dl, dr) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    params = dict(precision=precision, preferred_element_type=preferred_element_type,
+                  out_sharding=out_sharding)
+
+    def shift(ds, d):
+        return tuple(bu.to_batched_axis(i, d) for i in ds)
+    if dl is not bu.not_mapped and dr is not bu.not_mapped:
+        dn = ((shift(lc, dl), shift(rc, dr)), ((dl,) + shift(lb, dl), (dr,) + shift(rb, dr)))
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), 0
+    if dl is not bu.not_mapped:  # a free dimension of lhs: (batch, lhs free, rhs free)
+        lc2, lb2 = shift(lc, dl), shift(lb, dl)
+        before = sum(1 for i in range(dl) if i not in lc2 and i not in lb2)
+        dn = ((lc2, rc), (lb2, rb))
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), len(lb) + before
+    rc2, rb2 = shift(rc, dr), shift(rb, dr)
+    lhs_free = len(bu.shape_of(lhs)) - len(lc) - len(lb)
+    before = sum(1 for i in range(dr) if i not in rc2 and i not in rb2)
+    dn = ((lc, rc2), (lb, rb2))
+    return (dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params),
+            len(lb) + lhs_free + before)
+
+
 # ---- lowering ----
 
 def _dims_attr(lb, rb, lc, rc):
@@ -183,8 +215,61 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
     return _convert(ctx, res, out.dtype)
 
 
+# ---- differentiation: bilinear, so the JVP is the product rule and each operand transposes ----
+
+def _dot_general_jvp(primals, tangents, **params):
+    (x, y), (tx, ty) = primals, tangents
+    out = dot_general_p.bind(x, y, **params)
+    terms = []
+    if type(tx) is not Zero:
+        terms.append(dot_general_p.bind(tx, y, **params))
+    if type(ty) is not Zero:
+        terms.append(dot_general_p.bind(x, ty, **params))
+    if not terms:
+        return out, zero_tangent(aval_of(out))
+    return out, terms[0] if len(terms) == 1 else ew.add(*terms)
+
+
+def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans):
+    """The cotangent of ``x`` in ``dot_general(x, y)`` (``swap_ans``: of ``y`` in
+    ``dot_general(y, x)``, whose result has ``x``'s free dimensions last)."""
+    (xc, yc), (xb, yb) = dimension_numbers
+    y_aval = aval_of(y)
+    x_kept = [d for d in range(x_aval.ndim) if d not in xc and d not in xb]
+    y_kept = [d for d in range(y_aval.ndim) if d not in yc and d not in yb]
+    nb = len(xb)
+    start = nb if swap_ans else nb + len(x_kept)
+    ct_y = tuple(range(start, start + len(y_kept)))
+    dims = ((ct_y, tuple(y_kept)), (tuple(range(nb)), tuple(yb)))
+    # Compute in the cotangent's dtype (the result's, which preferred_element_type may widen).
+    if y_aval.dtype != aval_of(ct).dtype:
+        y = convert_element_type(y, aval_of(ct).dtype)
+    r = dot_general_p.bind(ct, y, dimension_numbers=dims, precision=precision,
+                           preferred_element_type=None, out_sharding=None)
+    # r's dimensions are x's batch, kept, then contracting dimensions in the order of y's.
+    order = list(xb) + x_kept + [xc[i] for i in np.argsort(yc)]
+    r = shape_ops.transpose(r, tuple(int(i) for i in np.argsort(order)))
+    if aval_of(r).dtype != x_aval.dtype:
+        r = convert_element_type(r, x_aval.dtype)
+    return r
+
+
+def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision, preferred_element_type,
+                           out_sharding=None):
+    if is_undefined_primal(x) and is_undefined_primal(y):
+        raise ValueError("dot_general is linear in one operand at a time, not both")
+    if type(ct) is Zero:
+        return zero_cts([x, y])
+    if is_undefined_primal(x):
+        return [_transpose_lhs(ct, x.aval, y, dimension_numbers, precision, False), None]
+    (xc, yc), (xb, yb) = dimension_numbers
+    swapped = ((yc, xc), (yb, xb))
+    return [None, _transpose_lhs(ct, y.aval, x, swapped, precision, True)]
+
+
 dot_general_p = Primitive("dot_general", abstract_eval=_dot_general_abstract_eval,
-                          lower=_dot_general_lower)
+                          lower=_dot_general_lower, linear=True, jvp=_dot_general_jvp,
+                          transpose=_dot_general_transpose, batch=_dot_general_batch)
 
 
 # ---- the lax-level functions ----

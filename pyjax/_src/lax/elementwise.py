@@ -7,8 +7,11 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.primitive import Primitive, registry
+from pyjax._src.core.rules import NOT_DIFFERENTIABLE
+from pyjax._src.lax import ad_util
 from pyjax._src.lax import base
+from pyjax._src.lax import batch_util
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
 
 FLOAT, COMPLEX, INT, UINT, BOOL = "f", "c", "i", "u", "b"
@@ -201,19 +204,314 @@ _binary = [
 _comparisons = [("eq", "EQ", ALL), ("ne", "NE", ALL), ("lt", "LT", "fiub"),
                 ("le", "LE", "fiub"), ("gt", "GT", "fiub"), ("ge", "GE", "fiub")]
 
+
+# ---- differentiation rules: a jvp for every op, a transpose for the linear ones ----
+# Signatures in core/rules.py. Nonlinear work happens on the primals (computed now, kept as
+# residuals); tangents only meet linear ops (mul by a residual, add, neg, select, ...).
+
+def _b(name):
+    return registry[name].bind
+
+
+def _c(x, v):
+    """The constant ``v`` as a NumPy scalar of ``x``'s dtype."""
+    return np.array(v, aval_of(x).dtype)[()]
+
+
+def _bcast_to(t, shape):
+    if aval_of(t).shape == tuple(shape):
+        return t
+    return _b("broadcast_in_dim")(t, shape=tuple(shape), broadcast_dimensions=(), sharding=None)
+
+
+def _unbcast(ct, aval):
+    """Sum a cotangent down to a rank-0 operand that the op broadcast implicitly."""
+    if aval_of(ct).shape == aval.shape:
+        return ct
+    return _b("reduce_sum")(ct, axes=tuple(range(len(aval_of(ct).shape))))
+
+
+def _jvp_unary(name, tangent):
+    """jvp of y = f(x): ``tangent(t, x, y)`` (linear in t)."""
+    def jvp(primals, tangents, **params):
+        (x,), (t,) = primals, tangents
+        y = prims[name].bind(x, **params)
+        if ad_util.is_zero(t):
+            return y, ad_util.zero_tangent(aval_of(y))
+        return y, tangent(t, x, y)
+    return jvp
+
+
+def _jvp_nary(name, *partials):
+    """jvp of y = f(*xs): the sum over operands i of ``partials[i](t_i, y, *xs)``."""
+    def jvp(primals, tangents, **params):
+        y = prims[name].bind(*primals, **params)
+        out = None
+        for t, d in zip(tangents, partials):
+            if d is not None and not ad_util.is_zero(t):
+                ti = d(t, y, *primals)
+                out = ti if out is None else _b("add")(out, ti)
+        if out is None:
+            return y, ad_util.zero_tangent(aval_of(y))
+        return y, _bcast_to(out, aval_of(y).shape)
+    return jvp
+
+
+def _full(x, v):
+    return _bcast_to(_c(x, v), aval_of(x).shape)
+
+
+def _replace_zero(x):
+    return _b("select_n")(_b("eq")(x, _c(x, 0)), x, _full(x, 1))
+
+
+def _trigamma(x):
+    """polygamma(1, x) from lax ops (digamma's derivative): reflection below 1/2, six steps of
+    the recurrence, then the asymptotic series."""
+    mul, add, sub, div, one = _b("mul"), _b("add"), _b("sub"), _b("div"), _c(x, 1)
+    reflect = _b("lt")(x, _c(x, 0.5))
+    z = _b("select_n")(reflect, x, sub(one, x))
+    acc = div(one, mul(z, z))
+    for k in range(1, 6):
+        zk = add(z, _c(x, k))
+        acc = add(acc, div(one, mul(zk, zk)))
+    iw = div(one, add(z, _c(x, 6)))
+    iw2 = mul(iw, iw)  # 1/w + 1/2w^2 + 1/6w^3 - 1/30w^5 + 1/42w^7 - 1/30w^9
+    tail = sub(_c(x, 1 / 6), mul(iw2, sub(_c(x, 1 / 30), mul(iw2, sub(_c(x, 1 / 42), mul(
+        iw2, _c(x, 1 / 30)))))))
+    psi1 = add(acc, add(add(iw, mul(iw2, _c(x, 0.5))), mul(mul(iw2, iw), tail)))
+    s = _b("sin")(mul(x, _c(x, np.pi)))
+    return _b("select_n")(reflect, psi1, sub(div(_c(x, np.pi ** 2), mul(s, s)), psi1))
+
+
+def _abs_tangent(t, x, y):
+    if dtypes.is_complex(aval_of(x).dtype):
+        mag = _replace_zero(convert_element_type(y, aval_of(x).dtype))
+        return _b("real")(_b("mul")(t, _b("div")(_b("conj")(x), mag)))
+    return _b("select_n")(_b("ge")(x, _c(x, 0)), _b("neg")(t), t)
+
+
+def _pow_dx(t, y_out, x, y):
+    if dtypes.is_integer(aval_of(y).dtype):
+        yf = convert_element_type(y, aval_of(x).dtype)
+        jac = _b("mul")(yf, _b("pow")(x, _b("sub")(y, np.array(1, aval_of(y).dtype)[()])))
+        jac = _b("select_n")(_b("eq")(yf, _c(x, 0)), jac, _full(jac, 0))
+    else:
+        jac = _b("mul")(y, _b("pow")(x, _b("sub")(y, _c(y, 1))))
+    return _b("mul")(t, jac)
+
+
+def _max_min_partial(first):
+    # JAX's balanced rule: where both operands equal the result each gets half the tangent
+    def d(t, ans, x, y):
+        a, b = (x, y) if first else (y, x)
+        dt = aval_of(ans).dtype
+        ea = convert_element_type(_b("eq")(a, ans), dt)
+        eb = convert_element_type(_b("eq")(b, ans), dt)
+        w = _b("mul")(ea, _b("sub")(_c(ans, 1), _b("mul")(eb, _c(ans, 0.5))))
+        return _b("mul")(t, w)
+    return d
+
+
+def _rem_dy(t, ans, x, y):
+    q = _b("div")(x, y)
+    trunc = _b("mul")(_b("sign")(q), _b("floor")(_b("abs")(q)))
+    return _b("mul")(t, _b("neg")(trunc))
+
+
+def _div_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = _b("div")(x, y)
+    if ad_util.is_zero(ty):
+        t = _b("div")(tx, y)
+    else:
+        t = _b("mul")(ty, out)
+        t = _b("neg")(t) if ad_util.is_zero(tx) else _b("sub")(tx, t)
+        t = _b("div")(t, y)
+    return out, _bcast_to(t, aval_of(out).shape)
+
+
+def _atan2_partial(first):
+    def d(t, ans, x, y):
+        den = _b("add")(_b("mul")(x, x), _b("mul")(y, y))
+        num = y if first else _b("neg")(x)
+        return _b("mul")(t, _b("div")(num, den))
+    return d
+
+
+def _complex_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = _b("complex")(x, y)
+    tx = _c(x, 0) if ad_util.is_zero(tx) else tx
+    ty = _c(y, 0) if ad_util.is_zero(ty) else ty
+    return out, _bcast_to(_b("complex")(tx, ty), aval_of(out).shape)
+
+
+_EXP = {  # unary: name -> tangent(t, x, y)
+    "exp": lambda t, x, y: _b("mul")(t, y),
+    "exp2": lambda t, x, y: _b("mul")(t, _b("mul")(y, _c(x, np.log(2)))),
+    "log": lambda t, x, y: _b("div")(t, x),
+    "log1p": lambda t, x, y: _b("div")(t, _b("add")(x, _c(x, 1))),
+    "expm1": lambda t, x, y: _b("mul")(t, _b("add")(y, _c(x, 1))),
+    "tanh": lambda t, x, y: _b("mul")(t, _b("sub")(_c(x, 1), _b("mul")(y, y))),
+    "logistic": lambda t, x, y: _b("mul")(t, _b("mul")(y, _b("sub")(_c(x, 1), y))),
+    "sin": lambda t, x, y: _b("mul")(t, _b("cos")(x)),
+    "cos": lambda t, x, y: _b("mul")(t, _b("neg")(_b("sin")(x))),
+    "tan": lambda t, x, y: _b("mul")(t, _b("add")(_c(x, 1), _b("mul")(y, y))),
+    "asin": lambda t, x, y: _b("mul")(t, _b("rsqrt")(_b("sub")(_c(x, 1), _b("mul")(x, x)))),
+    "acos": lambda t, x, y: _b("mul")(t, _b("neg")(
+        _b("rsqrt")(_b("sub")(_c(x, 1), _b("mul")(x, x))))),
+    "atan": lambda t, x, y: _b("div")(t, _b("add")(_c(x, 1), _b("mul")(x, x))),
+    "sinh": lambda t, x, y: _b("mul")(t, _b("cosh")(x)),
+    "cosh": lambda t, x, y: _b("mul")(t, _b("sinh")(x)),
+    "asinh": lambda t, x, y: _b("mul")(t, _b("rsqrt")(_b("add")(_b("mul")(x, x), _c(x, 1)))),
+    "acosh": lambda t, x, y: _b("mul")(t, _b("rsqrt")(
+        _b("mul")(_b("sub")(x, _c(x, 1)), _b("add")(x, _c(x, 1))))),
+    "atanh": lambda t, x, y: _b("div")(t, _b("sub")(_c(x, 1), _b("mul")(x, x))),
+    "sqrt": lambda t, x, y: _b("div")(t, _b("mul")(y, _c(x, 2))),
+    "rsqrt": lambda t, x, y: _b("mul")(t, _b("mul")(_b("div")(y, x), _c(x, -0.5))),
+    "cbrt": lambda t, x, y: _b("mul")(t, _b("mul")(
+        _b("integer_pow")(y, y=-2), _c(x, 1 / 3))),
+    "square": lambda t, x, y: _b("mul")(t, _b("mul")(x, _c(x, 2))),
+    "erf": lambda t, x, y: _b("mul")(t, _b("mul")(
+        _b("exp")(_b("neg")(_b("mul")(x, x))), _c(x, 2 / np.sqrt(np.pi)))),
+    "erfc": lambda t, x, y: _b("mul")(t, _b("mul")(
+        _b("exp")(_b("neg")(_b("mul")(x, x))), _c(x, -2 / np.sqrt(np.pi)))),
+    "erf_inv": lambda t, x, y: _b("mul")(t, _b("mul")(
+        _b("exp")(_b("mul")(y, y)), _c(x, np.sqrt(np.pi) / 2))),
+    "lgamma": lambda t, x, y: _b("mul")(t, _b("digamma")(x)),
+    "digamma": lambda t, x, y: _b("mul")(t, _trigamma(x)),
+    "abs": _abs_tangent,
+}
+
+_LINEAR_UNARY = ("neg", "real", "imag", "conj", "reduce_precision", "copy")
+
+_BINARY_PARTIALS = {  # name -> (d/dx, d/dy) as partial(t, out, x, y)
+    "add": (lambda t, o, x, y: t, lambda t, o, x, y: t),
+    "sub": (lambda t, o, x, y: t, lambda t, o, x, y: _b("neg")(t)),
+    "mul": (lambda t, o, x, y: _b("mul")(t, y), lambda t, o, x, y: _b("mul")(x, t)),
+    "rem": (lambda t, o, x, y: t, _rem_dy),
+    "max": (_max_min_partial(True), _max_min_partial(False)),
+    "min": (_max_min_partial(True), _max_min_partial(False)),
+    "atan2": (_atan2_partial(True), _atan2_partial(False)),
+    "pow": (_pow_dx, lambda t, o, x, y: _b("mul")(t, _b("mul")(_b("log")(_replace_zero(x)), o))),
+}
+
+_NOT_DIFFERENTIABLE = {"sign", "floor", "ceil", "round", "is_finite", "not",
+                       "population_count", "clz", "nextafter", "and", "or", "xor",
+                       "shift_left", "shift_right_arithmetic", "shift_right_logical",
+                       "bitcast_convert_type", "eq", "ne", "lt", "le", "gt", "ge"}
+
+
+def _jvp_rule(name):
+    if name in _NOT_DIFFERENTIABLE:
+        return NOT_DIFFERENTIABLE
+    if name in _LINEAR_UNARY:
+        return ad_util.linear_jvp(name)
+    if name in _EXP:
+        return _jvp_unary(name, _EXP[name])
+    if name == "div":
+        return _div_jvp
+    if name == "complex":
+        return _complex_jvp
+    return _jvp_nary(name, *_BINARY_PARTIALS[name])
+
+
+def _t_neg(ct, x):
+    return [ad_util.Zero(x.aval) if ad_util.is_zero(ct) else _b("neg")(ct)]
+
+
+def _t_add_sub(negate_y):
+    def transpose(ct, x, y):
+        if ad_util.is_zero(ct):
+            return ad_util.zero_cts([x, y])
+        out = []
+        for a, sign in ((x, False), (y, negate_y)):
+            if not ad_util.is_undefined_primal(a):
+                out.append(None)
+                continue
+            c = _b("neg")(ct) if sign else ct
+            out.append(_unbcast(c, a.aval))
+        return out
+    return transpose
+
+
+def _t_mul(ct, x, y):
+    ux, uy = ad_util.is_undefined_primal(x), ad_util.is_undefined_primal(y)
+    if ux and uy:
+        raise TypeError("mul of two linear values cannot be transposed (the function being "
+                        "transposed is not linear)")
+    if ad_util.is_zero(ct):
+        return ad_util.zero_cts([x, y])
+    if ux:
+        return [_unbcast(_b("mul")(ct, y), x.aval), None]
+    return [None, _unbcast(_b("mul")(x, ct), y.aval)]
+
+
+def _t_div(ct, x, y):
+    if ad_util.is_undefined_primal(y):
+        raise TypeError("div with a linear divisor cannot be transposed (the function being "
+                        "transposed is not linear)")
+    if ad_util.is_zero(ct):
+        return [ad_util.Zero(x.aval), None]
+    return [_unbcast(_b("div")(ct, y), x.aval), None]
+
+
+def _t_real(ct, x):
+    return [_b("complex")(ct, _c(ct, 0))]
+
+
+def _t_imag(ct, x):
+    return [_b("complex")(_c(ct, 0), _b("neg")(ct))]
+
+
+def _t_conj(ct, x):
+    if dtypes.is_complex(x.aval.dtype):
+        return [_b("conj")(ct)]
+    return [_b("real")(ct)]
+
+
+def _t_complex(ct, x, y):
+    if ad_util.is_zero(ct):
+        return ad_util.zero_cts([x, y])
+    return [_unbcast(_b("real")(ct), x.aval) if ad_util.is_undefined_primal(x) else None,
+            _unbcast(_b("imag")(_b("neg")(ct)), y.aval)
+            if ad_util.is_undefined_primal(y) else None]
+
+
+def _t_self(name):
+    def transpose(ct, x, **params):
+        if ad_util.is_zero(ct):
+            return [ad_util.Zero(x.aval)]
+        return [prims[name].bind(ct, **params)]
+    return transpose
+
+
+_TRANSPOSE = {"neg": _t_neg, "add": _t_add_sub(False), "sub": _t_add_sub(True),
+              "mul": _t_mul, "div": _t_div, "real": _t_real, "imag": _t_imag,
+              "conj": _t_conj, "complex": _t_complex, "copy": _t_self("copy"),
+              "reduce_precision": _t_self("reduce_precision")}
+_LINEAR = {"neg", "add", "sub", "real", "imag", "conj", "complex", "copy", "reduce_precision",
+           "convert_element_type"}
+
 prims: dict[str, Primitive] = {}
 
 for _name, _kinds, _lower, _out in _unary:
     prims[_name] = Primitive(_name, abstract_eval=_same_dtype_rule(_name, _kinds, _out),
-                             lower=_lower)
+                             lower=_lower, batch=batch_util.elementwise_rule(_name),
+                             jvp=_jvp_rule(_name), transpose=_TRANSPOSE.get(_name),
+                             linear=_name in _LINEAR)
 
 for _name, _kinds, _lower, _out in _binary:
     prims[_name] = Primitive(_name, abstract_eval=_same_dtype_rule(_name, _kinds, _out),
-                             lower=_lower)
+                             lower=_lower, batch=batch_util.elementwise_rule(_name),
+                             jvp=_jvp_rule(_name), transpose=_TRANSPOSE.get(_name),
+                             linear=_name in _LINEAR)
 
 for _name, _dir, _kinds in _comparisons:
     prims[_name] = Primitive(_name, abstract_eval=_same_dtype_rule(
-        _name, _kinds, lambda d: np.dtype(bool)), lower=_compare_lower(_dir))
+        _name, _kinds, lambda d: np.dtype(bool)), lower=_compare_lower(_dir),
+        batch=batch_util.elementwise_rule(_name), jvp=NOT_DIFFERENTIABLE)
 
 
 def _round_abstract_eval(x, *, rounding_method):
@@ -221,7 +519,9 @@ def _round_abstract_eval(x, *, rounding_method):
     return x
 
 
-prims["round"] = Primitive("round", abstract_eval=_round_abstract_eval, lower=_round_lower)
+prims["round"] = Primitive("round", abstract_eval=_round_abstract_eval, lower=_round_lower,
+                           jvp=NOT_DIFFERENTIABLE,
+                           batch=batch_util.elementwise_rule("round"))
 
 
 def _integer_pow_abstract_eval(x, *, y):
@@ -232,7 +532,19 @@ def _integer_pow_abstract_eval(x, *, y):
     return x
 
 
+def _integer_pow_jvp(primals, tangents, *, y):
+    (x,), (t,) = primals, tangents
+    out = prims["integer_pow"].bind(x, y=y)
+    if y == 0 or ad_util.is_zero(t):
+        return out, ad_util.zero_tangent(aval_of(out))
+    d = _c(x, y) if y == 1 else _b("mul")(_c(x, y), x if y == 2 else
+                                          prims["integer_pow"].bind(x, y=y - 1))
+    return out, _b("mul")(t, d)
+
+
 prims["integer_pow"] = Primitive("integer_pow", abstract_eval=_integer_pow_abstract_eval,
+                                 jvp=_integer_pow_jvp,
+                                 batch=batch_util.elementwise_rule("integer_pow"),
                                  lower=_integer_pow_lower)
 
 
@@ -244,7 +556,9 @@ def _pow_abstract_eval(x, y):
     return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
 
 
-prims["pow"] = Primitive("pow", abstract_eval=_pow_abstract_eval, lower=_pow_lower)
+prims["pow"] = Primitive("pow", abstract_eval=_pow_abstract_eval, lower=_pow_lower,
+                         jvp=_jvp_nary("pow", *_BINARY_PARTIALS["pow"]),
+                         batch=batch_util.elementwise_rule("pow"))
 
 
 # select_n(which, *cases): picks cases[which] elementwise; which is bool (2 cases) or int32.
@@ -287,7 +601,31 @@ def _select_n_lower(ctx, which, *cases):
     return build(0, len(cases))
 
 
+def _select_n_jvp(primals, tangents):
+    which, cases = primals[0], primals[1:]
+    out = prims["select_n"].bind(which, *cases)
+    if all(ad_util.is_zero(t) for t in tangents[1:]):
+        return out, ad_util.zero_tangent(aval_of(out))
+    ts = [ad_util.instantiate(t, c) for t, c in zip(tangents[1:], cases)]
+    return out, prims["select_n"].bind(which, *ts)
+
+
+def _select_n_transpose(ct, which, *cases):
+    if ad_util.is_undefined_primal(which):
+        raise TypeError("select_n cannot be transposed with respect to its predicate")
+    if ad_util.is_zero(ct):
+        return ad_util.zero_cts([which, *cases])
+    zeros = ad_util.zeros(aval_of(ct))
+    return [None] + [prims["select_n"].bind(which, *[ct if j == i else zeros
+                                                    for j in range(len(cases))])
+                     if ad_util.is_undefined_primal(c) else None
+                     for i, c in enumerate(cases)]
+
+
 prims["select_n"] = Primitive("select_n", abstract_eval=_select_n_abstract_eval,
+                              jvp=_select_n_jvp, transpose=_select_n_transpose,
+                              # only `which` may stay rank 0 among full-rank cases
+                              batch=batch_util.elementwise_rule("select_n", lambda i, n: i == 0),
                               lower=_select_n_lower)
 
 
@@ -308,7 +646,23 @@ def _clamp_lower(ctx, lo, x, hi):
     return ctx.op("stablehlo.clamp", [lo, x, hi], out)
 
 
-prims["clamp"] = Primitive("clamp", abstract_eval=_clamp_abstract_eval, lower=_clamp_lower)
+def _clamp_partial(which):
+    def d(t, out, lo, x, hi):
+        sel = _b("select_n")
+        if which == 0:
+            pred = _b("and")(_b("gt")(lo, x), _b("lt")(lo, hi))
+        elif which == 1:
+            pred = _b("and")(_b("gt")(x, lo), _b("lt")(x, hi))
+        else:
+            pred = _b("lt")(hi, x)
+        t = _bcast_to(t, aval_of(out).shape)
+        return sel(pred, ad_util.zeros(aval_of(t)), t)
+    return d
+
+
+prims["clamp"] = Primitive("clamp", abstract_eval=_clamp_abstract_eval, lower=_clamp_lower,
+                           jvp=_jvp_nary("clamp", *[_clamp_partial(i) for i in range(3)]),
+                           batch=batch_util.elementwise_rule("clamp", lambda i, n: i != 1))
 
 
 # ---- conversions ----
@@ -334,8 +688,25 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type, sharding=None):
     return ctx.op("stablehlo.convert", [x], out)
 
 
+def _convert_jvp(primals, tangents, **params):
+    (x,), (t,) = primals, tangents
+    out = prims["convert_element_type"].bind(x, **params)
+    if ad_util.is_zero(t) or not dtypes.is_inexact(params["new_dtype"]):
+        return out, ad_util.zero_tangent(aval_of(out))
+    return out, prims["convert_element_type"].bind(t, **params)
+
+
+def _convert_transpose(ct, x, **params):
+    if ad_util.is_zero(ct):
+        return [ad_util.Zero(x.aval)]
+    return [prims["convert_element_type"].bind(ct, new_dtype=x.aval.dtype,
+                                               weak_type=x.aval.weak_type)]
+
+
 prims["convert_element_type"] = Primitive(
-    "convert_element_type", abstract_eval=_convert_abstract_eval, lower=_convert_lower)
+    "convert_element_type", jvp=_convert_jvp, transpose=_convert_transpose, linear=True,
+    abstract_eval=_convert_abstract_eval, lower=_convert_lower,
+    batch=batch_util.elementwise_rule("convert_element_type"))
 
 
 def _bitcast_abstract_eval(x, *, new_dtype):
@@ -359,8 +730,20 @@ def _bitcast_lower(ctx, x, *, new_dtype):
     return ctx.op("stablehlo.bitcast_convert", [x], ctx.avals_out[0])
 
 
+def _bitcast_batch(args, dims, *, new_dtype):
+    (x,), (d,) = args, dims
+    # A narrowing bitcast appends a dimension and a widening one consumes the last: keep the
+    # batch axis off the end when the last dimension changes.
+    if d == len(batch_util.shape_of(x)) - 1 and \
+            aval_of(x).dtype.itemsize != np.dtype(new_dtype).itemsize:
+        x, d = batch_util.move_axis(x, d, 0), 0
+    return prims["bitcast_convert_type"].bind(x, new_dtype=new_dtype), d
+
+
 prims["bitcast_convert_type"] = Primitive(
-    "bitcast_convert_type", abstract_eval=_bitcast_abstract_eval, lower=_bitcast_lower)
+    "bitcast_convert_type", jvp=NOT_DIFFERENTIABLE,
+    abstract_eval=_bitcast_abstract_eval, lower=_bitcast_lower,
+    batch=_bitcast_batch)
 
 
 def _reduce_precision_abstract_eval(x, *, exponent_bits, mantissa_bits):
@@ -374,10 +757,14 @@ def _reduce_precision_lower(ctx, x, *, exponent_bits, mantissa_bits):
 
 
 prims["reduce_precision"] = Primitive(
-    "reduce_precision", abstract_eval=_reduce_precision_abstract_eval,
-    lower=_reduce_precision_lower)
+    "reduce_precision", jvp=_jvp_rule("reduce_precision"),
+    transpose=_TRANSPOSE["reduce_precision"], linear=True,
+    abstract_eval=_reduce_precision_abstract_eval,
+    lower=_reduce_precision_lower, batch=batch_util.elementwise_rule("reduce_precision"))
 
-prims["copy"] = Primitive("copy", abstract_eval=lambda x: x, lower=lambda ctx, x: x)
+prims["copy"] = Primitive("copy", abstract_eval=lambda x: x, lower=lambda ctx, x: x,
+                          jvp=_jvp_rule("copy"), transpose=_TRANSPOSE["copy"], linear=True,
+                          batch=batch_util.elementwise_rule("copy"))
 copy_p = prims["copy"]
 
 

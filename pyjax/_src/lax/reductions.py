@@ -12,8 +12,11 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero
 from pyjax._src.lax import base
+from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax.ad_util import linear_jvp, zero_cts, zero_tangent, zeros
 from pyjax._src.lax.base import aval_of
 from pyjax._src.lowering import mlir
 
@@ -159,10 +162,84 @@ def _make_reduce_lower(name):
     return lower
 
 
+# ---- differentiation rules of the monoid reductions ----
+
+def _so():
+    # shape_ops imports this module; import it on use.
+    from pyjax._src.lax import shape_ops
+    return shape_ops
+
+
+def _reduce_sum_transpose(ct, operand, *, axes):
+    if type(ct) is Zero:
+        return zero_cts([operand])
+    shape = operand.aval.shape
+    kept = tuple(d for d in range(len(shape)) if d not in axes)
+    return [_so().broadcast_in_dim(ct, shape, kept)]
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    (x,), (t,) = primals, tangents
+    out = reduce_prod_p.bind(x, axes=axes)
+    if type(t) is Zero:
+        return out, zero_tangent(aval_of(out))
+    so = _so()
+    shape = aval_of(x).shape
+    out_shape = aval_of(out).shape
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    if n == 0 or aval_of(x).size == 0:
+        return out, zeros(aval_of(out))
+    if n == 1:
+        return out, so.reshape(t, out_shape)
+    # d prod = sum_i t_i * prod_{j != i} x_j, with the products of the others formed as
+    # exclusive prefix times exclusive suffix products (exact when some x_j are zero).
+    kept = tuple(d for d in range(len(shape)) if d not in axes)
+    perm = tuple(sorted(axes)) + kept
+    flat = (n,) + out_shape
+    xs = so.reshape(so.transpose(x, perm), flat)
+    ts = so.reshape(so.transpose(t, perm), flat)
+    one = np.ones((), aval_of(x).dtype)
+    rest = ((0, 0, 0),) * len(out_shape)
+    before = so.pad(so.slice_in_dim(cumprod_p.bind(xs, axis=0, reverse=False), 0, n - 1),
+                    one, ((1, 0, 0),) + rest)
+    after = so.pad(so.slice_in_dim(cumprod_p.bind(xs, axis=0, reverse=True), 1, n),
+                   one, ((0, 1, 0),) + rest)
+    others = ew.mul(before, after)
+    return out, reduce_sum_p.bind(ew.mul(ts, others), axes=(0,))
+
+
+def _make_chooser_jvp(name):
+    """max/min: the tangent at the chosen location, split equally among ties (as JAX)."""
+    def jvp(primals, tangents, *, axes):
+        (x,), (t,) = primals, tangents
+        out = prims[name].bind(x, axes=axes)
+        if type(t) is Zero:
+            return out, zero_tangent(aval_of(out))
+        shape = aval_of(x).shape
+        kept = tuple(d for d in range(len(shape)) if d not in axes)
+        at = ew.eq(x, _so().broadcast_in_dim(out, shape, kept))
+        at = ew.convert_element_type(at, aval_of(t).dtype)
+        count = reduce_sum_p.bind(at, axes=axes)
+        return out, ew.div(reduce_sum_p.bind(ew.mul(t, at), axes=axes), count)
+    return jvp
+
+
+_REDUCE_RULES = {
+    "reduce_sum": dict(linear=True, jvp=linear_jvp("reduce_sum"),
+                       transpose=_reduce_sum_transpose),
+    "reduce_prod": dict(jvp=_reduce_prod_jvp),
+    "reduce_max": dict(jvp=_make_chooser_jvp("reduce_max")),
+    "reduce_min": dict(jvp=_make_chooser_jvp("reduce_min")),
+    "reduce_and": dict(jvp=NOT_DIFFERENTIABLE),
+    "reduce_or": dict(jvp=NOT_DIFFERENTIABLE),
+    "reduce_xor": dict(jvp=NOT_DIFFERENTIABLE),
+}
+
 prims: dict[str, Primitive] = {}
 for _name, (_kinds, _, _) in _MONOIDS.items():
     prims[_name] = Primitive(_name, abstract_eval=_make_reduce_abstract_eval(_name, _kinds),
-                             lower=_make_reduce_lower(_name))
+                             lower=_make_reduce_lower(_name), batch=bu.reduce_axes_rule(_name),
+                             **_REDUCE_RULES[_name])
 
 reduce_sum_p = prims["reduce_sum"]
 reduce_prod_p = prims["reduce_prod"]
@@ -329,9 +406,11 @@ def _argminmax_lower(is_max):
 
 
 argmax_p = Primitive("argmax", abstract_eval=_argminmax_abstract_eval("argmax"),
-                     lower=_argminmax_lower(True))
+                     lower=_argminmax_lower(True), jvp=NOT_DIFFERENTIABLE,
+                     batch=bu.reduce_axes_rule("argmax"))
 argmin_p = Primitive("argmin", abstract_eval=_argminmax_abstract_eval("argmin"),
-                     lower=_argminmax_lower(False))
+                     lower=_argminmax_lower(False), jvp=NOT_DIFFERENTIABLE,
+                     batch=bu.reduce_axes_rule("argmin"))
 
 
 def _canonical_axis(name, operand, axis):
@@ -406,9 +485,114 @@ def _make_cumulative_lower(name):
     return lower
 
 
+# ---- differentiation rules of the cumulative reductions ----
+
+def _prefix_scan(combine, elems, axis):
+    """Inclusive prefix combination of the arrays ``elems`` (combined together, as a tuple)
+    along ``axis`` with the associative ``combine(list_a, list_b) -> list``, in O(log n)
+    rounds of strided slices: combine neighbouring pairs, scan those, then fill in the rest."""
+    n = aval_of(elems[0]).shape[axis]
+    if n < 2:
+        return list(elems)
+    so = _so()
+
+    def sl(x, start, stop, stride=1):
+        return so.slice_in_dim(x, start, stop, stride, axis)
+
+    m = n // 2
+    pairs = combine([sl(e, 0, 2 * m, 2) for e in elems], [sl(e, 1, 2 * m, 2) for e in elems])
+    odd = _prefix_scan(combine, pairs, axis)  # odd[j]: the prefix through position 2j + 1
+    k = (n - 1) // 2  # even positions after the first
+    if k:
+        rest = combine([sl(o, 0, k) for o in odd], [sl(e, 2, n, 2) for e in elems])
+        even = [so.concatenate([sl(e, 0, 1), r], axis) for e, r in zip(elems, rest)]
+    else:
+        even = [sl(e, 0, 1) for e in elems]
+    return [_interleave(ev, od, axis) for ev, od in zip(even, odd)]
+
+
+def _interleave(ev, od, axis):
+    """``ev[0], od[0], ev[1], od[1], ...`` along ``axis`` (``ev`` may be one longer)."""
+    so = _so()
+    m = aval_of(od).shape[axis]
+    head = so.slice_in_dim(ev, 0, m, 1, axis)
+    shape = list(aval_of(od).shape)
+    split = shape[:axis + 1] + [1] + shape[axis + 1:]
+    both = so.concatenate([so.reshape(head, split), so.reshape(od, split)], axis + 1)
+    out = so.reshape(both, shape[:axis] + [2 * m] + shape[axis + 1:])
+    if aval_of(ev).shape[axis] > m:
+        out = so.concatenate([out, so.slice_in_dim(ev, m, m + 1, 1, axis)], axis)
+    return out
+
+
+def _prod_combine(a, b):
+    (x, dx), (y, dy) = a, b
+    return [ew.mul(x, y), ew.add(ew.mul(dx, y), ew.mul(x, dy))]
+
+
+def _make_chooser_combine(choose):
+    def combine(a, b):
+        (x, dx), (y, dy) = a, b
+        out = choose(x, y)
+        dt = aval_of(dx).dtype
+        wx = ew.convert_element_type(ew.eq(x, out), dt)
+        wy = ew.convert_element_type(ew.eq(y, out), dt)
+        # Ties split the tangent equally (JAX's max/min JVP).
+        cx = ew.sub(wx, ew.mul(ew.mul(wx, wy), 0.5))
+        cy = ew.sub(wy, ew.mul(ew.mul(wx, wy), 0.5))
+        return [out, ew.add(ew.mul(dx, cx), ew.mul(dy, cy))]
+    return combine
+
+
+def _finite_or_zero_at_posinf(x):
+    return ew.select(ew.eq(x, np.array(np.inf, aval_of(x).dtype)), zeros(aval_of(x)), x)
+
+
+def _logaddexp_combine(a, b):
+    (x, dx), (y, dy) = a, b
+    delta = ew.sub(x, y)
+    soft = ew.add(ew.max(x, y), ew.log1p(ew.exp(ew.neg(ew.abs(delta)))))
+    out = ew.select(ew.ne(delta, delta), ew.add(x, y), soft)  # infinities of one sign
+    r = _finite_or_zero_at_posinf(out)
+    wx = ew.exp(ew.sub(_finite_or_zero_at_posinf(x), r))
+    wy = ew.exp(ew.sub(_finite_or_zero_at_posinf(y), r))
+    return [out, ew.add(ew.mul(dx, wx), ew.mul(dy, wy))]
+
+
+def _make_cumulative_jvp(name, combine):
+    """The tangent of a cumulative reduction is the prefix scan of (value, tangent) pairs
+    with the JVP of the binary operation (exact at zeros, unlike formulas that divide)."""
+    def jvp(primals, tangents, *, axis, reverse):
+        (x,), (t,) = primals, tangents
+        out = prims[name].bind(x, axis=axis, reverse=reverse)
+        if type(t) is Zero:
+            return out, zero_tangent(aval_of(out))
+        so = _so()
+        if reverse:
+            x, t = so.rev(x, (axis,)), so.rev(t, (axis,))
+        _, t_out = _prefix_scan(combine, [x, t], axis)
+        return out, so.rev(t_out, (axis,)) if reverse else t_out
+    return jvp
+
+
+def _cumsum_transpose(ct, operand, *, axis, reverse):
+    if type(ct) is Zero:
+        return zero_cts([operand])
+    return [cumsum_p.bind(ct, axis=axis, reverse=not reverse)]
+
+
+_CUMULATIVE_RULES = {
+    "cumsum": dict(linear=True, jvp=linear_jvp("cumsum"), transpose=_cumsum_transpose),
+    "cumprod": dict(jvp=_make_cumulative_jvp("cumprod", _prod_combine)),
+    "cummax": dict(jvp=_make_cumulative_jvp("cummax", _make_chooser_combine(ew.max))),
+    "cummin": dict(jvp=_make_cumulative_jvp("cummin", _make_chooser_combine(ew.min))),
+    "cumlogsumexp": dict(jvp=_make_cumulative_jvp("cumlogsumexp", _logaddexp_combine)),
+}
+
 for _name, (_kinds, _, _) in _CUMULATIVE.items():
     prims[_name] = Primitive(_name, abstract_eval=_make_cumulative_abstract_eval(_name, _kinds),
-                             lower=_make_cumulative_lower(_name))
+                             lower=_make_cumulative_lower(_name), batch=bu.axis_param_rule(_name),
+                             **_CUMULATIVE_RULES[_name])
 
 cumsum_p = prims["cumsum"]
 cumprod_p = prims["cumprod"]

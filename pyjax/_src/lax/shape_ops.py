@@ -17,8 +17,12 @@ from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import Array
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import Tracer
+from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero
 from pyjax._src.lax import base
+from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import reductions as _red
+from pyjax._src.lax.ad_util import is_undefined_primal, linear_jvp, zero_cts, zeros
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
 from pyjax._src.lowering import mlir
 
@@ -122,6 +126,159 @@ def _match_dtype(value, dtype):
     return value
 
 
+# ---- batching rules (vmap; see lax/batch_util.py) ----
+# Each keeps the batch axis where it is and rewrites the params around it, except reshape
+# (which needs it in front) and dynamic slicing with batched indices (which becomes gather /
+# scatter with a batching dimension).
+
+def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions, sharding=None):
+    (x,), (d,) = args, dims
+    bdims = tuple(broadcast_dimensions)
+    # The batch axis goes right after the output dimension of the operand axis before it, so
+    # broadcast_dimensions stay increasing.
+    p = bdims[d - 1] + 1 if d > 0 else 0
+    new_bdims = bdims[:d] + (p,) + tuple(b + 1 for b in bdims[d:])
+    new_shape = tuple(shape[:p]) + (bu.shape_of(x)[d],) + tuple(shape[p:])
+    return broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=new_bdims,
+                                   sharding=sharding), p
+
+
+def _reshape_batch(args, dims, *, new_sizes, dimensions=None, sharding=None):
+    (x,), (d,) = args, dims
+    x = bu.move_axis(x, d, 0)
+    if dimensions is not None:
+        dimensions = (0,) + tuple(i + 1 for i in dimensions)
+    return reshape_p.bind(x, new_sizes=(bu.shape_of(x)[0],) + tuple(new_sizes),
+                          dimensions=dimensions, sharding=sharding), 0
+
+
+def _squeeze_batch(args, dims, *, dimensions):
+    (x,), (d,) = args, dims
+    new = tuple(bu.to_batched_axis(a, d) for a in dimensions)
+    return squeeze_p.bind(x, dimensions=new), d - sum(1 for a in dimensions if a < d)
+
+
+def _transpose_batch(args, dims, *, permutation):
+    (x,), (d,) = args, dims
+    perm = [bu.to_batched_axis(p, d) for p in permutation]
+    perm.insert(d, d)
+    return transpose_p.bind(x, permutation=tuple(perm)), d
+
+
+def _rev_batch(args, dims, *, dimensions):
+    (x,), (d,) = args, dims
+    return rev_p.bind(x, dimensions=tuple(bu.to_batched_axis(a, d) for a in dimensions)), d
+
+
+def _slice_batch(args, dims, *, start_indices, limit_indices, strides=None):
+    (x,), (d,) = args, dims
+    start, limit = list(start_indices), list(limit_indices)
+    start.insert(d, 0)
+    limit.insert(d, bu.shape_of(x)[d])
+    if strides is not None:
+        strides = tuple(strides[:d]) + (1,) + tuple(strides[d:])
+    return slice_p.bind(x, start_indices=tuple(start), limit_indices=tuple(limit),
+                        strides=strides), d
+
+
+def _stacked_indices(idx, idims, size):
+    """Scalar start indices (some batched) as one (size, len(idx)) index array."""
+    cols = [broadcast_in_dim_p.bind(i, shape=(size, 1), broadcast_dimensions=(0,) if d == 0
+                                    else (), sharding=None) for i, d in zip(idx, idims)]
+    return cols[0] if len(cols) == 1 else concatenate_p.bind(*cols, dimension=1)
+
+
+def _index_zero(idx):
+    return np.zeros((), aval_of(idx[0]).dtype if idx else np.int32)[()]
+
+
+def _dynamic_slice_batch(args, dims, *, slice_sizes):
+    x, *idx = args
+    d, *idims = dims
+    size = bu.batch_size(args, dims)
+    if all(i is bu.not_mapped for i in idims):
+        zero = _index_zero(idx)
+        idx.insert(d, zero)
+        sizes = tuple(slice_sizes[:d]) + (size,) + tuple(slice_sizes[d:])
+        return dynamic_slice_p.bind(x, *idx, slice_sizes=sizes), d
+    # Batched start indices: a gather of one slice per example (clamped like dynamic_slice).
+    from pyjax._src.lax import slicing  # noqa: PLC0415 - slicing is above this module
+    n = len(idx)
+    indices = _stacked_indices(idx, idims, size)
+    window = tuple(range(1, n + 1))
+    if d is bu.not_mapped:
+        dn = slicing.GatherDimensionNumbers(offset_dims=window, collapsed_slice_dims=(),
+                                            start_index_map=tuple(range(n)))
+        sizes = tuple(slice_sizes)
+    else:
+        x = bu.move_axis(x, d, 0)
+        dn = slicing.GatherDimensionNumbers(offset_dims=window, collapsed_slice_dims=(),
+                                            start_index_map=window, operand_batching_dims=(0,),
+                                            start_indices_batching_dims=(0,))
+        sizes = (1,) + tuple(slice_sizes)
+    out = slicing.gather_p.bind(x, indices, dimension_numbers=dn, slice_sizes=sizes,
+                                indices_are_sorted=False, unique_indices=False,
+                                mode=slicing.GatherScatterMode.CLIP, fill_value=None)
+    return out, 0
+
+
+def _dynamic_update_slice_batch(args, dims):
+    x, upd, *idx = args
+    dx, du, *idims = dims
+    size = bu.batch_size(args, dims)
+    if all(i is bu.not_mapped for i in idims):
+        d = dx if dx is not bu.not_mapped else du
+        x, upd = bu.bdim_to(x, dx, d, size), bu.bdim_to(upd, du, d, size)
+        idx.insert(d, _index_zero(idx))
+        return dynamic_update_slice_p.bind(x, upd, *idx), d
+    # Batched start indices: a scatter of one window per example into its own operand.
+    from pyjax._src.lax import slicing  # noqa: PLC0415 - slicing is above this module
+    n = len(idx)
+    x, upd = bu.bdim_to(x, dx, 0, size), bu.bdim_to(upd, du, 0, size)
+    window = tuple(range(1, n + 1))
+    dn = slicing.ScatterDimensionNumbers(update_window_dims=window, inserted_window_dims=(),
+                                         scatter_dims_to_operand_dims=window,
+                                         operand_batching_dims=(0,),
+                                         scatter_indices_batching_dims=(0,))
+    out = slicing.scatter_p.bind(x, _stacked_indices(idx, idims, size), upd,
+                                 dimension_numbers=dn, indices_are_sorted=True,
+                                 unique_indices=True, mode=slicing.GatherScatterMode.CLIP)
+    return out, 0
+
+
+def _concatenate_batch(args, dims, *, dimension):
+    size = bu.batch_size(args, dims)
+    d = next(d for d in dims if d is not bu.not_mapped)
+    xs = [bu.bdim_to(x, dx, d, size) for x, dx in zip(args, dims)]
+    return concatenate_p.bind(*xs, dimension=bu.to_batched_axis(dimension, d)), d
+
+
+def _pad_batch(args, dims, *, padding_config):
+    (x, pv), (dx, dpv) = args, dims
+    if dpv is bu.not_mapped:
+        cfg = list(padding_config)
+        cfg.insert(dx, (0, 0, 0))
+        return pad_p.bind(x, pv, padding_config=tuple(cfg)), dx
+    # A batched padding value: pad with zeros, then select each example's padding value
+    # wherever the result is not the operand.
+    size = bu.batch_size(args, dims)
+    d = 0 if dx is bu.not_mapped else dx
+    x = bu.bdim_to(x, dx, d, size)
+    cfg = list(padding_config)
+    cfg.insert(d, (0, 0, 0))
+    dt = aval_of(x).dtype
+    padded = pad_p.bind(x, np.zeros((), dt)[()], padding_config=tuple(cfg))
+    out_shape = bu.shape_of(padded)
+    per_example = bu.shape_of(x)[:d] + bu.shape_of(x)[d + 1:]
+    inside = pad_p.bind(np.ones(per_example, np.bool_), np.False_,
+                        padding_config=tuple(padding_config))
+    rest = tuple(i for i in range(len(out_shape)) if i != d)
+    inside = broadcast_in_dim_p.bind(inside, shape=out_shape, broadcast_dimensions=rest,
+                                     sharding=None)
+    pv = broadcast_in_dim_p.bind(pv, shape=out_shape, broadcast_dimensions=(d,), sharding=None)
+    return ew.select_n(inside, pv, padded), d
+
+
 # ---- broadcast_in_dim ----
 
 def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sharding=None):
@@ -156,9 +313,23 @@ def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions, sharding=Non
                   attrs={"broadcast_dimensions": mlir.i64_array(broadcast_dimensions)})
 
 
+def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding=None):
+    if type(ct) is Zero:
+        return zero_cts([operand])
+    op_shape = operand.aval.shape
+    # Sum over the new dimensions and over the stretched size-1 ones, then restore the 1s.
+    kept = {d for i, d in enumerate(broadcast_dimensions) if op_shape[i] == shape[d]}
+    axes = tuple(d for d in range(len(shape)) if d not in kept)
+    summed = _red.reduce_sum_p.bind(ct, axes=axes) if axes else ct
+    return [reshape(summed, op_shape)]
+
+
 broadcast_in_dim_p = Primitive("broadcast_in_dim",
                                abstract_eval=_broadcast_in_dim_abstract_eval,
-                               lower=_broadcast_in_dim_lower)
+                               lower=_broadcast_in_dim_lower, linear=True,
+                               jvp=linear_jvp("broadcast_in_dim", (0,)),
+                               transpose=_broadcast_in_dim_transpose,
+                               batch=_broadcast_in_dim_batch)
 
 
 # ---- reshape ----
@@ -186,7 +357,19 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions=None, sharding=None):
     return ctx.op("stablehlo.reshape", [x], ctx.avals_out[0])
 
 
-reshape_p = Primitive("reshape", abstract_eval=_reshape_abstract_eval, lower=_reshape_lower)
+def _reshape_transpose(ct, operand, *, new_sizes, dimensions=None, sharding=None):
+    if type(ct) is Zero:
+        return zero_cts([operand])
+    shape = operand.aval.shape
+    if dimensions is None:
+        return [reshape(ct, shape)]
+    ct = reshape(ct, tuple(shape[p] for p in dimensions))
+    return [transpose(ct, tuple(int(i) for i in np.argsort(dimensions)))]
+
+
+reshape_p = Primitive("reshape", abstract_eval=_reshape_abstract_eval, lower=_reshape_lower,
+                      linear=True, jvp=linear_jvp("reshape"), transpose=_reshape_transpose,
+                      batch=_reshape_batch)
 
 
 # ---- squeeze ----
@@ -205,8 +388,14 @@ def _squeeze_abstract_eval(operand, *, dimensions):
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
+def _squeeze_transpose(ct, operand, *, dimensions):
+    return zero_cts([operand]) if type(ct) is Zero else [reshape(ct, operand.aval.shape)]
+
+
 squeeze_p = Primitive("squeeze", abstract_eval=_squeeze_abstract_eval,
-                      lower=lambda ctx, x, **_: ctx.op("stablehlo.reshape", [x], ctx.avals_out[0]))
+                      lower=lambda ctx, x, **_: ctx.op("stablehlo.reshape", [x], ctx.avals_out[0]),
+                      linear=True, jvp=linear_jvp("squeeze"), transpose=_squeeze_transpose,
+                      batch=_squeeze_batch)
 
 
 # ---- transpose ----
@@ -225,8 +414,15 @@ def _transpose_lower(ctx, x, *, permutation):
                   attrs={"permutation": mlir.i64_array(permutation)})
 
 
+def _transpose_transpose(ct, operand, *, permutation):
+    if type(ct) is Zero:
+        return zero_cts([operand])
+    return [transpose(ct, tuple(int(i) for i in np.argsort(permutation)))]
+
+
 transpose_p = Primitive("transpose", abstract_eval=_transpose_abstract_eval,
-                        lower=_transpose_lower)
+                        lower=_transpose_lower, linear=True, jvp=linear_jvp("transpose"),
+                        transpose=_transpose_transpose, batch=_transpose_batch)
 
 
 # ---- rev ----
@@ -246,7 +442,12 @@ def _rev_lower(ctx, x, *, dimensions):
                   attrs={"dimensions": mlir.i64_array(dimensions)})
 
 
-rev_p = Primitive("rev", abstract_eval=_rev_abstract_eval, lower=_rev_lower)
+def _rev_transpose(ct, operand, *, dimensions):
+    return zero_cts([operand]) if type(ct) is Zero else [rev(ct, dimensions)]
+
+
+rev_p = Primitive("rev", abstract_eval=_rev_abstract_eval, lower=_rev_lower, linear=True,
+                  jvp=linear_jvp("rev"), transpose=_rev_transpose, batch=_rev_batch)
 
 
 # ---- slice ----
@@ -293,7 +494,23 @@ def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
         "strides": mlir.i64_array(strides)})
 
 
-slice_p = Primitive("slice", abstract_eval=_slice_abstract_eval, lower=_slice_lower)
+def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides=None):
+    if type(ct) is Zero:
+        return zero_cts([operand])
+    shape = operand.aval.shape
+    strides = (1,) * len(shape) if strides is None else strides
+    out_shape = aval_of(ct).shape
+    # Zeros around the slice and between its strided elements.
+    config = []
+    for s, st, n, d in zip(start_indices, strides, out_shape, shape):
+        end = s + (n - 1) * st + 1 if n else s
+        config.append((s, d - end, st - 1 if n else 0))
+    return [pad_p.bind(ct, np.zeros((), aval_of(ct).dtype), padding_config=tuple(config))]
+
+
+slice_p = Primitive("slice", abstract_eval=_slice_abstract_eval, lower=_slice_lower,
+                    linear=True, jvp=linear_jvp("slice"), transpose=_slice_transpose,
+                    batch=_slice_batch)
 
 
 # ---- dynamic_slice / dynamic_update_slice ----
@@ -334,8 +551,19 @@ def _dynamic_slice_lower(ctx, x, *starts, slice_sizes):
                   attrs={"slice_sizes": mlir.i64_array(slice_sizes)})
 
 
+def _dynamic_slice_transpose(ct, operand, *start_indices, slice_sizes):
+    assert not any(is_undefined_primal(i) for i in start_indices)
+    if type(ct) is Zero:
+        return zero_cts([operand, *start_indices])
+    # The same clamped start indices place the cotangent into zeros.
+    out = dynamic_update_slice_p.bind(zeros(operand.aval), ct, *start_indices)
+    return [out] + [None] * len(start_indices)
+
+
 dynamic_slice_p = Primitive("dynamic_slice", abstract_eval=_dynamic_slice_abstract_eval,
-                            lower=_dynamic_slice_lower)
+                            lower=_dynamic_slice_lower, linear=True,
+                            jvp=linear_jvp("dynamic_slice", (0,)),
+                            transpose=_dynamic_slice_transpose, batch=_dynamic_slice_batch)
 
 
 def _dynamic_update_slice_abstract_eval(operand, update, *start_indices):
@@ -356,9 +584,24 @@ def _dynamic_update_slice_lower(ctx, x, update, *starts):
     return ctx.op("stablehlo.dynamic_update_slice", [x, update, *starts], ctx.avals_out[0])
 
 
+def _dynamic_update_slice_transpose(ct, operand, update, *start_indices):
+    assert not any(is_undefined_primal(i) for i in start_indices)
+    if type(ct) is Zero:
+        return zero_cts([operand, update, *start_indices])
+    upd_aval = update.aval if is_undefined_primal(update) else aval_of(update)
+    op_ct = upd_ct = None
+    if is_undefined_primal(operand):
+        op_ct = dynamic_update_slice_p.bind(ct, zeros(upd_aval), *start_indices)
+    if is_undefined_primal(update):
+        upd_ct = dynamic_slice_p.bind(ct, *start_indices, slice_sizes=upd_aval.shape)
+    return [op_ct, upd_ct] + [None] * len(start_indices)
+
+
 dynamic_update_slice_p = Primitive(
     "dynamic_update_slice", abstract_eval=_dynamic_update_slice_abstract_eval,
-    lower=_dynamic_update_slice_lower)
+    lower=_dynamic_update_slice_lower, linear=True,
+    jvp=linear_jvp("dynamic_update_slice", (0, 1)),
+    transpose=_dynamic_update_slice_transpose, batch=_dynamic_update_slice_batch)
 
 
 # ---- concatenate ----
@@ -391,8 +634,27 @@ def _concatenate_lower(ctx, *xs, dimension):
                   attrs={"dimension": f"{int(dimension)} : i64"})
 
 
+def _concatenate_transpose(ct, *operands, dimension):
+    if type(ct) is Zero:
+        return zero_cts(operands)
+    cts, start = [], 0
+    shape = aval_of(ct).shape
+    for x in operands:
+        n = (x.aval if is_undefined_primal(x) else aval_of(x)).shape[dimension]
+        if is_undefined_primal(x):
+            starts = [0] * len(shape)
+            limits = list(shape)
+            starts[dimension], limits[dimension] = start, start + n
+            cts.append(slice(ct, starts, limits))
+        else:
+            cts.append(None)
+        start += n
+    return cts
+
+
 concatenate_p = Primitive("concatenate", abstract_eval=_concatenate_abstract_eval,
-                          lower=_concatenate_lower)
+                          lower=_concatenate_lower, linear=True, jvp=linear_jvp("concatenate"),
+                          transpose=_concatenate_transpose, batch=_concatenate_batch)
 
 
 # ---- pad ----
@@ -430,7 +692,25 @@ def _pad_lower(ctx, x, pv, *, padding_config):
         "interior_padding": mlir.i64_array(interior)})
 
 
-pad_p = Primitive("pad", abstract_eval=_pad_abstract_eval, lower=_pad_lower)
+def _pad_transpose(ct, operand, padding_value, *, padding_config):
+    if type(ct) is Zero:
+        return zero_cts([operand, padding_value])
+    dt = aval_of(ct).dtype
+    # Undo the edge padding (cropped edges get zeros back), then take every (interior+1)-th.
+    unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    unpadded = pad_p.bind(ct, np.zeros((), dt), padding_config=unpad)
+    op_ct = slice(unpadded, (0,) * len(unpad), unpadded.shape,
+                  tuple(i + 1 for _, _, i in padding_config))
+    pv_ct = None
+    if is_undefined_primal(padding_value):
+        every = tuple(range(len(unpad)))
+        total = _red.reduce_sum_p.bind(ct, axes=every)
+        pv_ct = ew.sub(total, _red.reduce_sum_p.bind(op_ct, axes=every))
+    return [op_ct if is_undefined_primal(operand) else None, pv_ct]
+
+
+pad_p = Primitive("pad", abstract_eval=_pad_abstract_eval, lower=_pad_lower, linear=True,
+                  jvp=linear_jvp("pad", (0, 1)), transpose=_pad_transpose, batch=_pad_batch)
 
 
 # ---- iota ----
@@ -452,7 +732,8 @@ def _iota_lower(ctx, *, dtype, shape, dimension, sharding=None):
                   attrs={"iota_dimension": f"{int(dimension)} : i64"})
 
 
-iota_p = Primitive("iota", abstract_eval=_iota_abstract_eval, lower=_iota_lower)
+iota_p = Primitive("iota", abstract_eval=_iota_abstract_eval, lower=_iota_lower,
+                   jvp=NOT_DIFFERENTIABLE, batch=bu.unbatched_rule("iota"))
 
 
 # ---- the lax-level functions ----

@@ -20,9 +20,13 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.rules import Zero
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import base
+from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import elementwise as lax_ew
+from pyjax._src.lax.ad_util import (instantiate, is_undefined_primal, linear_jvp, zero_cts,
+                                    zero_tangent, zeros)
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
 from pyjax._src.lowering import mlir
 
@@ -106,6 +110,80 @@ def _check_indices(name, indices):
     if indices.ndim < 1:
         raise TypeError(f"{name} indices must have rank at least 1 (the last dimension is the "
                         f"index vector), got shape {indices.shape}")
+
+
+# ---- batching rules (vmap; see lax/batch_util.py) ----
+# The batch axis is moved to the front of each batched operand. A batched operand with
+# unbatched indices gains a full-size window dimension; batched indices gain a batch dimension
+# of the output; both batched become a pair of operand/indices batching dimensions (no loop).
+
+def _inc(dims):
+    return tuple(d + 1 for d in dims)
+
+
+def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, indices_are_sorted,
+                  unique_indices, mode, fill_value):
+    (x, idx), (dx, di) = args, dims
+    dn = dimension_numbers
+    params = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                  mode=mode, fill_value=fill_value)
+    if di is bu.not_mapped:
+        x = bu.move_axis(x, dx, 0)
+        new = GatherDimensionNumbers(
+            offset_dims=(0,) + _inc(dn.offset_dims),
+            collapsed_slice_dims=_inc(dn.collapsed_slice_dims),
+            start_index_map=_inc(dn.start_index_map),
+            operand_batching_dims=_inc(dn.operand_batching_dims),
+            start_indices_batching_dims=dn.start_indices_batching_dims)
+        sizes = (bu.shape_of(x)[0],) + tuple(slice_sizes)
+        return gather_p.bind(x, idx, dimension_numbers=new, slice_sizes=sizes, **params), 0
+    idx = bu.move_axis(idx, di, 0)
+    if dx is bu.not_mapped:
+        new = dn._replace(offset_dims=_inc(dn.offset_dims),
+                          start_indices_batching_dims=_inc(dn.start_indices_batching_dims))
+        return gather_p.bind(x, idx, dimension_numbers=new, slice_sizes=tuple(slice_sizes),
+                             **params), 0
+    x = bu.move_axis(x, dx, 0)
+    new = GatherDimensionNumbers(
+        offset_dims=_inc(dn.offset_dims), collapsed_slice_dims=_inc(dn.collapsed_slice_dims),
+        start_index_map=_inc(dn.start_index_map),
+        operand_batching_dims=(0,) + _inc(dn.operand_batching_dims),
+        start_indices_batching_dims=(0,) + _inc(dn.start_indices_batching_dims))
+    return gather_p.bind(x, idx, dimension_numbers=new, slice_sizes=(1,) + tuple(slice_sizes),
+                         **params), 0
+
+
+def _make_scatter_batch(name):
+    def rule(args, dims, *, dimension_numbers, indices_are_sorted, unique_indices, mode,
+             update_jaxpr=None, update_consts=()):
+        (x, idx, upd), (dx, di, du) = args, dims
+        dn = dimension_numbers
+        size = bu.batch_size(args, dims)
+        params = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                      mode=mode)
+        if update_jaxpr is not None:
+            params.update(update_jaxpr=update_jaxpr, update_consts=update_consts)
+        # Every example scatters into its own copy of the operand.
+        x = bu.bdim_to(x, dx, 0, size)
+        upd = bu.bdim_to(upd, du, 0, size)
+        if di is bu.not_mapped:
+            new = ScatterDimensionNumbers(
+                update_window_dims=(0,) + _inc(dn.update_window_dims),
+                inserted_window_dims=_inc(dn.inserted_window_dims),
+                scatter_dims_to_operand_dims=_inc(dn.scatter_dims_to_operand_dims),
+                operand_batching_dims=_inc(dn.operand_batching_dims),
+                scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
+        else:
+            idx = bu.move_axis(idx, di, 0)
+            new = ScatterDimensionNumbers(
+                update_window_dims=_inc(dn.update_window_dims),
+                inserted_window_dims=_inc(dn.inserted_window_dims),
+                scatter_dims_to_operand_dims=_inc(dn.scatter_dims_to_operand_dims),
+                operand_batching_dims=(0,) + _inc(dn.operand_batching_dims),
+                scatter_indices_batching_dims=(0,) + _inc(dn.scatter_indices_batching_dims))
+        return bu.registry[name].bind(x, idx, upd, dimension_numbers=new, **params), 0
+    rule.__name__ = f"{name}_batch_rule"
+    return rule
 
 
 # ---- gather ----
@@ -271,7 +349,37 @@ def _gather_lower(ctx, operand, indices, *, dimension_numbers, slice_sizes, indi
     return ctx.op("stablehlo.select", [mask, result, fill], out)
 
 
-gather_p = Primitive("gather", abstract_eval=_gather_abstract_eval, lower=_gather_lower)
+def _tangent_gather_params(params):
+    # Filled (out-of-bounds) slices do not depend on the operand: their tangent is zero.
+    if params["mode"] == GatherScatterMode.FILL_OR_DROP:
+        return {**params, "fill_value": 0}
+    return params
+
+
+def _scatter_dnums_of(dn: GatherDimensionNumbers) -> "ScatterDimensionNumbers":
+    return ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims)
+
+
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
+                      indices_are_sorted, unique_indices, mode, fill_value):
+    assert not is_undefined_primal(indices)
+    if type(ct) is Zero:
+        return zero_cts([operand, indices])
+    # Scatter-add drops the windows that gather filled, and clamps where gather clamped.
+    out = scatter_add_p.bind(zeros(operand.aval), indices, ct,
+                             dimension_numbers=_scatter_dnums_of(dimension_numbers),
+                             indices_are_sorted=indices_are_sorted,
+                             unique_indices=unique_indices, mode=mode)
+    return [out, None]
+
+
+gather_p = Primitive("gather", abstract_eval=_gather_abstract_eval, lower=_gather_lower,
+                     linear=True, jvp=linear_jvp("gather", (0,), _tangent_gather_params),
+                     transpose=_gather_transpose, batch=_gather_batch)
 
 
 def _canonical_fill(fill_value, dtype):
@@ -419,7 +527,175 @@ def _make_scatter(name):
         return ctx.op("stablehlo.scatter", [operand, indices, updates], out, attrs=attrs,
                       regions=[region])
 
-    return Primitive(name, abstract_eval=abstract_eval, lower=lower)
+    return Primitive(name, abstract_eval=abstract_eval, lower=lower,
+                     batch=_make_scatter_batch(name), **_SCATTER_RULES[name])
+
+
+# ---- differentiation rules of the scatters ----
+
+def _gather_of_scatter(x, indices, updates_shape, dn, params):
+    """For each element of a scatter's updates, the element of ``x`` it lands on (0 where
+    ``FILL_OR_DROP`` drops the window)."""
+    gdn = GatherDimensionNumbers(
+        offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
+        start_index_map=dn.scatter_dims_to_operand_dims,
+        operand_batching_dims=dn.operand_batching_dims,
+        start_indices_batching_dims=dn.scatter_indices_batching_dims)
+    mode = params["mode"]
+    sizes = _window_sizes(aval_of(x).shape, updates_shape, dn)
+    return gather_p.bind(x, indices, dimension_numbers=gdn, slice_sizes=tuple(sizes),
+                         indices_are_sorted=params["indices_are_sorted"],
+                         unique_indices=params["unique_indices"], mode=mode,
+                         fill_value=0 if mode == GatherScatterMode.FILL_OR_DROP else None)
+
+
+def _scatter_params(params):
+    if params.get("update_jaxpr") is not None:
+        raise NotImplementedError("differentiation of scatter_apply is not supported")
+    return {k: params[k] for k in ("dimension_numbers", "indices_are_sorted", "unique_indices",
+                                   "mode")}
+
+
+def _make_scatter_add_transpose(negate):
+    def transpose(ct, operand, indices, updates, **params):
+        assert not is_undefined_primal(indices)
+        params = _scatter_params(params)
+        if type(ct) is Zero:
+            return zero_cts([operand, indices, updates])
+        upd_ct = None
+        if is_undefined_primal(updates):
+            upd_ct = _gather_of_scatter(ct, indices, updates.aval.shape,
+                                        params["dimension_numbers"], params)
+            if negate:
+                upd_ct = lax_ew.neg(upd_ct)
+        return [ct if is_undefined_primal(operand) else None, None, upd_ct]
+    return transpose
+
+
+def _update_ids(updates_shape, dn):
+    """1, 2, ... numbering each update window, as an int32 array of the updates' shape."""
+    from pyjax._src.lax import shape_ops
+    scatter_dims = tuple(d for d in range(len(updates_shape)) if d not in dn.update_window_dims)
+    scatter_shape = tuple(updates_shape[d] for d in scatter_dims)
+    n = int(np.prod(scatter_shape, dtype=np.int64))
+    ids = np.arange(1, n + 1, dtype=np.int32).reshape(scatter_shape)
+    return shape_ops.broadcast_in_dim(ids, updates_shape, scatter_dims)
+
+
+def _scatter_jvp(primals, tangents, **params):
+    operand, indices, updates = primals
+    t_op, _, t_upd = tangents
+    params = _scatter_params(params)
+    if type(t_op) is Zero and type(t_upd) is Zero:
+        out = scatter_p.bind(operand, indices, updates, **params)
+        return out, zero_tangent(aval_of(out))
+    t_op, t_upd = instantiate(t_op, operand), instantiate(t_upd, updates)
+    if params["unique_indices"]:
+        return (scatter_p.bind(operand, indices, updates, **params),
+                scatter_p.bind(t_op, indices, t_upd, **params))
+    # With repeated indices the last writer wins; find it by scattering ids, then scatter-add
+    # only the winning updates into the operand with its overwritten positions zeroed, for the
+    # value and the tangent alike (so that the two agree, whatever the write order).
+    dn = params["dimension_numbers"]
+    upd_shape = aval_of(updates).shape
+    ids = _update_ids(upd_shape, dn)
+    op_ids = scatter_p.bind(zeros(ShapedArray(aval_of(operand).shape, np.int32)), indices, ids,
+                            **params)
+    won = lax_ew.eq(ids, _gather_of_scatter(op_ids, indices, upd_shape, dn, params))
+    kept = lax_ew.eq(op_ids, np.zeros((), np.int32))
+
+    def merge(x, u):
+        x = lax_ew.select(kept, x, zeros(aval_of(x)))
+        u = lax_ew.select(won, u, zeros(aval_of(u)))
+        return scatter_add_p.bind(x, indices, u, **params)
+    return merge(operand, updates), merge(t_op, t_upd)
+
+
+def _scatter_transpose(ct, operand, indices, updates, **params):
+    assert not is_undefined_primal(indices)
+    params = _scatter_params(params)
+    if not params["unique_indices"]:
+        raise NotImplementedError("scatter transpose is only implemented where "
+                                  "unique_indices=True")
+    if type(ct) is Zero:
+        return zero_cts([operand, indices, updates])
+    upd_aval = updates.aval if is_undefined_primal(updates) else aval_of(updates)
+    op_ct = upd_ct = None
+    if is_undefined_primal(operand):
+        op_ct = scatter_p.bind(ct, indices, zeros(upd_aval), **params)
+    if is_undefined_primal(updates):
+        upd_ct = _gather_of_scatter(ct, indices, upd_aval.shape, params["dimension_numbers"],
+                                    params)
+    return [op_ct, None, upd_ct]
+
+
+def _scatter_mul_jvp(primals, tangents, **params):
+    operand, indices, updates = primals
+    t_op, _, t_upd = tangents
+    params = _scatter_params(params)
+    out = scatter_mul_p.bind(operand, indices, updates, **params)
+    terms = []
+    if type(t_op) is not Zero:
+        terms.append(scatter_mul_p.bind(t_op, indices, updates, **params))
+    if type(t_upd) is not Zero:
+        if not params["unique_indices"]:
+            raise NotImplementedError(
+                "scatter_mul gradients are only implemented if `unique_indices=True`")
+        terms.append(lax_ew.mul(operand, scatter_add_p.bind(
+            zeros(aval_of(operand)), indices, t_upd, **params)))
+    if not terms:
+        return out, zero_tangent(aval_of(out))
+    return out, terms[0] if len(terms) == 1 else lax_ew.add(*terms)
+
+
+def _scatter_mul_transpose(ct, operand, indices, updates, **params):
+    assert not is_undefined_primal(indices)
+    params = _scatter_params(params)
+    if type(ct) is Zero:
+        return zero_cts([operand, indices, updates])
+    if is_undefined_primal(updates):
+        # The positions no update reaches keep the operand: not linear in the updates (the
+        # JVP differentiates the updates with a scatter-add instead).
+        raise NotImplementedError("scatter_mul is linear in its operand only")
+    # A diagonal map: each position is scaled by the product of the updates landing on it.
+    return [scatter_mul_p.bind(ct, indices, updates, **params), None, None]
+
+
+def _make_scatter_extremal_jvp(name):
+    """scatter-min/max: the tangent of whichever of the operand and the updates that land on
+    a position equal the result there, split equally among ties (as for reduce_max)."""
+    def jvp(primals, tangents, **params):
+        operand, indices, updates = primals
+        t_op, _, t_upd = tangents
+        params = _scatter_params(params)
+        prim = _SCATTER_PRIMS[name]
+        out = prim.bind(operand, indices, updates, **params)
+        if type(t_op) is Zero and type(t_upd) is Zero:
+            return out, zero_tangent(aval_of(out))
+        t_op, t_upd = instantiate(t_op, operand), instantiate(t_upd, updates)
+        dn = params["dimension_numbers"]
+        dt = aval_of(out).dtype
+        at_dest = _gather_of_scatter(out, indices, aval_of(updates).shape, dn, params)
+        upd_hit = lax_ew.convert_element_type(lax_ew.eq(updates, at_dest), dt)
+        op_hit = lax_ew.convert_element_type(lax_ew.eq(operand, out), dt)
+        z = zeros(aval_of(out))
+        count = lax_ew.add(op_hit, scatter_add_p.bind(z, indices, upd_hit, **params))
+        total = lax_ew.add(lax_ew.mul(op_hit, t_op), scatter_add_p.bind(
+            z, indices, lax_ew.mul(upd_hit, t_upd), **params))
+        return out, lax_ew.div(total, count)
+    return jvp
+
+
+_SCATTER_RULES = {
+    "scatter": dict(linear=True, jvp=_scatter_jvp, transpose=_scatter_transpose),
+    "scatter-add": dict(linear=True, jvp=linear_jvp("scatter-add", (0, 2)),
+                        transpose=_make_scatter_add_transpose(False)),
+    "scatter-sub": dict(linear=True, jvp=linear_jvp("scatter-sub", (0, 2)),
+                        transpose=_make_scatter_add_transpose(True)),
+    "scatter-mul": dict(linear=True, jvp=_scatter_mul_jvp, transpose=_scatter_mul_transpose),
+    "scatter-min": dict(jvp=_make_scatter_extremal_jvp("scatter-min")),
+    "scatter-max": dict(jvp=_make_scatter_extremal_jvp("scatter-max")),
+}
 
 
 scatter_p = _make_scatter("scatter")
@@ -428,6 +704,7 @@ scatter_sub_p = _make_scatter("scatter-sub")
 scatter_mul_p = _make_scatter("scatter-mul")
 scatter_min_p = _make_scatter("scatter-min")
 scatter_max_p = _make_scatter("scatter-max")
+_SCATTER_PRIMS = {"scatter-min": scatter_min_p, "scatter-max": scatter_max_p}
 
 
 def _match_updates(name, operand, updates):

@@ -12,7 +12,12 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.rules import Zero
 from pyjax._src.lax import base
+from pyjax._src.lax import batch_util as bu
+from pyjax._src.lax import shape_ops
+from pyjax._src.lax import slicing
+from pyjax._src.lax.ad_util import zero_tangent
 from pyjax._src.lax.base import aval_of
 from pyjax._src.lowering import mlir
 
@@ -28,6 +33,24 @@ def _region(ctx, arg_avals):
     for v in region.args:
         v.name = "%r" + v.name[1:]
     return region
+
+
+# ---- batching (vmap) ----
+
+def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
+    size = bu.batch_size(args, dims)
+    d = next(d for d in dims if d is not bu.not_mapped)
+    xs = [bu.bdim_to(x, dx, d, size) for x, dx in zip(args, dims)]
+    outs = sort_p.bind(*xs, dimension=bu.to_batched_axis(dimension, d), is_stable=is_stable,
+                       num_keys=num_keys)
+    return outs, [d] * len(outs)
+
+
+def _top_k_batch(args, dims, *, k):
+    (x,), (d,) = args, dims
+    if d == len(bu.shape_of(x)) - 1:  # top_k works on the last axis
+        x, d = bu.move_axis(x, d, 0), 0
+    return top_k_p.bind(x, k=k), [d, d]
 
 
 # ---- the comparator ----
@@ -108,8 +131,40 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
                          "is_stable": "true" if is_stable else "false"})
 
 
+# ---- differentiation: the tangents follow the primal's permutation ----
+
+def _take_along(x, idx, axis):
+    """``x`` permuted along ``axis`` by ``idx`` (in-bounds int32 indices of ``x``'s shape except
+    along ``axis``): a gather whose other dimensions are batching dimensions, so that it is
+    linear in ``x`` and transposes to a scatter-add."""
+    shape = aval_of(idx).shape
+    others = tuple(d for d in range(len(shape)) if d != axis)
+    dn = slicing.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                        start_index_map=(axis,), operand_batching_dims=others,
+                                        start_indices_batching_dims=others)
+    return slicing.gather_p.bind(
+        x, shape_ops.reshape(idx, shape + (1,)), dimension_numbers=dn,
+        slice_sizes=(1,) * len(shape), indices_are_sorted=False, unique_indices=False,
+        mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS, fill_value=None)
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    shape = aval_of(primals[0]).shape
+    if all(type(t) is Zero for t in tangents):
+        outs = sort_p.bind(*primals, dimension=dimension, is_stable=is_stable,
+                           num_keys=num_keys)
+        return outs, [zero_tangent(aval_of(o)) for o in outs]
+    # Sort an iota along with the operands to learn the permutation.
+    iota = shape_ops.broadcasted_iota(np.int32, shape, dimension)
+    *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                              num_keys=num_keys)
+    t_outs = [zero_tangent(aval_of(o)) if type(t) is Zero else _take_along(t, perm, dimension)
+              for o, t in zip(outs, tangents)]
+    return outs, t_outs
+
+
 sort_p = Primitive("sort", abstract_eval=_sort_abstract_eval, lower=_sort_lower,
-                   multiple_results=True)
+                   multiple_results=True, jvp=_sort_jvp, batch=_sort_batch)
 
 
 def sort(operand, dimension=-1, is_stable=True, num_keys=1):
@@ -187,8 +242,16 @@ def _top_k_lower(ctx, x, *, k):
             ctx.op("stablehlo.slice", [idx], idx_aval, attrs=attrs)]
 
 
+def _top_k_jvp(primals, tangents, *, k):
+    (x,), (t,) = primals, tangents
+    vals, idx = top_k_p.bind(x, k=k)
+    t_vals = (zero_tangent(aval_of(vals)) if type(t) is Zero
+              else _take_along(t, idx, aval_of(x).ndim - 1))
+    return [vals, idx], [t_vals, zero_tangent(aval_of(idx))]
+
+
 top_k_p = Primitive("top_k", abstract_eval=_top_k_abstract_eval, lower=_top_k_lower,
-                    multiple_results=True)
+                    multiple_results=True, jvp=_top_k_jvp, batch=_top_k_batch)
 
 
 def top_k(operand, k):

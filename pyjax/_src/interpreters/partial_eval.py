@@ -1,0 +1,239 @@
+"""Partial evaluation: split a computation into a known part (run now) and an unknown part
+(staged into a Jaxpr).
+
+Two forms, both used by reverse-mode differentiation (linearize = JVP + partial evaluation):
+
+* ``PartialEvalTrace``, an *online* partial evaluator. Values of other traces (and concrete
+  values) are known; an equation whose inputs are all known is evaluated on the parent trace
+  right away (concretely when eager), and one with an unknown input (a tracer of this trace) is
+  staged into a Jaxpr, with the known values it reads captured as constants: the residuals.
+  Higher-order primitives (``jit``, ``checkpoint``, ...) register a rule in
+  ``partial_eval_rules`` that splits their inner Jaxpr instead of staging the whole call.
+* ``partial_eval_jaxpr``, the same split done on a whole Jaxpr (for those rules), with a
+  ``saveable`` policy that decides which known intermediate values may be saved as residuals
+  and which must be recomputed by the unknown part (``checkpoint``'s policies).
+"""
+from __future__ import annotations
+
+import weakref
+
+from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
+from pyjax._src.core.trace import get_aval
+from pyjax._src.interpreters.staging import DebugInfo, StagingTrace, StagingTracer
+
+_state = trace_mod._state
+
+# primitive -> rule(trace, args, params) -> outputs (a list for multiple_results primitives)
+partial_eval_rules: dict = {}
+_aval_cache: dict = {}
+
+
+class PartialEvalTrace(StagingTrace):
+    """Known values are evaluated on the parent trace; unknown ones are staged."""
+
+    def __init__(self, parent, debug_info=None):
+        super().__init__(parent, debug_info or DebugInfo("<linearize>", None, "linearize"))
+        self.parent_state = None if parent is trace_mod._EVAL_TRACE else parent
+
+    def is_unknown(self, x):
+        return type(x) is StagingTracer and x._trace is self
+
+    def process_primitive(self, primitive, args, params):
+        for x in args:
+            if type(x) is StagingTracer and x._trace is self:
+                break
+        else:  # all inputs known: evaluate on the parent trace now
+            prev = _state.trace
+            _state.trace = self.parent_state
+            try:
+                return primitive.bind(*args, **params)
+            finally:
+                _state.trace = prev
+        rule = partial_eval_rules.get(primitive)
+        if rule is not None:
+            return rule(self, args, params)
+        return self.stage(primitive, args, params)
+
+    def stage(self, primitive, args, params):
+        """Stage ``primitive`` unconditionally (also for partial-evaluation rules)."""
+        invars = []
+        for x in args:
+            t = type(x)
+            if t is StagingTracer and x._trace is self:
+                invars.append(x.var)
+            elif t is float or t is int or t is complex or t is bool:
+                invars.append(Literal(x, _scalar_aval(x)))
+            else:
+                invars.append(self.to_var(x))
+        avals = tuple(v.aval for v in invars)
+        try:  # abstract evaluation is memoized: linearize stages the same few ops again and again
+            key = (primitive, avals, tuple(params.items()) if params else ())
+            out = _aval_cache.get(key)
+        except TypeError:
+            key = out = None
+        if out is None:
+            out = primitive.abstract_eval(*avals, **params)
+            if key is not None:
+                if len(_aval_cache) > 4096:
+                    _aval_cache.clear()
+                _aval_cache[key] = out
+        if primitive.multiple_results:
+            outvars = [Var(a) for a in out]
+            self.eqns.append(Eqn(primitive, invars, outvars, params))
+            return [StagingTracer(self, v) for v in outvars]
+        v = Var(out)
+        self.eqns.append(Eqn(primitive, invars, [v], params))
+        return StagingTracer(self, v)
+
+    def bind_known(self, primitive, args, params):
+        """Evaluate ``primitive`` on the parent trace (for partial-evaluation rules)."""
+        prev = _state.trace
+        _state.trace = self.parent_state
+        try:
+            return primitive.bind(*args, **params)
+        finally:
+            _state.trace = prev
+
+
+_scalar_avals: dict = {}
+
+
+def _scalar_aval(x):
+    t = type(x)
+    if t is int:
+        return get_aval(x)  # depends on the value (overflow check)
+    key = (t, trace_mod.dtypes.x64_enabled())
+    a = _scalar_avals.get(key)
+    if a is None:
+        a = _scalar_avals[key] = get_aval(x)
+    return a
+
+
+# ---- Jaxpr-level partial evaluation ----
+
+def everything_saveable(eqn):
+    return True
+
+
+class PartialEvalResult:
+    """The split of a Jaxpr (see ``partial_eval_jaxpr``)."""
+
+    __slots__ = ("known", "staged", "out_unknowns", "num_res", "fwd_res", "known_out_fwd")
+
+    def __init__(self, known, staged, out_unknowns, num_res, fwd_res, known_out_fwd):
+        self.known = known              # ClosedJaxpr: known ins -> known outs + computed res
+        self.staged = staged            # ClosedJaxpr: fwd res + computed res + unknown ins -> ...
+        self.out_unknowns = out_unknowns
+        self.num_res = num_res          # number of computed residuals (outputs of ``known``)
+        self.fwd_res = fwd_res          # residuals that are known inputs: their input indices
+        self.known_out_fwd = known_out_fwd  # per known output: input index it forwards, or None
+
+
+_pe_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def partial_eval_jaxpr(closed: ClosedJaxpr, in_unknowns, saveable=everything_saveable,
+                       cache_key=None) -> PartialEvalResult:
+    """Split ``closed`` (a ClosedJaxpr without consts) given which inputs are unknown.
+
+    Equations with an unknown input are staged; the others are known. A known value the staged
+    part reads is a residual when it is an input or ``saveable(eqn)`` holds for the equation
+    that makes it; otherwise that equation is recomputed in the staged part (recursively).
+    Results are cached per (jaxpr, in_unknowns, cache_key)."""
+    key = (tuple(in_unknowns), saveable if cache_key is None else cache_key)
+    per = _pe_cache.get(closed)
+    if per is None:
+        per = _pe_cache[closed] = {}
+    hit = per.get(key)
+    if hit is not None:
+        return hit
+    res = _partial_eval_jaxpr(closed, in_unknowns, saveable)
+    per[key] = res
+    return res
+
+
+def _partial_eval_jaxpr(closed, in_unknowns, saveable):
+    jaxpr = closed.jaxpr
+    assert not jaxpr.constvars and not closed.consts, "partial_eval_jaxpr takes no consts"
+    unknown = {v for v, u in zip(jaxpr.invars, in_unknowns) if u}
+    known_eqns, staged_eqns = [], []
+    for e in jaxpr.eqns:
+        if any(type(v) is not Literal and v in unknown for v in e.invars):
+            staged_eqns.append(e)
+            unknown.update(e.outvars)
+        else:
+            known_eqns.append(e)
+    producer = {v: e for e in known_eqns for v in e.outvars}
+    in_index = {v: i for i, v in enumerate(jaxpr.invars)}
+
+    residuals, res_set, recompute = [], set(), set()
+    stack = [v for e in staged_eqns for v in e.invars
+             if type(v) is not Literal and v not in unknown]
+    stack.reverse()
+    while stack:
+        v = stack.pop()
+        if v in res_set:
+            continue
+        e = producer.get(v)
+        if e is None or saveable(e):
+            res_set.add(v)
+            residuals.append(v)
+        elif e not in recompute:
+            recompute.add(e)
+            stack.extend(u for u in e.invars if type(u) is not Literal and u not in res_set)
+
+    fwd_res = [v for v in residuals if v in in_index]
+    comp_res = [v for v in residuals if v not in in_index]
+    out_unknowns = [type(v) is not Literal and v in unknown for v in jaxpr.outvars]
+    known_outs = [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u]
+    known_out_fwd = [in_index.get(v) if type(v) is not Literal else None for v in known_outs]
+    known_invars = [v for v, u in zip(jaxpr.invars, in_unknowns) if not u]
+    known = dce_jaxpr(Jaxpr([], known_invars, known_outs + comp_res, known_eqns,
+                            jaxpr.debug_info))
+    staged_invars = fwd_res + comp_res + [v for v, u in zip(jaxpr.invars, in_unknowns) if u]
+    staged = dce_jaxpr(Jaxpr([], staged_invars,
+                             [v for v, u in zip(jaxpr.outvars, out_unknowns) if u],
+                             [e for e in jaxpr.eqns if e in recompute] + staged_eqns,
+                             jaxpr.debug_info))
+    return PartialEvalResult(ClosedJaxpr(known, []), ClosedJaxpr(staged, []), out_unknowns,
+                             len(comp_res), [in_index[v] for v in fwd_res], known_out_fwd)
+
+
+def dce_jaxpr(jaxpr: Jaxpr, used_outputs=None) -> Jaxpr:
+    """Drop the equations no (used) output depends on. Inputs are kept."""
+    outvars = jaxpr.outvars if used_outputs is None else [
+        v for v, u in zip(jaxpr.outvars, used_outputs) if u]
+    live = {v for v in outvars if type(v) is not Literal}
+    kept = []
+    for e in reversed(jaxpr.eqns):
+        if any(v in live for v in e.outvars):
+            kept.append(e)
+            live.update(v for v in e.invars if type(v) is not Literal)
+    kept.reverse()
+    if len(kept) == len(jaxpr.eqns) and used_outputs is None:
+        return jaxpr
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, outvars, kept, jaxpr.debug_info)
+
+
+def run_partial_eval(trace: PartialEvalTrace, primitive, args, params, split, rebuild):
+    """The common shape of a partial-evaluation rule for a primitive holding a Jaxpr.
+
+    ``split`` is the ``PartialEvalResult`` for this call's unknowns; ``rebuild(closed)`` gives
+    the params for binding ``primitive`` with another Jaxpr. The known part runs on the parent
+    trace now (skipped when it is pure forwarding); the staged part is one new equation."""
+    unknowns = [trace.is_unknown(x) for x in args]
+    known_args = [x for x, u in zip(args, unknowns) if not u]
+    unknown_args = [x for x, u in zip(args, unknowns) if u]
+    known = split.known
+    if known.jaxpr.eqns:
+        known_outs = trace.bind_known(primitive, known_args, rebuild(known))
+    else:  # pure forwarding of known inputs and literals: nothing to run
+        known_outs = eval_jaxpr(known.jaxpr, [], *known_args)
+    n_known = len(known_outs) - split.num_res
+    res = [args[i] for i in split.fwd_res] + list(known_outs[n_known:])
+    known_outs = known_outs[:n_known]
+    staged_outs = iter(trace.stage(primitive, res + unknown_args, rebuild(split.staged))
+                       if split.staged.jaxpr.outvars else [])
+    known_iter = iter(known_outs)
+    return [next(staged_outs) if u else next(known_iter) for u in split.out_unknowns]

@@ -1,0 +1,473 @@
+"""Collective primitives over named axes: ``psum``, ``pmax``, ``pmin``, ``all_gather``,
+``axis_index``, ``ppermute`` (and ``pmean`` built on ``psum``).
+
+An axis name is bound by a mapping transformation (``vmap(..., axis_name=...)`` now; ``pmap`` and
+``shard_map`` later). Inside ``vmap`` a collective is batched away by its batching rule: the
+trace whose axis it names handles it, receiving that axis as ``axis_data`` (a primitive listed in
+``AXIS_AWARE`` gets the extra keyword). Its lowering is for the device-mapping transformations
+and is not written yet.
+
+``axis_env`` is the stack of names bound while a mapped function is being traced, so that the
+functions here can report an unbound name where the user wrote it.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core import pytree
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
+from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero, is_undefined_primal, not_mapped
+from pyjax._src.lax import batch_util as bu
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax.base import aval_of
+
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "pshuffle",
+           "axis_size", "psum_p", "pmax_p", "pmin_p", "all_gather_p", "axis_index_p",
+           "ppermute_p"]
+
+
+# ---- the names bound while tracing ----
+
+class _AxisEnv(threading.local):
+    def __init__(self):
+        self.frames = []  # (name, size), innermost last
+
+
+axis_env = _AxisEnv()
+
+
+class bind_axis:
+    """Context manager: ``name`` (of ``size``) is bound while the block runs."""
+
+    __slots__ = ("name", "size")
+
+    def __init__(self, name, size):
+        self.name, self.size = name, size
+
+    def __enter__(self):
+        axis_env.frames.append((self.name, self.size))
+
+    def __exit__(self, *exc):
+        axis_env.frames.pop()
+        return False
+
+
+def _names(axis_name):
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def _size_of(name):
+    for n, size in reversed(axis_env.frames):
+        if n == name:
+            return size
+    bound = [n for n, _ in axis_env.frames]
+    raise NameError(f"unbound axis name: {name}. The following axis names (e.g. defined by "
+                    f"vmap's axis_name or pmap) are available to collective operations: {bound}")
+
+
+def axis_size(axis_name):
+    """The size of the named mapped axis (the product of the sizes for several names)."""
+    return math.prod(_size_of(n) for n in _names(axis_name))
+
+
+# ---- which primitives need the axis, and whether a Jaxpr uses it ----
+
+# primitive name -> function(params, axis_name) -> bool: does this application use the axis?
+# The batching trace handles such an application even when no operand is batched, and passes
+# ``axis_data`` (name, size, spmd_name) to the rule.
+AXIS_AWARE: dict = {}
+
+
+def _uses_axes(params, name):
+    return name in params["axes"]
+
+
+def jaxpr_uses_axis(jaxpr, name) -> bool:
+    """Does ``jaxpr`` (a Jaxpr or ClosedJaxpr, sub-Jaxprs included) apply a collective over
+    ``name``?"""
+    if isinstance(jaxpr, ClosedJaxpr):
+        cache = _uses_cache.get(jaxpr)
+        if cache is None:
+            cache = _uses_cache[jaxpr] = {}
+        hit = cache.get(name)
+        if hit is None:
+            hit = cache[name] = jaxpr_uses_axis(jaxpr.jaxpr, name)
+        return hit
+    for eqn in jaxpr.eqns:
+        check = AXIS_AWARE.get(eqn.primitive.name)
+        if check is not None and check(eqn.params, name):
+            return True
+    return False
+
+
+_uses_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _params_use_axis(params, name):
+    return any(isinstance(v, (Jaxpr, ClosedJaxpr)) and jaxpr_uses_axis(v, name)
+               for v in params.values())
+
+
+def register_axis_aware(prim_name, uses_axis=None):
+    """Make the batching trace pass ``axis_data`` to ``prim_name``'s rule; ``uses_axis``
+    (params, name) -> bool says when it must handle an application with no batched operand
+    (by default: when a Jaxpr in the params uses the name)."""
+    AXIS_AWARE[prim_name] = uses_axis or _params_use_axis
+
+
+def _not_lowerable(name):
+    def lower(ctx, *args, **params):
+        raise NotImplementedError(
+            f"The collective {name} over a named axis can only be used inside a transformation "
+            "that binds the name (vmap with axis_name=...); lowering it for pmap/shard_map is "
+            "not implemented yet.")
+    return lower
+
+
+# ---- psum / pmax / pmin ----
+
+def _same_avals(*avals, axes, axis_index_groups=None):
+    return [a for a in avals]
+
+
+def _make_reducer(name, reduce_name, unbatched):
+    """The rule of an all-reduce: reduce over the batch axis when it names this trace's axis
+    (``unbatched(x, size)`` for an operand that does not vary along it); otherwise bind the
+    collective on the batched values (elementwise in the batch axis)."""
+    def rule(args, dims, *, axes, axis_index_groups=None, axis_data):
+        if axis_index_groups is not None:
+            raise NotImplementedError(f"{name} with axis_index_groups inside vmap")
+        if axis_data.name not in axes:
+            outs = registry_bind(name, args, axes=axes, axis_index_groups=axis_index_groups)
+            return outs, list(dims)
+        red = bu.registry[reduce_name]
+        outs = [unbatched(x, axis_data.size) if d is not_mapped else red.bind(x, axes=(d,))
+                for x, d in zip(args, dims)]
+        rest = tuple(a for a in axes if a != axis_data.name)
+        if rest:
+            outs = registry_bind(name, outs, axes=rest, axis_index_groups=None)
+        return outs, [not_mapped] * len(outs)
+    return rule
+
+
+def registry_bind(name, args, **params):
+    return bu.registry[name].bind(*args, **params)
+
+
+def _times(x, n):
+    av = aval_of(x)
+    if dtypes.is_bool(av.dtype):
+        return x  # psum of booleans is their logical or
+    return ew.mul(x, np.asarray(n, av.dtype)[()] if not av.weak_type else _weak_scalar(n, av))
+
+
+def _weak_scalar(n, av):
+    if dtypes.is_complex(av.dtype):
+        return complex(n)
+    if dtypes.is_inexact(av.dtype):
+        return float(n)
+    return int(n)
+
+
+def _psum_jvp(primals, tangents, **params):
+    out = psum_p.bind(*primals, **params)
+    nz = [i for i, t in enumerate(tangents) if type(t) is not Zero]
+    t_nz = psum_p.bind(*[tangents[i] for i in nz], **params) if nz else []
+    t_out = [Zero(aval_of(o)) for o in out]
+    for i, t in zip(nz, t_nz):
+        t_out[i] = t
+    return out, t_out
+
+
+def _psum_transpose(cts, *args, **params):
+    # Each example's output is the sum over the axis, so each input's cotangent is the sum of
+    # the outputs' cotangents over the axis: psum is its own transpose.
+    nz = [i for i, c in enumerate(cts) if type(c) is not Zero]
+    summed = psum_p.bind(*[cts[i] for i in nz], **params) if nz else []
+    out = [Zero(a.aval) if is_undefined_primal(a) else None for a in args]
+    for i, s in zip(nz, summed):
+        out[i] = s
+    return out
+
+
+psum_p = Primitive("psum", abstract_eval=_same_avals, lower=_not_lowerable("psum"),
+                   multiple_results=True, linear=True, jvp=_psum_jvp,
+                   transpose=_psum_transpose,
+                   batch=_make_reducer("psum", "reduce_sum", _times))
+
+
+def _pminmax_jvp(prim):
+    # As for max reductions: the tangent of the winners, averaged over ties.
+    def jvp(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        t_out = []
+        for x, t, m in zip(primals, tangents, out):
+            if type(t) is Zero or not dtypes.is_inexact(aval_of(x).dtype):
+                t_out.append(Zero(aval_of(m)))
+                continue
+            hit = ew.convert_element_type(ew.eq(x, m), aval_of(t).dtype)
+            num, cnt = psum_p.bind(ew.mul(t, hit), hit, **params)
+            t_out.append(ew.div(num, cnt))
+        return out, t_out
+    return jvp
+
+
+pmax_p = Primitive("pmax", abstract_eval=_same_avals, lower=_not_lowerable("pmax"),
+                   multiple_results=True,
+                   batch=_make_reducer("pmax", "reduce_max", lambda x, n: x))
+pmin_p = Primitive("pmin", abstract_eval=_same_avals, lower=_not_lowerable("pmin"),
+                   multiple_results=True,
+                   batch=_make_reducer("pmin", "reduce_min", lambda x, n: x))
+pmax_p.jvp = _pminmax_jvp(pmax_p)
+pmin_p.jvp = _pminmax_jvp(pmin_p)
+
+for _p in (psum_p, pmax_p, pmin_p):
+    register_axis_aware(_p.name, _uses_axes)
+
+
+def _tree_bind(prim, x, axis_name, **params):
+    names = _names(axis_name)
+    for n in names:
+        _size_of(n)
+    leaves, tree = pytree.tree_flatten(x)
+    outs = prim.bind(*leaves, axes=names, **params) if leaves else []
+    return pytree.tree_unflatten(tree, outs)
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+    """Sum ``x`` (a pytree of arrays) over the mapped axis ``axis_name`` (a name or a tuple of
+    names): every example gets the total."""
+    return _tree_bind(psum_p, x, axis_name, axis_index_groups=axis_index_groups)
+
+
+def pmax(x, axis_name, *, axis_index_groups=None):
+    """The maximum of ``x`` (a pytree) over the mapped axis ``axis_name``."""
+    return _tree_bind(pmax_p, x, axis_name, axis_index_groups=axis_index_groups)
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+    """The minimum of ``x`` (a pytree) over the mapped axis ``axis_name``."""
+    return _tree_bind(pmin_p, x, axis_name, axis_index_groups=axis_index_groups)
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """The mean of ``x`` (a pytree) over the mapped axis ``axis_name``; integer inputs give
+    floating results, as ``psum(x) / axis_size``."""
+    n = axis_size(axis_name)
+    total = psum(x, axis_name, axis_index_groups=axis_index_groups)
+
+    def div(v):
+        av = aval_of(v)
+        if not dtypes.is_inexact(av.dtype):
+            v = ew.convert_element_type(v, dtypes.default_float_dtype())
+            av = aval_of(v)
+        return ew.div(v, np.asarray(n, av.dtype)[()] if not av.weak_type
+                      else _weak_scalar(n, av))
+    return pytree.tree_map(div, total)
+
+
+# ---- axis_index ----
+
+def _axis_index_abstract_eval(*, axis_name):
+    return ShapedArray((), np.dtype(np.int32), False)
+
+
+def _axis_index_rule(args, dims, *, axis_name, axis_data):
+    # Only reached for this trace's own name (AXIS_AWARE says so).
+    iota = bu.registry["iota"].bind(dtype=np.dtype(np.int32), shape=(axis_data.size,),
+                                    dimension=0, sharding=None)
+    return iota, 0
+
+
+axis_index_p = Primitive("axis_index", abstract_eval=_axis_index_abstract_eval,
+                         lower=_not_lowerable("axis_index"), jvp=NOT_DIFFERENTIABLE,
+                         batch=_axis_index_rule)
+register_axis_aware("axis_index", lambda params, name: params["axis_name"] == name)
+
+
+def axis_index(axis_name):
+    """The position (int32) of the current example along the mapped axis ``axis_name``."""
+    _size_of(axis_name)
+    return axis_index_p.bind(axis_name=axis_name)
+
+
+# ---- all_gather ----
+
+def _all_gather_abstract_eval(x, *, axis_name, all_gather_dimension, axis_size, tiled,
+                              axis_index_groups=None):
+    shape = list(x.shape)
+    d = all_gather_dimension
+    if not 0 <= d <= len(shape) - (1 if tiled else 0):
+        raise ValueError(f"all_gather: axis {d} is out of bounds for an operand of shape "
+                         f"{tuple(shape)}{' (tiled)' if tiled else ''}")
+    if tiled:
+        shape[d] *= axis_size
+    else:
+        shape.insert(d, axis_size)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _all_gather_rule(args, dims, *, axis_name, all_gather_dimension, axis_size, tiled,
+                     axis_index_groups=None, axis_data):
+    (x,), (d,) = args, dims
+    a = all_gather_dimension
+    if axis_data.name != axis_name:  # another trace's axis: gather the batched values
+        if tiled:
+            p, out_d = bu.to_batched_axis(a, d), d
+        else:
+            p, out_d = (a, d + 1) if a <= d else (a + 1, d)
+        out = all_gather_p.bind(x, axis_name=axis_name, all_gather_dimension=p,
+                                axis_size=axis_size, tiled=tiled,
+                                axis_index_groups=axis_index_groups)
+        return out, out_d
+    # Every example gets the whole batch: the batch axis becomes axis ``a`` of one value.
+    x = bu.bdim_to(x, d, a, axis_data.size)
+    if tiled:
+        shape = bu.shape_of(x)
+        x = bu.registry["reshape"].bind(
+            x, new_sizes=shape[:a] + (shape[a] * shape[a + 1],) + shape[a + 2:],
+            dimensions=None, sharding=None)
+    return x, not_mapped
+
+
+def _all_gather_jvp(primals, tangents, **params):
+    (x,), (t,) = primals, tangents
+    out = all_gather_p.bind(x, **params)
+    return out, (Zero(aval_of(out)) if type(t) is Zero else all_gather_p.bind(t, **params))
+
+
+def _all_gather_transpose(ct, x, *, axis_name, all_gather_dimension, axis_size, tiled,
+                          axis_index_groups=None):
+    # Example i's input reaches slot i of every example's output: its cotangent is slot i of
+    # the sum over the axis of the output cotangents.
+    if type(ct) is Zero:
+        return [Zero(x.aval)]
+    total, = psum_p.bind(ct, axes=(axis_name,), axis_index_groups=axis_index_groups)
+    i = axis_index_p.bind(axis_name=axis_name)
+    a = all_gather_dimension
+    shape = aval_of(total).shape
+    n = x.aval.shape[a] if tiled else 1
+    start = ew.mul(i, np.int32(n)) if tiled else i
+    zero = np.int32(0)
+    starts = [zero] * len(shape)
+    starts[a] = start
+    sizes = list(shape)
+    sizes[a] = n
+    piece = bu.registry["dynamic_slice"].bind(total, *starts, slice_sizes=tuple(sizes))
+    if not tiled:
+        piece = bu.registry["squeeze"].bind(piece, dimensions=(a,))
+    return [piece]
+
+
+all_gather_p = Primitive("all_gather", abstract_eval=_all_gather_abstract_eval,
+                         lower=_not_lowerable("all_gather"), linear=True, jvp=_all_gather_jvp,
+                         transpose=_all_gather_transpose, batch=_all_gather_rule)
+register_axis_aware("all_gather", lambda params, name: params["axis_name"] == name)
+
+
+def _single_name(fn, axis_name):
+    if isinstance(axis_name, (tuple, list)):
+        if len(axis_name) != 1:
+            raise NotImplementedError(f"{fn} over several axis names {tuple(axis_name)}")
+        axis_name = axis_name[0]
+    _size_of(axis_name)
+    return axis_name
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+    """Gather ``x`` (a pytree) from every example along the mapped axis ``axis_name``: each
+    example gets the stack of all of them at position ``axis`` (concatenated along ``axis``
+    when ``tiled``)."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("all_gather with axis_index_groups")
+    name = _single_name("all_gather", axis_name)
+    n = axis_size(name)
+
+    def gather(leaf):
+        nd = aval_of(leaf).ndim
+        a = int(axis)
+        a = a + nd + (0 if tiled else 1) if a < 0 else a
+        return all_gather_p.bind(leaf, axis_name=name, all_gather_dimension=a, axis_size=n,
+                                 tiled=bool(tiled), axis_index_groups=None)
+    return pytree.tree_map(gather, x)
+
+
+# ---- ppermute ----
+
+def _ppermute_rule(args, dims, *, axis_name, perm, axis_data):
+    (x,), (d,) = args, dims
+    if axis_data.name != axis_name:
+        return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
+    n = axis_data.size
+    src_of = np.full(n, -1, np.int32)
+    for s, t in perm:
+        src_of[t] = s
+    x = bu.bdim_to(x, d, 0, n)
+    shape = bu.shape_of(x)
+    if src_of.tolist() == list(range(n)):  # the identity permutation
+        return x, 0
+    rest = len(shape) - 1
+    from pyjax._src.lax import slicing  # noqa: PLC0415 - slicing imports nothing from here
+    dn = slicing.GatherDimensionNumbers(offset_dims=tuple(range(1, rest + 1)),
+                                        collapsed_slice_dims=(0,), start_index_map=(0,))
+    idx = np.maximum(src_of, 0)[:, None]
+    out = slicing.gather_p.bind(x, idx, dimension_numbers=dn, slice_sizes=(1,) + shape[1:],
+                                indices_are_sorted=False, unique_indices=False,
+                                mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS,
+                                fill_value=None)
+    if (src_of < 0).any():  # examples that receive nothing get zeros
+        keep = bu.registry["broadcast_in_dim"].bind(src_of >= 0, shape=shape,
+                                                    broadcast_dimensions=(0,), sharding=None)
+        zeros = bu.registry["broadcast_in_dim"].bind(np.zeros((), aval_of(x).dtype),
+                                                     shape=shape, broadcast_dimensions=(),
+                                                     sharding=None)
+        out = bu.registry["select_n"].bind(keep, zeros, out)
+    return out, 0
+
+
+def _ppermute_jvp(primals, tangents, **params):
+    (x,), (t,) = primals, tangents
+    out = ppermute_p.bind(x, **params)
+    return out, (Zero(aval_of(out)) if type(t) is Zero else ppermute_p.bind(t, **params))
+
+
+def _ppermute_transpose(ct, x, *, axis_name, perm):
+    if type(ct) is Zero:
+        return [Zero(x.aval)]
+    return [ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((t, s) for s, t in perm))]
+
+
+ppermute_p = Primitive("ppermute", abstract_eval=lambda x, **_: x,
+                       lower=_not_lowerable("ppermute"), linear=True, jvp=_ppermute_jvp,
+                       transpose=_ppermute_transpose, batch=_ppermute_rule)
+register_axis_aware("ppermute", lambda params, name: params["axis_name"] == name)
+
+
+def ppermute(x, axis_name, perm):
+    """Send ``x`` (a pytree) between examples along the mapped axis ``axis_name``: ``perm`` is
+    a sequence of ``(source, destination)`` pairs; examples that are no destination get
+    zeros."""
+    name = _single_name("ppermute", axis_name)
+    n = axis_size(name)
+    perm = tuple((int(s), int(t)) for s, t in perm)
+    srcs, dsts = [s for s, _ in perm], [t for _, t in perm]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+        raise ValueError(f"ppermute sources and destinations must be unique, got perm={perm}")
+    if any(not 0 <= i < n for i in srcs + dsts):
+        raise ValueError(f"ppermute perm {perm} has an index out of range for axis "
+                         f"{name!r} of size {n}")
+    return pytree.tree_map(lambda leaf: ppermute_p.bind(leaf, axis_name=name, perm=perm), x)
+
+
+def pshuffle(x, axis_name, perm):
+    """Example ``i`` gets the value of example ``perm[i]`` (a permutation of the axis)."""
+    if sorted(perm) != list(range(len(perm))):
+        raise ValueError(f"pshuffle perm must be a permutation, got {perm}")
+    return ppermute(x, axis_name, [(s, t) for t, s in enumerate(perm)])

@@ -1,0 +1,6 @@
+"""``pyjax.random``: explicit PRNG keys and samplers (Threefry-2x32, JAX's default mode).
+
+``prng`` holds the cipher and key arrays, ``keys`` the key functions, ``distributions`` the
+samplers that match JAX bit for bit, ``samplers`` the loop-based ones (gamma, Poisson,
+binomial, ...) and ``matrix`` the matrix-valued ones.
+"""

@@ -1,0 +1,115 @@
+"""The key functions of ``pyjax.random``: making, splitting, folding and unwrapping keys."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import elementwise as lax
+from pyjax._src.lax.base import aval_of
+from pyjax._src.random import prng
+from pyjax._src.random.distributions import canonical_shape
+from pyjax._src.random.prng import PRNGKeyArray, check_key, check_key_data
+
+_IMPL_NAMES = ("threefry2x32", "threefry")
+
+
+def _check_impl(name, impl):
+    if impl is None:
+        return
+    spec = getattr(impl, "impl_name", impl)
+    if spec not in _IMPL_NAMES:
+        raise ValueError(f'{name}: unrecognized PRNG implementation {impl!r}. pyjax implements '
+                         f'"threefry2x32" only.')
+
+
+def key(seed, *, impl=None):
+    """A typed PRNG key (a scalar key array of dtype ``key<fry>``) from an integer seed.
+
+    Parameters
+    ----------
+    seed : a Python int (as JAX reads it: an int64, whose high 32 bits are kept only with
+        x64 enabled) or a scalar integer array.
+    impl : optional, ``"threefry2x32"`` (the only implementation).
+    """
+    _check_impl("key", impl)
+    return PRNGKeyArray._wrap(prng.key_data_from_seed("key", seed))
+
+
+def PRNGKey(seed, *, impl=None):  # noqa: N802 - JAX's name
+    """A legacy raw PRNG key: ``uint32[2]`` key data from an integer seed (see ``key``)."""
+    _check_impl("PRNGKey", impl)
+    return prng.key_data_from_seed("PRNGKey", seed)
+
+
+def key_data(keys):
+    """The ``uint32[..., 2]`` key data underlying a key array (legacy raw keys pass through)."""
+    kd, _ = check_key("key_data", keys, allow_batched=True)
+    return kd
+
+
+def wrap_key_data(key_bits_array, *, impl=None):
+    """A typed key array over ``uint32[..., 2]`` key data (the inverse of ``key_data``)."""
+    _check_impl("wrap_key_data", impl)
+    if isinstance(key_bits_array, PRNGKeyArray):
+        raise TypeError("wrap_key_data: expected uint32 key data, got a key array that is "
+                        "already typed")
+    return PRNGKeyArray(key_bits_array)
+
+
+def key_impl(keys):
+    """The name of the PRNG implementation of ``keys``: ``"threefry2x32"``."""
+    check_key("key_impl", keys, allow_batched=True)
+    return "threefry2x32"
+
+
+def split(key, num=2):
+    """Split a key into ``num`` new keys (an int, or a shape tuple) along new leading axes.
+
+    Typed keys give typed key arrays; legacy raw keys give raw ``uint32[..., 2]`` data.
+    """
+    kd, typed = check_key("split", key)
+    shape = tuple(num) if isinstance(num, Sequence) else (num,)
+    shape = canonical_shape("split", shape, "num")
+    return prng.wrap(prng._split_jit(kd, shape), typed)
+
+
+def _fold_in_message(data):
+    if isinstance(data, (bool, np.bool_)):
+        data = int(data)
+    if isinstance(data, int):
+        return np.uint32(data & 0xFFFFFFFF)
+    if not hasattr(data, "dtype"):
+        raise TypeError(f"fold_in: `data` must be an integer, got {type(data).__name__}")
+    if not (dtypes.issubdtype(data.dtype, np.integer) or dtypes.is_bool(np.dtype(data.dtype))):
+        raise TypeError(f"fold_in: `data` must be an integer, got dtype "
+                        f"{np.dtype(data.dtype).name}")
+    if isinstance(data, (np.ndarray, np.generic)):
+        return np.asarray(data).astype(np.uint32)[()]
+    return lax.convert_element_type(data, np.uint32)
+
+
+def fold_in(key, data):
+    """A new key that is a deterministic function of ``key`` and the 32-bit integer ``data``:
+    ``threefry(key, (0, data))``."""
+    kd, typed = check_key("fold_in", key)
+    if np.ndim(data):
+        raise TypeError("fold_in accepts a scalar, but was given an array of shape "
+                        f"{tuple(np.shape(data))} != (). Use jax.vmap for batching.")
+    msg = _fold_in_message(data)
+    if isinstance(msg, Tracer) and aval_of(msg).ndim:
+        raise TypeError("fold_in accepts a scalar message")
+    return prng.wrap(prng._fold_in_jit(kd, msg), typed)
+
+
+def clone(key):
+    """Clone a key for reuse (the identity outside key-reuse checking)."""
+    if not isinstance(key, PRNGKeyArray):
+        check_key_data("clone", key)
+    return key
+
+
+__all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
+           "clone"]

@@ -1,0 +1,585 @@
+"""Threefry-2x32 and PRNG key arrays.
+
+The counter-based Threefry-2x32 block cipher (Salmon et al., "Parallel random numbers: as easy
+as 1, 2, 3", SC 2011; 20 rounds, rotations 13 15 26 6 / 17 29 16 24, key-schedule parity
+constant 0x1BD11BDA) is written with pyjax's own ``uint32`` lax ops, so it runs eagerly, under
+``jit`` and under every transformation that knows those ops.
+
+Keys follow JAX's default ``jax_threefry_partitionable=True`` mode: for an output of shape ``S``
+the cipher encrypts the 64-bit row-major index of every element, split into ``(hi, lo)``
+words, so
+
+* ``split(key, S)[i] == threefry(key, (0, i))`` (both output words form the new key),
+* ``bits(key, S)[i] == w0 ^ w1`` where ``(w0, w1) = threefry(key, (0, i))``,
+* ``fold_in(key, d) == threefry(key, (0, d))``.
+
+Every helper here takes raw key data ``uint32[*batch, 2]`` and maps over the batch dimensions,
+the way JAX's key primitives iterate ``vmap`` over key arrays.
+
+A typed key array (``random.key``) is ``PRNGKeyArray``: a pytree node whose single leaf is the
+``uint32[..., 2]`` key data, so ``jit``, ``vmap`` and loop carries move it like any array, while
+arithmetic on it is refused.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core import pytree
+from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.array import Array, ArrayImpl
+from pyjax._src.core.trace import Tracer
+from pyjax._src.interpreters.jit import jit
+from pyjax._src.lax import elementwise as lax
+from pyjax._src.lax import shape_ops
+from pyjax._src.lax import sorting as lax_sort
+from pyjax._src.lax.base import aval_of
+
+UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
+               64: np.dtype(np.uint64)}
+_U32 = np.dtype(np.uint32)
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = np.uint32(0x1BD11BDA)
+
+KEY_DESCRIPTION = ("a PRNG key is a typed key array made by random.key(seed) (dtype key<fry>), or "
+                   "a legacy raw key made by random.PRNGKey(seed): a uint32 array whose last "
+                   "dimension has size 2")
+
+
+# ---------------------------------------------------------------------------------------
+# Threefry-2x32 on uint32 arrays
+# ---------------------------------------------------------------------------------------
+
+def _rotate_left(x, r):
+    return lax.bitwise_or(lax.shift_left(x, np.uint32(r)),
+                          lax.shift_right_logical(x, np.uint32(32 - r)))
+
+
+def threefry2x32(k1, k2, x0, x1):
+    """Encrypt the counter words ``(x0, x1)`` under the key ``(k1, k2)``: 20 rounds.
+
+    All four operands are ``uint32`` arrays of one shape; returns the two cipher words.
+    """
+    ks = (k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), _PARITY))
+    x0 = lax.add(x0, ks[0])
+    x1 = lax.add(x1, ks[1])
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = lax.add(x0, x1)
+            x1 = lax.bitwise_xor(x0, _rotate_left(x1, r))
+        # key injection after every fourth round
+        x0 = lax.add(x0, ks[(i + 1) % 3])
+        x1 = lax.add(lax.add(x1, ks[(i + 2) % 3]), np.uint32(i + 1))
+    return x0, x1
+
+
+def _full_u32(value, shape):
+    return shape_ops.full(shape, np.uint32(value), _U32)
+
+
+def iota_2x32(shape, batch_ndim=0, hi_word=0):
+    """The 64-bit row-major index of every element of ``shape[batch_ndim:]``, as two
+    ``uint32`` words ``(hi, lo)`` broadcast over ``shape`` (plus ``hi_word * 2**32``)."""
+    counted = shape[batch_ndim:]
+    size = math.prod(counted)
+    if size > 2 ** 32:
+        raise NotImplementedError(
+            f"pyjax.random draws at most 2**32 values per key in one call, got shape {counted}")
+    lo = None
+    stride = 1
+    for d in range(len(shape) - 1, batch_ndim - 1, -1):
+        term = shape_ops.broadcasted_iota(_U32, shape, d)
+        if stride != 1:
+            term = lax.mul(term, np.uint32(stride))
+        lo = term if lo is None else lax.add(lo, term)
+        stride *= shape[d]
+    if lo is None:
+        lo = _full_u32(0, shape)
+    return _full_u32(hi_word, shape), lo
+
+
+def _key_words(kd, shape):
+    """The two words of key data ``uint32[*batch, 2]``, broadcast to ``shape`` (which starts
+    with the batch shape)."""
+    batch = tuple(aval_of(kd).shape[:-1])
+    words = []
+    for w in range(2):
+        k = shape_ops.squeeze(shape_ops.slice_in_dim(kd, w, w + 1, axis=len(batch)),
+                              (len(batch),))
+        if tuple(shape) != batch:
+            k = shape_ops.broadcast_in_dim(k, tuple(shape), tuple(range(len(batch))))
+        words.append(k)
+    return words
+
+
+def _stack_last(a, b):
+    nd = aval_of(a).ndim
+    return shape_ops.concatenate([shape_ops.expand_dims(a, (nd,)),
+                                  shape_ops.expand_dims(b, (nd,))], nd)
+
+
+def _hash_counts(kd, shape, hi_word=0):
+    """Threefry of the row-major counters of ``shape`` under each key of ``kd``:
+    two ``uint32[*batch, *shape]`` arrays. ``hi_word`` > 0 selects a counter range that no
+    draw of fewer than 2**32 values per key reaches (an independent stream)."""
+    batch = tuple(aval_of(kd).shape[:-1])
+    full = batch + tuple(shape)
+    k1, k2 = _key_words(kd, full)
+    hi, lo = iota_2x32(full, len(batch), hi_word)
+    return threefry2x32(k1, k2, hi, lo)
+
+
+def bit_streams(kd, shape, bit_width, count, first_stream=0):
+    """``count`` independent ``uint<bit_width>[*batch, *shape]`` streams of random bits.
+
+    Each Threefry evaluation gives two 32-bit words, so 32-bit (or narrower) streams come in
+    pairs from one cipher call over the counter range ``first_stream + i`` (the high counter
+    word); 64-bit streams take both words. Used by the samplers that need several uniforms
+    per element (their values are pyjax's own, not JAX's)."""
+    dtype = UINT_DTYPES[bit_width]
+    out = []
+    stream = first_stream
+    while len(out) < count:
+        w0, w1 = _hash_counts(kd, shape, stream)
+        stream += 1
+        if bit_width == 64:
+            hi = lax.convert_element_type(w0, dtype)
+            out.append(lax.bitwise_or(lax.shift_left(hi, dtype.type(32)),
+                                      lax.convert_element_type(w1, dtype)))
+        else:
+            for w in (w0, w1)[:count - len(out)]:
+                out.append(w if bit_width == 32 else lax.convert_element_type(w, dtype))
+    return out
+
+
+# Key arrays up to this many words are materialized (see ``materialize``) when split.
+_MATERIALIZE_MAX = 8192
+
+
+def materialize(x):
+    """``x`` unchanged, but computed once: sorted along with an iota (the identity
+    permutation). A sort is never fused into its consumers, so XLA keeps ``x`` in memory
+    instead of inlining the computation that made it into every consumer. Without this, a
+    split key feeding a large draw recomputes the split's cipher for every element drawn
+    (slower to run and much slower to compile). An optimization barrier would do the same
+    once pyjax has one; the sort costs little for the small key arrays it is used on."""
+    shape = tuple(aval_of(x).shape)
+    size = math.prod(shape)
+    if size == 0 or size > _MATERIALIZE_MAX:
+        return x
+    flat = shape_ops.reshape(x, (size,))
+    _, flat = lax_sort.sort_key_val(shape_ops.iota(np.int32, size), flat, 0)
+    return shape_ops.reshape(flat, shape)
+
+
+def split_data(kd, shape):
+    """``uint32[*batch, 2]`` keys -> ``uint32[*batch, *shape, 2]`` new keys."""
+    if math.prod(shape) == 0:
+        return _full_u32(0, tuple(aval_of(kd).shape[:-1]) + tuple(shape) + (2,))
+    b1, b2 = _hash_counts(kd, shape)
+    return materialize(_stack_last(b1, b2))
+
+
+def random_bits_data(kd, bit_width, shape):
+    """``uint<bit_width>[*batch, *shape]`` uniformly random bits under each key of ``kd``."""
+    dtype = UINT_DTYPES[bit_width]
+    full = tuple(aval_of(kd).shape[:-1]) + tuple(shape)
+    if math.prod(full) == 0:
+        return shape_ops.full(full, dtype.type(0), dtype)
+    b1, b2 = _hash_counts(kd, shape)
+    if bit_width == 64:
+        hi = lax.convert_element_type(b1, dtype)
+        lo = lax.convert_element_type(b2, dtype)
+        return lax.bitwise_or(lax.shift_left(hi, dtype.type(32)), lo)
+    bits = lax.bitwise_xor(b1, b2)
+    if bit_width != 32:
+        bits = lax.convert_element_type(bits, dtype)
+    return bits
+
+
+def fold_in_data(kd, data):
+    """Fold the ``uint32`` message ``data`` (shape = the key batch shape, or scalar) into
+    each key: ``threefry(key, (0, data))``."""
+    batch = tuple(aval_of(kd).shape[:-1])
+    k1, k2 = _key_words(kd, batch)
+    if tuple(aval_of(data).shape) != batch:
+        data = shape_ops.broadcast_in_dim(data, batch, ())
+    y0, y1 = threefry2x32(k1, k2, _full_u32(0, batch), data)
+    return materialize(_stack_last(y0, y1))
+
+
+def seed_data(seed):
+    """Key data ``uint32[*seed.shape, 2]`` for an integer seed array: the high and low 32-bit
+    words of the seed (the high word is 0 for seeds of 32 bits or fewer)."""
+    av = aval_of(seed)
+    if av.dtype.itemsize == 8:
+        hi = lax.convert_element_type(
+            lax.shift_right_logical(seed, av.dtype.type(32)), _U32)
+    else:
+        hi = _full_u32(0, av.shape)
+    lo = lax.convert_element_type(seed, _U32)
+    return _stack_last(hi, lo)
+
+
+# jitted entry points: eager calls compile once per signature
+_split_jit = jit(split_data, static_argnums=(1,))
+_fold_in_jit = jit(fold_in_data)
+_bits_jit = jit(random_bits_data, static_argnums=(1, 2))
+_seed_jit = jit(seed_data)
+
+
+# ---------------------------------------------------------------------------------------
+# Key arrays
+# ---------------------------------------------------------------------------------------
+
+class KeyTy:
+    """The dtype of typed key arrays; prints as ``key<fry>``."""
+
+    __slots__ = ()
+    name = "key<fry>"
+    impl_name = "threefry2x32"
+    tag = "fry"
+    itemsize = 8  # two uint32 words
+    kind = "V"
+    key_shape = (2,)
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        return type(other) is KeyTy
+
+    def __ne__(self, other):
+        return type(other) is not KeyTy
+
+    def __hash__(self):
+        return hash(("KeyTy", self.tag))
+
+
+KEY_DTYPE = KeyTy()
+
+
+def _arithmetic_error(*_):
+    raise TypeError(
+        f"key arrays (dtype {KEY_DTYPE}) hold PRNG keys, not numbers: they cannot be used in "
+        "arithmetic or converted to numeric arrays. Use random.key_data(keys) for the raw "
+        "uint32 key data.")
+
+
+def _base_shape(base):
+    return tuple(base.shape)
+
+
+class PRNGKeyArray(Array):
+    """An array of Threefry PRNG keys (dtype ``key<fry>``) over ``uint32[*shape, 2]`` key data.
+
+    Behaves like an array whose elements are keys: it has ``shape``, ``ndim``, ``size`` and
+    ``dtype``, and can be indexed, reshaped and transposed, but refuses arithmetic.
+    """
+
+    __slots__ = ("_base_array",)
+    __array_priority__ = 100
+    __hash__ = None
+
+    def __init__(self, key_data):
+        check_key_data("wrap_key_data", key_data)
+        if isinstance(key_data, np.ndarray):
+            from pyjax._src.interpreters import dispatch
+            key_data = dispatch.to_array(np.asarray(key_data, _U32))
+        self._base_array = key_data
+
+    @classmethod
+    def _wrap(cls, base):
+        obj = object.__new__(cls)
+        obj._base_array = base
+        return obj
+
+    # -- metadata --
+    @property
+    def shape(self):
+        return _base_shape(self._base_array)[:-1]
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self):
+        return KEY_DTYPE
+
+    @property
+    def itemsize(self):
+        return KEY_DTYPE.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * KEY_DTYPE.itemsize
+
+    @property
+    def device(self):
+        return self._base_array.device
+
+    def devices(self):
+        return self._base_array.devices()
+
+    @property
+    def sharding(self):
+        return self._base_array.sharding
+
+    @property
+    def committed(self):
+        return self._base_array.committed
+
+    def block_until_ready(self):
+        self._base_array.block_until_ready()
+        return self
+
+    def is_deleted(self):
+        return self._base_array.is_deleted()
+
+    def delete(self):
+        self._base_array.delete()
+
+    def copy(self):
+        return PRNGKeyArray._wrap(self._base_array)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo):
+        return PRNGKeyArray._wrap(self._base_array)
+
+    # -- printing --
+    def __repr__(self):
+        base = self._base_array
+        if isinstance(base, Tracer):
+            return f"Traced<key<fry>[{','.join(map(str, self.shape))}]> overlaying {base!r}"
+        if not isinstance(base, (ArrayImpl, np.ndarray)):  # e.g. eval_shape's output
+            return f"ShapeDtypeStruct(shape={self.shape}, dtype={KEY_DTYPE.name})"
+        return f"Array({self.shape}, dtype={KEY_DTYPE.name}) overlaying:\n{np.asarray(base)}"
+
+    __str__ = __repr__
+
+    # -- no numeric use --
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            f"a key array (dtype {KEY_DTYPE}) cannot be converted to a NumPy array. Use "
+            "random.key_data(keys) for the raw uint32 key data.")
+
+    def __bool__(self):
+        raise TypeError(f"the truth value of a key array (dtype {KEY_DTYPE}) is undefined")
+
+    __int__ = __float__ = __complex__ = __index__ = _arithmetic_error
+
+    # -- sequence protocol --
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object (a scalar key array)")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, idx):
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        if any(i is Ellipsis for i in idx):
+            k = [j for j, i in enumerate(idx) if i is Ellipsis][0]
+            used = sum(1 for i in idx if i is not None and i is not Ellipsis)
+            idx = idx[:k] + (slice(None),) * (self.ndim - used) + idx[k + 1:]
+        used = sum(1 for i in idx if i is not None)
+        if used > self.ndim:
+            raise IndexError(f"too many indices for a key array: array is {self.ndim}-"
+                             f"dimensional, but {used} were indexed")
+        idx = idx + (slice(None),) * (self.ndim - used)
+        return PRNGKeyArray._wrap(self._base_array[idx + (slice(None),)])
+
+    # -- shape manipulation --
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = tuple(shape[0])
+        shape = tuple(int(operator.index(d)) for d in shape)
+        if -1 in shape:
+            known = math.prod(d for d in shape if d != -1)
+            shape = tuple(self.size // known if d == -1 else d for d in shape)
+        if math.prod(shape) != self.size:
+            raise ValueError(f"cannot reshape a key array of shape {self.shape} (size "
+                             f"{self.size}) into shape {shape}")
+        return PRNGKeyArray._wrap(shape_ops.reshape(self._base_array, shape + (2,)))
+
+    def ravel(self, order="C"):
+        return self.reshape(self.size)
+
+    flatten = ravel
+
+    def _axis(self, axis):
+        nd = self.ndim
+        if not -nd <= axis < nd:
+            raise ValueError(f"axis {axis} is out of bounds for a key array of dimension {nd}")
+        return axis % nd
+
+    def squeeze(self, axis=None):
+        if axis is None:
+            axes = tuple(i for i, d in enumerate(self.shape) if d == 1)
+        else:
+            axes = tuple(self._axis(a) for a in (axis if isinstance(axis, (tuple, list))
+                                                  else (axis,)))
+        return PRNGKeyArray._wrap(shape_ops.squeeze(self._base_array, axes))
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        if not axes or axes == (None,):
+            axes = tuple(range(self.ndim))[::-1]
+        perm = tuple(self._axis(a) for a in axes) + (self.ndim,)
+        return PRNGKeyArray._wrap(shape_ops.transpose(self._base_array, perm))
+
+    @property
+    def T(self):  # noqa: N802 - NumPy's name
+        return self.transpose()
+
+    def swapaxes(self, axis1, axis2):
+        perm = list(range(self.ndim))
+        a, b = self._axis(axis1), self._axis(axis2)
+        perm[a], perm[b] = perm[b], perm[a]
+        return self.transpose(perm)
+
+    def take(self, indices, axis=None):
+        from pyjax._src.numpy import indexing
+        if axis is None:
+            return self.ravel().take(indices, axis=0)
+        return PRNGKeyArray._wrap(indexing.take(self._base_array, indices,
+                                                axis=self._axis(axis)))
+
+    # -- comparisons: keys are equal when their key data are --
+    def __eq__(self, other):
+        return _keys_equal(self, other)
+
+    def __ne__(self, other):
+        from pyjax._src.numpy import ufuncs
+        return ufuncs.logical_not(_keys_equal(self, other))
+
+    __lt__ = __le__ = __gt__ = __ge__ = _arithmetic_error
+
+
+def _keys_equal(a, b):
+    if not isinstance(b, PRNGKeyArray):
+        _arithmetic_error()
+    from pyjax._src.numpy import reductions, ufuncs
+    return reductions.all(ufuncs.equal(a._base_array, b._base_array), axis=-1)
+
+
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "divmod", "pow", "matmul",
+            "and", "or", "xor", "lshift", "rshift"):
+    setattr(PRNGKeyArray, f"__{_op}__", _arithmetic_error)
+    setattr(PRNGKeyArray, f"__r{_op}__", _arithmetic_error)
+for _op in ("neg", "pos", "abs", "invert"):
+    setattr(PRNGKeyArray, f"__{_op}__", _arithmetic_error)
+
+
+def _keys_flatten(k):
+    return (k._base_array,), None
+
+
+def _keys_unflatten(_, children):
+    return PRNGKeyArray._wrap(children[0])
+
+
+pytree.register_pytree_node(PRNGKeyArray, _keys_flatten, _keys_unflatten)
+# Any primitive handed a key array refuses it with a message that says what to do.
+trace_mod.aval_handlers[PRNGKeyArray] = _arithmetic_error
+
+
+def _is_arraylike(x):
+    return isinstance(x, (ArrayImpl, Tracer, np.ndarray, np.generic))
+
+
+def check_key_data(name, data):
+    """Raise TypeError unless ``data`` looks like raw Threefry key data ``uint32[..., 2]``."""
+    if not _is_arraylike(data) and not hasattr(data, "shape"):
+        raise TypeError(f"{name}: expected a PRNG key, got a value of type "
+                        f"{type(data).__name__}; {KEY_DESCRIPTION}.")
+    shape, dt = tuple(np.shape(data)), getattr(data, "dtype", None)
+    if dt != _U32 or not shape or shape[-1] != 2:
+        what = f"{getattr(dt, 'name', dt)}{list(shape)}"
+        raise TypeError(f"{name}: expected a PRNG key, got an array of {what}; "
+                        f"{KEY_DESCRIPTION}.")
+
+
+def check_key(name, key, allow_batched=False):
+    """``(key_data, typed)`` for a key argument: typed key arrays and legacy raw keys are
+    accepted, anything else raises TypeError saying what a key is."""
+    if isinstance(key, PRNGKeyArray):
+        kd, typed = key._base_array, True
+    else:
+        check_key_data(name, key)
+        kd, typed = key, False
+        if isinstance(kd, (np.ndarray, np.generic)):
+            from pyjax._src.interpreters import dispatch
+            kd = dispatch.to_array(np.asarray(kd, _U32))
+    if not allow_batched and len(np.shape(kd)) != 1:
+        raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
+                         f"{tuple(np.shape(kd))[:-1]} != (). Use jax.vmap for batching.")
+    return kd, typed
+
+
+def wrap(kd, typed):
+    return PRNGKeyArray._wrap(kd) if typed else kd
+
+
+# ---------------------------------------------------------------------------------------
+# Seeds
+# ---------------------------------------------------------------------------------------
+
+def _python_int_seed(seed):
+    """Key data for a Python int seed, the way JAX reads it: as an int64 (OverflowError
+    outside that range), whose high word is kept only when x64 is enabled."""
+    if not -(2 ** 63) <= seed < 2 ** 63:
+        raise OverflowError(f"Python int {seed} too large to convert to int64: a PRNG seed "
+                            "must fit in 64 signed bits")
+    hi = (seed >> 32) & 0xFFFFFFFF if dtypes.x64_enabled() else 0
+    return np.array([hi, seed & 0xFFFFFFFF], _U32)
+
+
+def key_data_from_seed(name, seed):
+    """Raw key data ``uint32[2]`` for a scalar integer seed (Python int or integer array)."""
+    if isinstance(seed, PRNGKeyArray):
+        raise TypeError(f"{name} accepts a scalar seed, but was given a PRNG key.")
+    if isinstance(seed, (bool, np.bool_)):
+        raise TypeError(f"{name}: PRNG key seed must be an integer, got {seed!r}")
+    if isinstance(seed, int):
+        from pyjax._src.interpreters import dispatch
+        return dispatch.to_array(_python_int_seed(int(seed)))
+    if not _is_arraylike(seed):
+        raise TypeError(f"{name}: PRNG key seed must be an integer, got a value of type "
+                        f"{type(seed).__name__}")
+    if np.ndim(seed):
+        raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape "
+                        f"{tuple(np.shape(seed))} != (). Use jax.vmap for batching")
+    dt = getattr(seed, "dtype", None)
+    if dt is None or not dtypes.issubdtype(dt, np.integer):
+        raise TypeError(f"{name}: PRNG key seed must be an integer, got "
+                        f"{getattr(dt, 'name', dt)} seed {seed!r}")
+    if isinstance(seed, (np.ndarray, np.generic)):
+        value = int(seed)
+        # the high word exists only for 64-bit seeds (x32 canonicalizes them to 32 bits)
+        wide = np.dtype(dt).itemsize == 8 and dtypes.x64_enabled()
+        hi = (value >> 32) & 0xFFFFFFFF if wide else 0
+        from pyjax._src.interpreters import dispatch
+        return dispatch.to_array(np.array([hi, value & 0xFFFFFFFF], _U32))
+    return _seed_jit(seed)
+
+
+__all__ = ["PRNGKeyArray", "KeyTy", "KEY_DTYPE", "threefry2x32", "split_data",
+           "random_bits_data", "fold_in_data", "seed_data", "check_key", "check_key_data",
+           "key_data_from_seed", "wrap", "UINT_DTYPES"]

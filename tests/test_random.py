@@ -55,6 +55,18 @@ def test_uniform_normal_randint_golden():
     np.testing.assert_array_equal(_np(r), [9, 0, 2, 3, 1])
 
 
+def test_threefry_2x32_hash():
+    # the counts are split into halves that form the counter words: (0, 2) and (1, 3); the
+    # (0, 2) hash is also split(key(0), 3)[2]; the whole is JAX's pre-partitionable split
+    out = random.threefry_2x32(random.PRNGKey(0), jnp.arange(4, dtype=jnp.uint32))
+    np.testing.assert_array_equal(_np(out), [4146024105, 967050713, 2718843009, 1272950319])
+    odd = _np(random.threefry_2x32(random.PRNGKey(0), jnp.arange(3, dtype=jnp.uint32)))
+    assert odd.shape == (3,) and odd.dtype == np.uint32  # pads to (0, 2), (1, 0): same (0, 2)
+    assert odd[0] == 4146024105 and odd[2] == 2718843009
+    with pytest.raises(TypeError, match="uint32"):
+        random.threefry_2x32(random.PRNGKey(0), jnp.arange(4))
+
+
 def test_legacy_raw_keys_give_the_same_numbers():
     raw = random.PRNGKey(0)
     assert raw.dtype == np.uint32 and raw.shape == (2,)

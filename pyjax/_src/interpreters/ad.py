@@ -122,7 +122,7 @@ class JVPTrace(Trace):
             tracer)
 
     def process_primitive(self, primitive, args, params):
-        primals, tangents, nonzero = [], [], False
+        primals, tangents, nonzero, missing = [], [], False, False
         for x in args:
             if type(x) is JVPTracer and x._trace is self:
                 primals.append(x.primal)
@@ -132,7 +132,11 @@ class JVPTrace(Trace):
                     nonzero = True
             else:
                 primals.append(x)
-                tangents.append(None)
+                if nonzero:
+                    tangents.append(zero_of(x))
+                else:
+                    tangents.append(None)
+                    missing = True
         prev = _state.trace
         _state.trace = self.parent_state
         try:
@@ -141,7 +145,8 @@ class JVPTrace(Trace):
                 return primitive.bind(*primals, **params)
             if rule is None:
                 raise _not_implemented(primitive)
-            tangents = [zero_of(p) if t is None else t for p, t in zip(primals, tangents)]
+            if missing:  # constants seen before the first nonzero tangent
+                tangents = [zero_of(p) if t is None else t for p, t in zip(primals, tangents)]
             out, tangent_out = rule(primals, tangents, **params)
         finally:
             _state.trace = prev

@@ -7,6 +7,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import Primitive, registry
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE
 from pyjax._src.lax import ad_util
@@ -248,12 +249,13 @@ def _jvp_nary(name, *partials):
         y = prims[name].bind(*primals, **params)
         out = None
         for t, d in zip(tangents, partials):
-            if d is not None and not ad_util.is_zero(t):
+            if d is not None and type(t) is not ad_util.Zero:
                 ti = d(t, y, *primals)
-                out = ti if out is None else _b("add")(out, ti)
+                out = ti if out is None else prims["add"].bind(out, ti)
         if out is None:
             return y, ad_util.zero_tangent(aval_of(y))
-        return y, _bcast_to(out, aval_of(y).shape)
+        shape = y.aval.shape if type(y) is ArrayImpl else aval_of(y).shape
+        return y, out if aval_of(out).shape == shape else _bcast_to(out, shape)
     return jvp
 
 

@@ -7,7 +7,9 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.trace import Tracer
+from pyjax._src.interpreters.jit import jit
 from pyjax._src.lax import elementwise as lax
+from pyjax._src.lax import shape_ops
 from pyjax._src.lax.base import aval_of
 from pyjax._src.random import prng
 from pyjax._src.random.distributions import canonical_shape
@@ -104,6 +106,42 @@ def fold_in(key, data):
     return prng.wrap(prng._fold_in_jit(kd, msg), typed)
 
 
+def _threefry_2x32_impl(keypair, count):
+    shape = tuple(aval_of(count).shape)
+    n = int(np.prod(shape))
+    flat = shape_ops.reshape(count, (n,))
+    if n % 2:
+        flat = shape_ops.concatenate([flat, np.zeros((1,), np.uint32)], 0)
+    half = (n + 1) // 2
+    k1 = shape_ops.broadcast_in_dim(shape_ops.index_in_dim(keypair, 0, 0, False), (half,), ())
+    k2 = shape_ops.broadcast_in_dim(shape_ops.index_in_dim(keypair, 1, 0, False), (half,), ())
+    y0, y1 = prng.threefry2x32(k1, k2, shape_ops.slice_in_dim(flat, 0, half),
+                               shape_ops.slice_in_dim(flat, half, 2 * half))
+    out = shape_ops.concatenate([y0, y1], 0)
+    return shape_ops.reshape(shape_ops.slice_in_dim(out, 0, n), shape)
+
+
+_threefry_2x32_jit = jit(_threefry_2x32_impl)
+
+
+def threefry_2x32(keypair, count):
+    """Apply the Threefry-2x32 hash to ``count`` (a ``uint32`` array) under the key
+    ``keypair`` (``uint32[2]``): the flattened counts (padded to even length) are split into
+    halves that form the two counter words; the result has ``count``'s shape."""
+    kd = keypair._base_array if isinstance(keypair, PRNGKeyArray) else keypair
+    if isinstance(keypair, (tuple, list)):
+        kd = np.array([int(k) for k in keypair], np.uint32)
+    for name, x in (("keypair", kd), ("count", count)):
+        if getattr(x, "dtype", None) != np.uint32:
+            raise TypeError(f"threefry_2x32 requires uint32 arguments, got {name} of dtype "
+                            f"{getattr(getattr(x, 'dtype', None), 'name', type(x).__name__)}")
+    if tuple(np.shape(kd)) != (2,):
+        raise TypeError(f"threefry_2x32: keypair must have shape (2,), got {np.shape(kd)}")
+    if int(np.prod(np.shape(count))) == 0:
+        return count
+    return _threefry_2x32_jit(kd, count)
+
+
 def clone(key):
     """Clone a key for reuse (the identity outside key-reuse checking)."""
     if not isinstance(key, PRNGKeyArray):
@@ -112,4 +150,4 @@ def clone(key):
 
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
-           "clone"]
+           "clone", "threefry_2x32"]

@@ -2,15 +2,18 @@
 Poisson, binomial.
 
 pyjax has no ``lax.while_loop`` yet, so every rejection loop here is *vectorised over a fixed
-number of rounds*: each element draws all its candidate proposals at once (one extra trailing
-axis of size ``R``, from one Threefry call) and keeps the first accepted one. This is the same
-rejection sampler, so the samples have exactly the target distribution except in the event that
-all ``R`` proposals of an element are rejected, whose probability the constants below bound
-(< 4e-9 per element); such an element falls back to its last valid (unaccepted) proposal. Counting loops (Knuth's Poisson method, binomial inversion) are replaced by inversion of
-the CDF over a fixed table of ``COUNT_TERMS`` terms. The values are a deterministic function of
-the key (the same eagerly, under ``jit`` and under ``vmap``) but are not JAX's values for these
-distributions; the program stays small (one cipher call per random stream), so compiles are
-fast. ``lax.while_loop`` can later bring back JAX's exact loops.
+number of rounds*: each element draws all its candidate proposals at once (a leading axis of
+size ``R``, from one Threefry call per pair of random streams) and keeps the first accepted
+one. This is the same rejection sampler, so the samples have exactly the target distribution
+except in the event that all ``R`` proposals of an element are rejected, whose probability the
+constants below bound (< 4e-9 per element); such an element falls back to its last valid
+(unaccepted) proposal. Counting loops (Knuth's Poisson method, binomial inversion) are replaced
+by inversion of the CDF over a fixed table of ``COUNT_TERMS`` terms.
+
+The values are a deterministic function of the key (the same eagerly, under ``jit`` and under
+``vmap``) but are not JAX's values for these distributions. Extra uniforms come from counter
+ranges of the same key (``prng.bit_streams``) rather than from split keys, which keeps each
+program small and quick to compile. ``lax.while_loop`` can later bring back JAX's exact loops.
 """
 from __future__ import annotations
 

@@ -5,33 +5,12 @@ installed).
     python benchmarks/bench_foundation.py
 """
 import os
-import statistics
 import subprocess
 import sys
 import time
 
 import numpy as np
-
-
-def per_call_us(fn, n=20000, repeat=5):
-    fn()
-    best = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        best.append((time.perf_counter() - t) / n * 1e6)
-    return min(best)
-
-
-def ms(fn, repeat=10):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
+from timing import ms, per_call_us
 
 
 def import_time(module):

@@ -3,22 +3,12 @@ friends, side by side with NumPy's default generator (and JAX / PyTorch when ins
 
     python benchmarks/bench_random.py
 """
-import statistics
 import time
 
 import numpy as np
+from timing import ms
 
 SIZE = 10_000_000
-
-
-def ms(fn, repeat=10):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
 
 
 def bench_pyjax():

@@ -1,4 +1,4 @@
-"""A short tour of pyjax: NumPy-style arrays, immutability, jit and Jaxprs.
+"""A short tour of pyjax: NumPy-style arrays, immutability, jit, Jaxprs, grad, vmap and random.
 
     python examples/tour.py
 """
@@ -43,6 +43,17 @@ def main():
     print("m[1:, ::-2] =", m[1:, ::-2])
     print("m.mean(axis=0) =", m.mean(axis=0), " m @ m.T =", (m @ m.T)[0])
     print("einsum('ij,kj->ik') trace =", jnp.trace(jnp.einsum("ij,kj->ik", m, m)))
+
+    # Transformations compose: derivatives, batching, explicit random keys.
+    def tanh(x):
+        y = jnp.exp(-2.0 * x)
+        return (1.0 - y) / (1.0 + y)
+    print("grad(tanh)(1.0) =", jax.grad(tanh)(1.0),
+          " grad(grad(grad(sin)))(1.0) =", jax.grad(jax.grad(jax.grad(jnp.sin)))(1.0))
+    xs = jax.random.normal(jax.random.key(0), (100, 3))
+    l1 = lambda x, y: jnp.sum(jnp.abs(x - y))  # noqa: E731
+    pairwise = jax.jit(jax.vmap(jax.vmap(l1, (0, None)), (None, 0)))(xs, xs)
+    print("pairwise L1 of 100 random points:", pairwise.shape, "total", pairwise.sum())
 
 
 if __name__ == "__main__":

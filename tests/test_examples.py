@@ -51,3 +51,4 @@ def test_tour_runs():
     assert out.returncode == 0, out.stderr
     assert "{ lambda ; a:f32[]. let b:f32[] = sin a" in out.stdout
     assert "equal to NumPy: True" in out.stdout
+    assert "grad(tanh)(1.0) = 0.4199743" in out.stdout

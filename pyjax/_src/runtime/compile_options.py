@@ -119,7 +119,11 @@ def build_compile_options(num_replicas=1, num_partitions=1, *,
 
 
 # XLA:CPU's "fast" min/max drop NaNs; JAX semantics propagate them.
-DEFAULT_OPTION_OVERRIDES = {"xla_cpu_enable_fast_min_max": False}
+# LLVM optimization level 1 instead of the default: measured 3x faster compiles of dot-heavy
+# programs (dot+tanh at 128x784x512: 182 -> 55 ms) with equal or faster kernels (dots call
+# into a runtime library; elementwise loops ran the same or faster).
+DEFAULT_OPTION_OVERRIDES = {"xla_cpu_enable_fast_min_max": False,
+                            "xla_backend_optimization_level": 1}
 
 
 def _option_override(value):

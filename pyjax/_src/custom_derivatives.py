@@ -62,6 +62,23 @@ def _merge(static, dyn):
     return out
 
 
+
+def _trace_primal(fun, args, nondiff_argnums, name):
+    """Trace ``fun`` on its differentiable arguments (the nondiff ones stay static): returns
+    (static args, flat leaves, their treedef, the output treedef, call Jaxpr, its consts)."""
+    static, dyn = _split(args, nondiff_argnums)
+    leaves, in_tree = pytree.tree_flatten(dyn)
+    store = []
+
+    def flat_fun(*xs):
+        out = fun(*_merge(static, pytree.tree_unflatten(in_tree, xs)))
+        out_leaves, out_tree = pytree.tree_flatten(out)
+        store.append(out_tree)
+        return out_leaves
+
+    call_jaxpr, consts = _trace_call(flat_fun, leaves, name)
+    return static, leaves, in_tree, store[0], call_jaxpr, consts
+
 def _trace_call(flat_fun, leaves, name):
     avals = [get_aval(x) for x in leaves]
     closed = staging.trace_to_jaxpr(flat_fun, avals, staging.DebugInfo(name, None, name))
@@ -157,18 +174,8 @@ class custom_jvp:
         args = _resolve_args(self.fun, args, kwargs)
         if trace_mod.is_eager():
             return self.fun(*args)
-        static, dyn = _split(args, self.nondiff_argnums)
-        leaves, in_tree = pytree.tree_flatten(dyn)
-        store = []
-
-        def flat_fun(*xs):
-            out = self.fun(*_merge(static, pytree.tree_unflatten(in_tree, xs)))
-            out_leaves, out_tree = pytree.tree_flatten(out)
-            store.append(out_tree)
-            return out_leaves
-
-        call_jaxpr, consts = _trace_call(flat_fun, leaves, name)
-        out_tree = store[0]
+        static, leaves, in_tree, out_tree, call_jaxpr, consts = _trace_primal(
+            self.fun, args, self.nondiff_argnums, name)
         rule = _JVPRule(self.jvp, static, in_tree, out_tree, name)
         outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr, jvp=rule,
                                       num_consts=len(consts),
@@ -284,18 +291,8 @@ class custom_vjp:
         args = _resolve_args(self.fun, args, kwargs)
         if trace_mod.is_eager():
             return self.fun(*args)
-        static, dyn = _split(args, self.nondiff_argnums)
-        leaves, in_tree = pytree.tree_flatten(dyn)
-        store = []
-
-        def flat_fun(*xs):
-            out = self.fun(*_merge(static, pytree.tree_unflatten(in_tree, xs)))
-            out_leaves, out_tree = pytree.tree_flatten(out)
-            store.append(out_tree)
-            return out_leaves
-
-        call_jaxpr, consts = _trace_call(flat_fun, leaves, name)
-        out_tree = store[0]
+        static, leaves, in_tree, out_tree, call_jaxpr, consts = _trace_primal(
+            self.fun, args, self.nondiff_argnums, name)
         rule = _VJPRules(self.fwd, self.bwd, static, in_tree, out_tree, name,
                          [get_aval(x) for x in leaves])
         outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr, rules=rule,

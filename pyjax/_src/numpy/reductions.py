@@ -364,10 +364,10 @@ def _median_sorted_last(x, n):
     return med
 
 
-def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """Median over ``axis`` (a NaN anywhere in a slice gives NaN)."""
-    _check_out(out, "median")
-    util.check_arraylike("median", a)
+def _reduced_axes_last(name, a, axis):
+    """``a`` as an inexact array with the reduced ``axis`` moved last and flattened into one:
+    returns (a as an array, the reduced axes, that view, its last dimension's size)."""
+    util.check_arraylike(name, a)
     a = asarray(a)
     axes = _axes(axis, a.ndim)
     x = convert(a, dtypes.to_inexact_dtype(a.dtype))
@@ -375,6 +375,13 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     x = jshape.transpose(x, rest + list(axes))
     n = math.prod(a.shape[i] for i in axes)
     x = lax_shape.reshape(x, tuple(a.shape[i] for i in rest) + (n,))
+    return a, axes, x, n
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """Median over ``axis`` (a NaN anywhere in a slice gives NaN)."""
+    _check_out(out, "median")
+    a, axes, x, n = _reduced_axes_last("median", a, axis)
     res = _median_sorted_last(x, n)
     return _finish(res, a.shape, axes, keepdims)
 
@@ -382,14 +389,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median ignoring NaNs (all-NaN slices give NaN)."""
     _check_out(out, "nanmedian")
-    util.check_arraylike("nanmedian", a)
-    a = asarray(a)
-    axes = _axes(axis, a.ndim)
-    x = convert(a, dtypes.to_inexact_dtype(a.dtype))
-    rest = [i for i in range(a.ndim) if i not in axes]
-    x = jshape.transpose(x, rest + list(axes))
-    n = math.prod(a.shape[i] for i in axes)
-    x = lax_shape.reshape(x, tuple(a.shape[i] for i in rest) + (n,))
+    a, axes, x, n = _reduced_axes_last("nanmedian", a, axis)
     if n == 0:
         return _finish(lax_shape.full(x.shape[:-1], np.nan, x.dtype), a.shape, axes, keepdims)
     s = lax_sort.sort(x, dimension=x.ndim - 1)  # NaNs sort last

@@ -1,0 +1,306 @@
+"""What the control-flow primitives (cond, while, scan) share.
+
+* ``trace_fun``: trace a user function on pytrees of abstract values to a const-free
+  ``ClosedJaxpr`` whose leading inputs are the values it closed over (``consts``, passed as
+  operands, so tracers of outer transformations flow in like any other operand).
+* ``check_carry`` / ``check_branches``: JAX-style TypeErrors when a loop body's carry output or
+  a branch's output differs from what it must match, pointing at the differing leaf.
+* Whole-Jaxpr transformations with *per-output* control that the loop fixpoints need:
+  ``jvp_jaxpr`` (force tangent outputs to be instantiated), ``partial_eval_jaxpr`` (force outputs
+  to be unknown) and ``batch_jaxpr`` (force outputs to be batched).
+"""
+from __future__ import annotations
+
+import weakref
+
+from pyjax._src.core import pytree
+from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr
+from pyjax._src.core.rules import Zero, not_mapped
+from pyjax._src.core.trace import Tracer, get_aval
+from pyjax._src.interpreters import ad, batching, staging
+from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax import batch_util
+
+_state = trace_mod._state
+
+
+# ---- tracing user functions ----
+
+_trace_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def aval_of(x) -> ShapedArray:
+    a = getattr(x, "aval", None)
+    return a if isinstance(a, ShapedArray) else get_aval(x)
+
+
+def trace_fun(fun, in_tree, in_avals, name, transform):
+    """Trace ``fun(*tree_unflatten(in_tree, args))`` at ``in_avals``.
+
+    Returns ``(jaxpr, consts, out_tree)``: ``jaxpr`` is a ClosedJaxpr without consts taking
+    ``consts`` first, then the flat arguments. Cached per (fun, in_tree, avals) unless the
+    function closed over tracers."""
+    key = (in_tree, tuple(in_avals), trace_mod.dtypes.x64_enabled())
+    try:
+        per = _trace_cache.get(fun)
+    except TypeError:  # not weak-referenceable
+        per = None
+    if per is not None:
+        hit = per.get(key)
+        if hit is not None:
+            return hit
+    store = []
+
+    def flat_fun(*xs):
+        out = fun(*pytree.tree_unflatten(in_tree, xs))
+        leaves, out_tree = pytree.tree_flatten(out)
+        store.append(out_tree)
+        return leaves
+
+    dbg = staging.DebugInfo(getattr(fun, "__name__", "fun"), None, transform)
+    closed = staging.trace_to_jaxpr(flat_fun, list(in_avals), dbg)
+    for v in closed.jaxpr.outvars:
+        if not isinstance(v.aval, ShapedArray):
+            raise TypeError(f"{name} returned a value that is not an array: {v.aval}")
+    jaxpr, consts = staging.convert_constvars_jaxpr(closed)
+    hit = (jaxpr, consts, store[0])
+    if not any(isinstance(c, Tracer) for c in consts):
+        try:
+            if per is None:
+                per = _trace_cache[fun] = {}
+            per[key] = hit
+        except TypeError:
+            pass
+    return hit
+
+
+def flatten_avals(tree):
+    """``(leaves' avals, treedef)`` of a pytree of values."""
+    leaves, treedef = pytree.tree_flatten(tree)
+    return leaves, treedef, [aval_of(x) for x in leaves]
+
+
+# ---- type errors in JAX's words ----
+
+def _leaf_paths(treedef):
+    paths = pytree.tree_flatten_with_path(pytree.tree_unflatten(treedef, [0] * treedef.num_leaves))
+    return [pytree.keystr(p) for p, _ in paths[0]]
+
+
+def _type_str(aval):
+    s = f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
+    return s + (" (weakly typed)" if aval.weak_type else "")
+
+
+def _differences(what_in, what_out, name_in, paths, avals_in, avals_out):
+    lines = []
+    for p, a, b in zip(paths, avals_in, avals_out):
+        if a.shape == b.shape and a.dtype == b.dtype:
+            continue
+        why = ("the shapes do not match" if a.shape != b.shape and a.dtype == b.dtype else
+               "the dtypes do not match" if a.shape == b.shape else
+               "the shapes and dtypes do not match")
+        where = f" {name_in}{p}" if p or name_in else ""
+        lines.append(f"  * the {what_in} component{where} has type {_type_str(a)} but the "
+                     f"corresponding {what_out} component has type {_type_str(b)}, so {why}")
+    return lines
+
+
+def check_carry(fn_name, in_tree, in_avals, out_tree, out_avals, carry_name="carry"):
+    """Raise TypeError if a loop body's carry output differs from its carry input."""
+    if in_tree != out_tree:
+        raise TypeError(
+            f"{fn_name} function carry input and carry output must have the same pytree "
+            f"structure, but they differ:\n\n  the input carry has structure {in_tree} but the "
+            f"carry output has structure {out_tree}.\n\nRevise the function so that the carry "
+            "output has the same pytree structure as the carry input.")
+    lines = _differences("input carry", "output carry", carry_name, _leaf_paths(in_tree),
+                         in_avals, out_avals)
+    if lines:
+        raise TypeError(
+            f"{fn_name} function carry input and carry output must have equal types (e.g. "
+            "shapes and dtypes of arrays), but they differ:\n\n" + "\n".join(lines)
+            + "\n\nRevise the function so that all output types match the corresponding "
+            "input types.")
+
+
+def check_branches(kind, trees, avals_list):
+    """Raise TypeError if the branches of cond/switch return different types."""
+    t0, a0 = trees[0], avals_list[0]
+    for i, (t, a) in enumerate(zip(trees[1:], avals_list[1:]), 1):
+        other = "false_fun" if kind == "cond" else f"branch {i}"
+        first = "true_fun" if kind == "cond" else "branch 0"
+        if t != t0:
+            raise TypeError(
+                f"{kind} branches must have equal output types but they differ:\n\n  {first} "
+                f"output has pytree structure {t0} but {other} output has structure {t}.")
+        lines = _differences(f"{first} output", f"{other} output", "", _leaf_paths(t0), a0, a)
+        if lines:
+            raise TypeError(f"{kind} branches must have equal output types but they differ:\n\n"
+                            + "\n".join(lines))
+
+
+def promote_weak_carry(init_avals, out_avals):
+    """The carry avals to retrace a body with when a weakly typed initial value came back
+    with a different (strong) type, as JAX does; None when nothing changes."""
+    from pyjax._src.core import dtypes
+    new, changed = [], False
+    for a, b in zip(init_avals, out_avals):
+        if a.weak_type and a.shape == b.shape and (a.dtype != b.dtype or not b.weak_type):
+            dt = dtypes.result_type(a.dtype, b.dtype) if a.dtype != b.dtype else a.dtype
+            new.append(ShapedArray(a.shape, dt, b.weak_type and a.dtype == b.dtype))
+            changed = True
+        else:
+            new.append(a)
+    return new if changed else None
+
+
+def cast_to(x, aval):
+    """``x`` converted to ``aval``'s dtype and weak type when they differ."""
+    a = aval_of(x)
+    if a.dtype == aval.dtype and a.weak_type == aval.weak_type:
+        return x
+    from pyjax._src.lax.elementwise import convert_element_type
+    return convert_element_type(x, aval.dtype, aval.weak_type)
+
+
+# ---- whole-Jaxpr transformations with per-output control ----
+
+def _per(cache, closed):
+    per = cache.get(closed)
+    if per is None:
+        per = cache[closed] = {}
+    return per
+
+
+_jvp_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def jvp_jaxpr(closed: ClosedJaxpr, nonzeros, instantiate):
+    """The JVP of ``closed`` (const-free) as a Jaxpr taking ``(primals, nonzero tangents)`` and
+    returning ``(primal outs, nonzero tangent outs)``; tangent output ``j`` is forced to be
+    nonzero when ``instantiate[j]``. Returns ``(ClosedJaxpr without consts, consts,
+    out_nonzero)``."""
+    key = (tuple(nonzeros), tuple(instantiate))
+    per = _per(_jvp_cache, closed)
+    hit = per.get(key)
+    if hit is not None:
+        return hit
+    avals = closed.in_avals
+    n = len(avals)
+    box = []
+
+    def fun(*args):
+        it = iter(args[n:])
+        tangents = [next(it) if nz else Zero(ad.tangent_aval(a))
+                    for a, nz in zip(avals, nonzeros)]
+        primals_out, tangents_out = ad.jvp_flat(
+            lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), args[:n], tangents)
+        tangents_out = [ad.instantiate(t) if inst else t
+                        for t, inst in zip(tangents_out, instantiate)]
+        out_nz = [type(t) is not Zero for t in tangents_out]
+        box.append(out_nz)
+        return list(primals_out) + [t for t in tangents_out if type(t) is not Zero]
+
+    in_avals = list(avals) + [ad.tangent_aval(a) for a, nz in zip(avals, nonzeros) if nz]
+    name = getattr(closed.jaxpr.debug_info, "fun_name", "fun")
+    traced = staging.trace_to_jaxpr(fun, in_avals, staging.DebugInfo(name, None, "jvp"))
+    call, consts = staging.convert_constvars_jaxpr(traced)
+    hit = (call, consts, box[0])
+    if not any(isinstance(c, Tracer) for c in consts):
+        per[key] = hit
+    return hit
+
+
+def partial_eval_jaxpr(closed: ClosedJaxpr, in_unknowns, instantiate):
+    """``pe.partial_eval_jaxpr`` where output ``j`` is forced to be unknown when
+    ``instantiate[j]``: a known value forced unknown becomes a residual that the staged Jaxpr
+    returns. The result's ``fwd_res`` residuals are folded into the computed ones, so the known
+    Jaxpr returns ``known outs + residuals`` and the staged one takes ``residuals + unknown
+    inputs``. Returns ``(known, staged, out_unknowns, num_res)``."""
+    key = ("inst", tuple(in_unknowns), tuple(instantiate))
+    per = _per(_pe_cache, closed)
+    hit = per.get(key)
+    if hit is not None:
+        return hit
+    split = pe.partial_eval_jaxpr(closed, in_unknowns)
+    known, staged = split.known.jaxpr, split.staged.jaxpr
+    n_known = len(known.outvars) - split.num_res
+    known_outs, comp_res = known.outvars[:n_known], known.outvars[n_known:]
+    n_fwd = len(split.fwd_res)
+    fwd_vars = [closed.jaxpr.invars[i] for i in split.fwd_res]
+    res_out = fwd_vars + list(comp_res)       # known Jaxpr returns these as residuals
+    res_in = list(staged.invars[:n_fwd + split.num_res])
+    unknown_ins = staged.invars[n_fwd + split.num_res:]
+    out_unknowns = list(split.out_unknowns)
+    new_known_outs, staged_outs = [], []
+    k_it, s_it = iter(known_outs), iter(staged.outvars)
+    for j, (unk, inst) in enumerate(zip(split.out_unknowns, instantiate)):
+        if unk:
+            staged_outs.append(next(s_it))
+            continue
+        v = next(k_it)
+        if not inst:
+            new_known_outs.append(v)
+            continue
+        out_unknowns[j] = True
+        if type(v) is Literal:
+            staged_outs.append(v)
+        else:
+            fresh = Var(v.aval)
+            res_out.append(v)
+            res_in.append(fresh)
+            staged_outs.append(fresh)
+    known_j = Jaxpr([], known.invars, new_known_outs + res_out, known.eqns, known.debug_info)
+    staged_j = Jaxpr([], res_in + list(unknown_ins), staged_outs, staged.eqns,
+                     staged.debug_info)
+    hit = (ClosedJaxpr(known_j, []), ClosedJaxpr(staged_j, []), out_unknowns, len(res_out))
+    per[key] = hit
+    return hit
+
+
+_pe_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_batch_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def batch_jaxpr(closed: ClosedJaxpr, dims, axis_data, force):
+    """``batching.batch_jaxpr`` where output ``j`` is forced to be batched (at axis 0) when
+    ``force[j]``. Returns ``(ClosedJaxpr without consts, consts, out_batched)``; the consts go
+    (unbatched) before the inputs."""
+    key = (tuple(dims), axis_data, tuple(force))
+    per = _per(_batch_cache, closed)
+    hit = per.get(key)
+    if hit is not None:
+        return hit
+    inner, inner_consts, out_dims = batching.batch_jaxpr(closed, dims, axis_data)
+    if not any(f and d is not_mapped for f, d in zip(force, out_dims)):
+        hit = (inner, inner_consts, [d is not not_mapped for d in out_dims])
+    else:
+        nc = len(inner_consts)
+
+        def fun(*xs):
+            outs = eval_jaxpr(inner.jaxpr, [], *xs)
+            return [batch_util.broadcast_batched(o, axis_data.size, 0)
+                    if f and d is not_mapped else o for o, f, d in zip(outs, force, out_dims)]
+
+        traced = staging.trace_to_jaxpr(fun, inner.in_avals,
+                                        staging.DebugInfo("batched", None, "vmap"))
+        new, consts = staging.convert_constvars_jaxpr(traced)
+        # ``new`` takes (its own consts, inner's consts, the inputs)
+        hit = (new, list(consts) + list(inner_consts),
+               [f or d is not not_mapped for f, d in zip(force, out_dims)])
+    if not any(isinstance(c, Tracer) for c in hit[1]):
+        per[key] = hit
+    return hit
+
+
+def batched_aval(aval, size, dim=0):
+    s = aval.shape
+    return aval.update(shape=s[:dim] + (size,) + s[dim:])
+
+
+def move_to(x, d, dst, size):
+    """``x`` batched at ``d`` (or ``not_mapped``) as a value batched at ``dst``."""
+    return batch_util.bdim_to(x, d, dst, size)

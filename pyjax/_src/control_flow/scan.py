@@ -1,0 +1,403 @@
+"""``lax.scan``: a loop over the leading axis of ``xs`` carrying a state, as the ``scan``
+primitive.
+
+Operands are ``(*consts, *init, *xs)``; ``jaxpr`` (const-free) maps ``(consts, carry, x)`` to
+``(carry, y)``. It lowers to one ``stablehlo.while`` (the body is emitted ``unroll`` times per
+iteration) that slices ``x`` out of ``xs`` and writes ``y`` into the stacked ``ys``.
+
+Reverse mode follows JAX: the JVP is a scan of the JVP body; partial evaluation splits it into
+a known scan (primal carries, ys, and the per-iteration residuals stacked as extra ys) and a
+staged scan that reads the residuals as xs (residuals that are loop constants stay consts); the
+transpose of the staged scan is a scan running the other way whose carry accumulates the
+cotangents of the carry and of the linear consts.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src.core import pytree
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
+from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.rules import Zero, not_mapped
+from pyjax._src.interpreters import ad, staging
+from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax import parallel
+from pyjax._src.lowering import mlir
+from pyjax._src.control_flow import common
+
+__all__ = ["scan"]
+
+_I32 = ShapedArray((), np.dtype(np.int32))
+
+
+# ---- the API ----
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
+    """Scan ``f`` over the leading axis of ``xs`` while carrying a state.
+
+    Equivalent to this Python loop, but compiled into one XLA loop::
+
+        def scan(f, init, xs, length=None):
+            if xs is None:
+                xs = [None] * length
+            carry, ys = init, []
+            for x in xs:
+                carry, y = f(carry, x)
+                ys.append(y)
+            return carry, np.stack(ys)
+
+    Parameters
+    ----------
+    f : callable ``(carry, x) -> (carry, y)``; the output carry must have the type of the input
+        carry (pytree structure, shapes and dtypes).
+    init : the initial carry (a pytree of arrays).
+    xs : a pytree of arrays scanned along their leading axis, or None (then ``length`` is
+        required).
+    length : the number of iterations; must agree with the leading axis of ``xs``.
+    reverse : scan from the end of ``xs`` to its start (``ys`` keep their positions).
+    unroll : how many iterations each step of the compiled loop runs (``True``: all of them).
+    """
+    if not callable(f):
+        raise TypeError(f"scan: f argument should be callable, got {f!r}")
+    xs_leaves, xs_tree = pytree.tree_flatten(xs)
+    lengths = set()
+    for x in xs_leaves:
+        a = common.aval_of(x)
+        if a.ndim == 0:
+            raise ValueError(f"scan got value with no leading axis to scan over: {a.str_short()}")
+        lengths.add(a.shape[0])
+    if length is not None:
+        try:
+            length = int(length)
+        except (TypeError, ValueError):
+            raise TypeError(f"scan length must be a concrete int, got {length!r}") from None
+        if lengths and lengths != {length}:
+            raise ValueError("scan got `length` argument of "
+                             f"{length} which disagrees with leading axis sizes "
+                             f"{sorted(lengths)}.")
+    elif len(lengths) > 1:
+        shapes = [common.aval_of(x).str_short() for x in xs_leaves]
+        raise ValueError("scan got values with different leading axis sizes: "
+                         + ", ".join(shapes) + ".")
+    elif not lengths:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    else:
+        length = lengths.pop()
+    if length < 0:
+        raise ValueError(f"scan length must be non-negative, got {length}")
+
+    init_leaves, init_tree = pytree.tree_flatten(init)
+    carry_avals = [common.aval_of(x) for x in init_leaves]
+    x_avals = [common.aval_of(x).update(shape=common.aval_of(x).shape[1:]) for x in xs_leaves]
+    in_tree = pytree.treedef_tuple([init_tree, xs_tree])  # carry leaves, then xs leaves
+
+    def traced(c_avals):
+        jaxpr, consts, out_tree = common.trace_fun(f, in_tree,
+                                                   c_avals + x_avals, "scan body", "scan")
+        children = out_tree.children()
+        if len(children) != 2:
+            raise TypeError("scan body output must be a pair, got "
+                            f"{pytree.tree_unflatten(out_tree, jaxpr.out_avals)}.")
+        carry_tree, y_tree = children
+        n = carry_tree.num_leaves
+        return jaxpr, consts, carry_tree, y_tree, list(jaxpr.out_avals[:n])
+
+    jaxpr, consts, carry_tree, y_tree, out_carry = traced(carry_avals)
+    if carry_tree == init_tree:
+        promoted = common.promote_weak_carry(carry_avals, out_carry)
+        if promoted is not None:
+            carry_avals = promoted
+            init_leaves = [common.cast_to(x, a) for x, a in zip(init_leaves, carry_avals)]
+            jaxpr, consts, carry_tree, y_tree, out_carry = traced(carry_avals)
+    common.check_carry("scan body", init_tree, carry_avals, carry_tree, out_carry)
+    outs = scan_p.bind(*consts, *init_leaves, *xs_leaves, jaxpr=jaxpr, num_consts=len(consts),
+                       num_carry=len(init_leaves), length=length, reverse=bool(reverse),
+                       unroll=_unroll(unroll, length))
+    n = len(init_leaves)
+    return (pytree.tree_unflatten(init_tree, outs[:n]),
+            pytree.tree_unflatten(y_tree, outs[n:]))
+
+
+def _unroll(unroll, length):
+    if isinstance(unroll, bool):
+        return max(length, 1) if unroll else 1
+    u = int(unroll)
+    if u < 0:
+        raise ValueError(f"scan unroll must be a non-negative int or a bool, got {unroll!r}")
+    return max(u, 1)
+
+
+# ---- the primitive ----
+
+def _split3(seq, num_consts, num_carry):
+    seq = list(seq)
+    return seq[:num_consts], seq[num_consts:num_consts + num_carry], seq[num_consts + num_carry:]
+
+
+def _abstract_eval(*avals, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    outs = jaxpr.out_avals
+    return list(outs[:num_carry]) + [common.batched_aval(a, length) for a in outs[num_carry:]]
+
+
+def _lower(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    consts, init, xs = _split3(args, num_consts, num_carry)
+    body = jaxpr.jaxpr
+    y_avals = body.out_avals[num_carry:]
+    ys = [ctx.constant(np.zeros((), a.dtype), common.batched_aval(a, length).update(
+        weak_type=False)) for a in y_avals]
+    zero = ctx.constant(0, _I32)
+
+    def step(block, t, carry, bufs):
+        idx = t if not reverse else block.op("stablehlo.subtract", [
+            block.constant(length - 1, _I32), t], _I32)
+        x_t = []
+        for x in xs:
+            a = x.aval
+            sl = block.op("stablehlo.dynamic_slice", [x, idx] + [zero] * (a.ndim - 1),
+                          a.update(shape=(1,) + a.shape[1:]),
+                          attrs={"slice_sizes": mlir.i64_array((1,) + a.shape[1:])})
+            x_t.append(block.op("stablehlo.reshape", [sl], a.update(shape=a.shape[1:])))
+        outs = ctx.lower_sub_jaxpr(block, body, [], list(consts) + list(carry) + x_t)
+        new_bufs = []
+        for buf, y in zip(bufs, outs[num_carry:]):
+            y1 = block.op("stablehlo.reshape", [y], buf.aval.update(shape=(1,) + y.aval.shape))
+            new_bufs.append(block.op("stablehlo.dynamic_update_slice",
+                                     [buf, y1, idx] + [zero] * y.aval.ndim, buf.aval))
+        return list(outs[:num_carry]), new_bufs
+
+    carry, bufs = list(init), ys
+    u = min(unroll, length) if length else 1
+    n_loop = (length // u) * u
+    if n_loop:
+        state = [ctx.constant(0, _I32)] + carry + bufs
+        avals = [v.aval for v in state]
+        cond = ctx.region(avals)
+        bound = cond.constant(n_loop, _I32)
+        pred = cond.op("stablehlo.compare", [cond.args[0], bound], ShapedArray((), np.bool_),
+                       attrs={"comparison_direction": "#stablehlo<comparison_direction LT>",
+                              "compare_type": "#stablehlo<comparison_type SIGNED>"})
+        cond.ret([pred])
+        body_r = ctx.region(avals)
+        t, c, b = body_r.args[0], body_r.args[1:1 + num_carry], body_r.args[1 + num_carry:]
+        for k in range(u):
+            tk = t if k == 0 else body_r.op("stablehlo.add", [t, body_r.constant(k, _I32)], _I32)
+            c, b = step(body_r, tk, c, b)
+        body_r.ret([body_r.op("stablehlo.add", [t, body_r.constant(u, _I32)], _I32)] + c + b)
+        out = ctx.op("stablehlo.while", state, avals, regions=[cond, body_r])
+        carry, bufs = out[1:1 + num_carry], out[1 + num_carry:]
+    for t in range(n_loop, length):  # the remainder, straight-line
+        carry, bufs = step(ctx.block, ctx.constant(t, _I32), carry, bufs)
+    return list(carry) + list(bufs)
+
+
+def _reorder(closed, in_order, out_order):
+    j = closed.jaxpr
+    new = Jaxpr([], [j.invars[i] for i in in_order], [j.outvars[i] for i in out_order],
+                j.eqns, j.debug_info)
+    return ClosedJaxpr(new, [])
+
+
+def _params(jaxpr, num_consts, num_carry, **rest):
+    return dict(rest, jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry)
+
+
+def _jvp(primals, tangents, *, jaxpr, num_consts, num_carry, **params):
+    nz = [type(t) is not Zero for t in tangents]
+    c_nz, k_nz, x_nz = _split3(nz, num_consts, num_carry)
+    n_ys = len(jaxpr.out_avals) - num_carry
+    while True:  # fixpoint: a carry tangent is nonzero if the body makes it so
+        _, _, out_nz = common.jvp_jaxpr(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * n_ys)
+        new = [a or b for a, b in zip(k_nz, out_nz[:num_carry])]
+        if new == k_nz:
+            break
+        k_nz = new
+    jvp_j, jvp_consts, out_nz = common.jvp_jaxpr(jaxpr, c_nz + k_nz + x_nz,
+                                                 k_nz + [False] * n_ys)
+    y_nz = out_nz[num_carry:]
+    nc, nk, nx = num_consts, num_carry, len(x_nz)
+    nct, nkt, nxt = sum(c_nz), sum(k_nz), sum(x_nz)
+    # jvp_j takes (consts, carry, xs, const tangents, carry tangents, xs tangents)
+    p = len(jvp_consts)
+    base = p + nc + nk + nx
+    in_order = (list(range(p)) + list(range(p, p + nc)) + list(range(base, base + nct))
+                + list(range(p + nc, p + nc + nk)) + list(range(base + nct, base + nct + nkt))
+                + list(range(p + nc + nk, base)) + list(range(base + nct + nkt,
+                                                              base + nct + nkt + nxt)))
+    n_out = len(jaxpr.out_avals)
+    out_order = (list(range(nk)) + list(range(n_out, n_out + nkt)) + list(range(nk, n_out))
+                 + list(range(n_out + nkt, n_out + nkt + sum(y_nz))))
+    body = _reorder(jvp_j, in_order, out_order)
+    consts, init, xs = _split3(primals, num_consts, num_carry)
+    c_t, k_t, x_t = _split3(tangents, num_consts, num_carry)
+    k_t = [ad.instantiate(t) for t, n in zip(k_t, k_nz) if n]
+    outs = scan_p.bind(*jvp_consts, *consts, *[t for t, n in zip(c_t, c_nz) if n],
+                       *init, *k_t, *xs, *[t for t, n in zip(x_t, x_nz) if n],
+                       **_params(body, p + nc + nct, nk + nkt, **params))
+    carry_out, k_t_out = outs[:nk], iter(outs[nk:nk + nkt])
+    ys, y_t = outs[nk + nkt:nk + nkt + n_out - nk], iter(outs[nk + nkt + n_out - nk:])
+    length = params["length"]
+    tan_avals = [ad.tangent_aval(a) for a in jaxpr.out_avals]
+    tangents_out = [next(k_t_out) if n else Zero(a) for n, a in zip(k_nz, tan_avals[:nk])]
+    tangents_out += [next(y_t) if n else Zero(common.batched_aval(a, length))
+                     for n, a in zip(y_nz, tan_avals[nk:])]
+    return list(carry_out) + list(ys), tangents_out
+
+
+def _partial_eval(trace, args, params):
+    jaxpr, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
+    unknowns = [trace.is_unknown(x) for x in args]
+    c_uk, k_uk, x_uk = _split3(unknowns, nc, nk)
+    n_ys = len(jaxpr.out_avals) - nk
+    while True:  # fixpoint: a carry is unknown if the body makes it so
+        _, _, out_uk, _ = common.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk,
+                                                    k_uk + [False] * n_ys)
+        new = [a or b for a, b in zip(k_uk, out_uk[:nk])]
+        if new == k_uk:
+            break
+        k_uk = new
+    known, staged, out_uk, num_res = common.partial_eval_jaxpr(
+        jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * n_ys)
+    consts, init, xs = _split3(args, nc, nk)
+    # an init that the fixpoint made unknown is a known value fed to the staged scan
+    init_staged = [x for x, u in zip(init, k_uk) if u]
+    kj = known.jaxpr
+    n_known_out = len(kj.outvars) - num_res
+    res_vars = kj.outvars[n_known_out:]
+    known_consts_vars = [v for v, u in zip(kj.invars, c_uk) if not u][:sum(not u for u in c_uk)]
+    const_index = {v: i for i, v in enumerate(kj.invars[:len(known_consts_vars)])}
+    invariant = [v in const_index for v in res_vars]  # residual = a known const: stays a const
+    n_known_carry = sum(not u for u in k_uk)
+    known_body = Jaxpr([], kj.invars, kj.outvars[:n_known_out] + [
+        v for v, inv in zip(res_vars, invariant) if not inv], kj.eqns, kj.debug_info)
+    known_args = [x for x, u in zip(args, unknowns) if not u]
+    # known ins that the fixpoint turned unknown (carries) are not known ins of ``known``
+    known_args = ([x for x, u in zip(consts, c_uk) if not u]
+                  + [x for x, u in zip(init, k_uk) if not u]
+                  + [x for x, u in zip(xs, x_uk) if not u])
+    known_params = _params(ClosedJaxpr(known_body, []), sum(not u for u in c_uk),
+                           n_known_carry, length=params["length"], reverse=params["reverse"],
+                           unroll=params["unroll"])
+    known_outs = trace.bind_known(scan_p, known_args, known_params)
+    known_carry_ys = known_outs[:n_known_out]
+    stacked_res = iter(known_outs[n_known_out:])
+    consts_known = [x for x, u in zip(consts, c_uk) if not u]
+    inv_vals, stacked_vals = [], []
+    for v, inv in zip(res_vars, invariant):
+        if inv:
+            inv_vals.append(consts_known[const_index[v]])
+        else:
+            stacked_vals.append(next(stacked_res))
+    # staged takes (residuals, unknown consts, unknown carry, unknown xs); as a scan body:
+    # (invariant res, unknown consts | unknown carry | stacked res, unknown xs)
+    sj = staged.jaxpr
+    r = num_res
+    inv_idx = [i for i, inv in enumerate(invariant) if inv]
+    stk_idx = [i for i, inv in enumerate(invariant) if not inv]
+    n_uc, n_uk = sum(c_uk), sum(k_uk)
+    in_order = (inv_idx + list(range(r, r + n_uc)) + list(range(r + n_uc, r + n_uc + n_uk))
+                + stk_idx + list(range(r + n_uc + n_uk, len(sj.invars))))
+    staged_body = _reorder(staged, in_order, range(len(sj.outvars)))
+    staged_args = (inv_vals + [x for x, u in zip(consts, c_uk) if u] + init_staged
+                   + stacked_vals + [x for x, u in zip(xs, x_uk) if u])
+    staged_params = _params(staged_body, len(inv_idx) + n_uc, n_uk, length=params["length"],
+                            reverse=params["reverse"], unroll=params["unroll"])
+    staged_outs = iter(trace.stage(scan_p, staged_args, staged_params))
+    known_iter = iter(known_carry_ys)
+    return [next(staged_outs) if u else next(known_iter) for u in out_uk]
+
+
+def _transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    consts, init, xs = _split3(args, num_consts, num_carry)
+    c_lin = [ad.is_undefined_primal(x) for x in consts]
+    x_lin = [ad.is_undefined_primal(x) for x in xs]
+    # Every carry is treated as linear: a known init here is an instantiated zero tangent
+    # (as in JAX), whose cotangent is dropped.
+    k_lin = [ad.is_undefined_primal(x) for x in init]
+    ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
+    ys_nz = [type(c) is not Zero for c in ct_ys]
+    res_c = [x for x, lin in zip(consts, c_lin) if not lin]
+    res_x = [x for x, lin in zip(xs, x_lin) if not lin]
+    body = jaxpr.jaxpr
+    c_avals, k_avals, x_avals = _split3(body.in_avals, num_consts, num_carry)
+    lin_c_avals = [ad.tangent_aval(a) for a, lin in zip(c_avals, c_lin) if lin]
+    y_avals = [ad.tangent_aval(a) for a in body.out_avals[num_carry:]]
+    n_rc, n_lc, n_rx = len(res_c), len(lin_c_avals), len(res_x)
+
+    def t_body(*vals):
+        rc = iter(vals[:n_rc])
+        acc = vals[n_rc:n_rc + n_lc]
+        ck = vals[n_rc + n_lc:n_rc + n_lc + num_carry]
+        rest = vals[n_rc + n_lc + num_carry:]
+        rx, cy = iter(rest[:n_rx]), iter(rest[n_rx:])
+        prim = ([ad.UndefinedPrimal(a) if lin else next(rc) for a, lin in zip(c_avals, c_lin)]
+                + [ad.UndefinedPrimal(a) for a in k_avals]
+                + [ad.UndefinedPrimal(a) if lin else next(rx) for a, lin in zip(x_avals, x_lin)])
+        cts_out = list(ck) + [next(cy) if nz else Zero(a) for a, nz in zip(y_avals, ys_nz)]
+        cts_in = ad.backward_pass(body, [], prim, cts_out)
+        cc, ckk, cx = _split3(cts_in, num_consts, num_carry)
+        lin_cc = [ad.instantiate(c) if type(c) is Zero else c
+                  for c, lin in zip(cc, c_lin) if lin]
+        new_acc = [ad.add_tangents(a, c) for a, c in zip(acc, lin_cc)]
+        new_ck = [ad.instantiate(c) for c in ckk]
+        new_cx = [ad.instantiate(c) for c, lin in zip(cx, x_lin) if lin]
+        return new_acc + new_ck + new_cx
+
+    in_avals = ([common.aval_of(x) for x in res_c] + lin_c_avals
+                + [ad.tangent_aval(a) for a in k_avals]
+                + [common.aval_of(x).update(shape=common.aval_of(x).shape[1:]) for x in res_x]
+                + [a for a, nz in zip(y_avals, ys_nz) if nz])
+    traced = staging.trace_to_jaxpr(t_body, in_avals,
+                                    staging.DebugInfo("scan_transpose", None, "transpose"))
+    t_jaxpr, t_consts = staging.convert_constvars_jaxpr(traced)
+    init_acc = [ad.zeros_like_aval(a) for a in lin_c_avals]
+    init_ck = [ad.instantiate(c) for c in ct_carry]
+    outs = scan_p.bind(*t_consts, *res_c, *init_acc, *init_ck, *res_x,
+                       *[c for c, nz in zip(ct_ys, ys_nz) if nz], jaxpr=t_jaxpr,
+                       num_consts=len(t_consts) + n_rc, num_carry=n_lc + num_carry,
+                       length=length, reverse=not reverse, unroll=unroll)
+    ct_consts = iter(outs[:n_lc])
+    ct_init = outs[n_lc:n_lc + num_carry]
+    ct_xs = iter(outs[n_lc + num_carry:])
+    return ([next(ct_consts) if lin else None for lin in c_lin]
+            + [c if lin else None for c, lin in zip(ct_init, k_lin)]
+            + [next(ct_xs) if lin else None for lin in x_lin])
+
+
+def _batch(args, dims, *, jaxpr, num_consts, num_carry, length, axis_data, **params):
+    size = axis_data.size
+    c_d, k_d, x_d = _split3(dims, num_consts, num_carry)
+    c_b = [d is not not_mapped for d in c_d]
+    k_b = [d is not not_mapped for d in k_d]
+    x_b = [d is not not_mapped for d in x_d]
+    n_ys = len(jaxpr.out_avals) - num_carry
+
+    def body_dims(kb):
+        return [0 if b else not_mapped for b in c_b + kb + x_b]
+
+    while True:  # fixpoint: a carry is batched if the body makes it so
+        _, _, out_b = common.batch_jaxpr(jaxpr, body_dims(k_b), axis_data,
+                                         k_b + [False] * n_ys)
+        new = [a or b for a, b in zip(k_b, out_b[:num_carry])]
+        if new == k_b:
+            break
+        k_b = new
+    body, b_consts, out_b = common.batch_jaxpr(jaxpr, body_dims(k_b), axis_data,
+                                               k_b + [False] * n_ys)
+    consts, init, xs = _split3(args, num_consts, num_carry)
+    consts = [common.move_to(x, d, 0, size) if d is not not_mapped else x
+              for x, d in zip(consts, c_d)]
+    init = [common.move_to(x, d, 0, size) if b else x for x, d, b in zip(init, k_d, k_b)]
+    xs = [common.move_to(x, d, 1, size) if d is not not_mapped else x for x, d in zip(xs, x_d)]
+    outs = scan_p.bind(*b_consts, *consts, *init, *xs, jaxpr=body,
+                       num_consts=len(b_consts) + num_consts, num_carry=num_carry,
+                       length=length, **params)
+    out_dims = [0 if b else not_mapped for b in k_b] + [
+        1 if b else not_mapped for b in out_b[num_carry:]]
+    return outs, out_dims
+
+
+scan_p = Primitive("scan", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
+                   jvp=_jvp, transpose=_transpose, batch=_batch)
+pe.partial_eval_rules[scan_p] = _partial_eval
+parallel.register_axis_aware("scan")

@@ -1,0 +1,324 @@
+"""lax.scan, lax.fori_loop (static bounds) and lax.map against Python loops, finite
+differences for derivatives, and a Python loop over the batch for vmap."""
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.lax as lax
+import pyjax.numpy as jnp
+
+
+def _cumsum_body(c, x):
+    c = c + x
+    return c, c
+
+
+def _rnn(w, h0, xs, reverse=False):
+    def step(h, x):
+        h = jnp.tanh(w @ h + x)
+        return h, jnp.sum(h * h)
+    return lax.scan(step, h0, xs, reverse=reverse)
+
+
+def _rnn_np(w, h0, xs, reverse=False):
+    h, ys = h0, []
+    order = range(len(xs) - 1, -1, -1) if reverse else range(len(xs))
+    out = [None] * len(xs)
+    for t in order:
+        h = np.tanh(w @ h + xs[t])
+        out[t] = np.sum(h * h)
+    ys = np.array(out)
+    return h, ys
+
+
+def _rnn_data(t=6, n=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.normal(size=(n, n)) * 0.5, rng.normal(size=n), rng.normal(size=(t, n)))
+
+
+def _fd_grad(f, x, eps=1e-6):
+    """Central finite differences of the scalar f at the float64 array x."""
+    x = np.array(x, np.float64)
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
+    return g
+
+
+# ---- forward values ----
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("jit", [False, True])
+def test_cumsum(reverse, jit):
+    xs = np.arange(1.0, 8.0, dtype=np.float32)
+    f = lambda xs: lax.scan(_cumsum_body, 0.0, xs, reverse=reverse)  # noqa: E731
+    if jit:
+        f = pyjax.jit(f)
+    c, ys = f(xs)
+    want = np.cumsum(xs[::-1])[::-1] if reverse else np.cumsum(xs)
+    np.testing.assert_allclose(np.asarray(ys), want)
+    assert float(c) == xs.sum()
+    assert ys.dtype == np.float32 and c.dtype == np.float32
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("unroll", [1, 2, 4, True])
+def test_tanh_rnn_matches_python_loop(reverse, unroll):
+    w, h0, xs = _rnn_data(t=7)
+    f = pyjax.jit(lambda w, h0, xs: lax.scan(
+        lambda h, x: (jnp.tanh(w @ h + x), jnp.sum(jnp.tanh(w @ h + x) ** 2)), h0, xs,
+        reverse=reverse, unroll=unroll))
+    h, ys = f(w.astype(np.float32), h0.astype(np.float32), xs.astype(np.float32))
+    h_np, ys_np = _rnn_np(w, h0, xs, reverse)
+    np.testing.assert_allclose(np.asarray(h), h_np, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(ys), ys_np, rtol=1e-5, atol=1e-6)
+
+
+def test_pytree_carry_and_xs():
+    def step(carry, x):
+        a, (b, n) = carry
+        a = a + x["u"] * b
+        return (a, (b * 2.0, n + 1)), {"s": a.sum(), "v": x["v"] + n}
+
+    xs = {"u": np.ones((4, 2), np.float32), "v": np.arange(4, dtype=np.int32)}
+    (a, (b, n)), ys = lax.scan(step, (np.zeros(2, np.float32), (1.0, 0)), xs)
+    np.testing.assert_allclose(np.asarray(a), [15.0, 15.0])
+    assert float(b) == 16.0 and int(n) == 4
+    np.testing.assert_allclose(np.asarray(ys["s"]), [2.0, 6.0, 14.0, 30.0])
+    np.testing.assert_array_equal(np.asarray(ys["v"]), [0, 2, 4, 6])
+
+
+def test_xs_none_with_length_and_zero_length():
+    c, ys = lax.scan(lambda c, _: (c * 2, c), 1, None, length=5)
+    assert int(c) == 32
+    np.testing.assert_array_equal(np.asarray(ys), [1, 2, 4, 8, 16])
+    c, ys = lax.scan(_cumsum_body, 3.0, np.zeros((0,), np.float32))
+    assert float(c) == 3.0 and ys.shape == (0,)
+
+
+def test_closure_over_outer_tracers_and_arrays():
+    k = jnp.arange(3.0)
+
+    @pyjax.jit
+    def f(scale, xs):
+        return lax.scan(lambda c, x: (c + scale * x + k, None), jnp.zeros(3), xs)[0]
+
+    xs = np.ones((4, 3), np.float32)
+    np.testing.assert_allclose(np.asarray(f(2.0, xs)), 4 * (2.0 + np.arange(3.0)))
+
+
+def test_jaxpr_has_one_scan_and_lowering_one_while():
+    f = lambda xs: lax.scan(_cumsum_body, 0.0, xs)  # noqa: E731
+    jaxpr = pyjax.make_jaxpr(f)(np.ones(5, np.float32))
+    names = [e.primitive.name for e in jaxpr.eqns]
+    assert names.count("scan") == 1
+    assert "scan[" in str(jaxpr) and "length=5" in str(jaxpr)
+    text = pyjax.jit(f).lower(np.ones(5, np.float32)).as_text()
+    assert text.count('"stablehlo.while"') == 1
+
+
+def test_fori_loop_jaxpr_has_one_loop_not_1000_bodies():
+    body = lambda i, x: x * 0.999 + 0.001  # noqa: E731
+    jaxpr = pyjax.make_jaxpr(lambda x: lax.fori_loop(0, 1000, body, x))(np.ones(16, np.float32))
+    assert [e.primitive.name for e in jaxpr.eqns].count("scan") == 1
+    inner = [e for e in jaxpr.eqns if e.primitive.name == "scan"][0].params["jaxpr"]
+    assert len(inner.eqns) <= 4  # i + 1, and the body's two ops
+    x = np.ones(16, np.float32)
+    out = pyjax.jit(lambda x: lax.fori_loop(0, 1000, body, x))(x)
+    ref = x.copy()
+    for _ in range(1000):
+        ref = ref * np.float32(0.999) + np.float32(0.001)
+    np.testing.assert_allclose(np.asarray(out), ref, rtol=1e-5)
+
+
+def test_fori_loop_newton_iterations():
+    def newton(a):
+        return lax.fori_loop(0, 8, lambda i, y: y - (y * y - a) / (2 * y), a)
+
+    for a in [2.0, 9.0, 0.5]:
+        y = a
+        for _ in range(8):
+            y = y - (y * y - a) / (2 * y)
+        np.testing.assert_allclose(float(newton(a)), y, rtol=1e-6)
+        np.testing.assert_allclose(float(pyjax.jit(newton)(a)), y, rtol=1e-6)
+    # the index is visible to the body, and weakly typed int when the bounds are Python ints
+    assert int(lax.fori_loop(2, 6, lambda i, c: c + i, 0)) == 2 + 3 + 4 + 5
+    assert lax.fori_loop(0, 3, lambda i, c: c + i, 0).dtype == np.int32
+    assert int(lax.fori_loop(5, 2, lambda i, c: c + 1, 0)) == 0  # empty range
+
+
+def test_map_and_batch_size():
+    xs = np.arange(7.0, dtype=np.float32)
+    want = np.sin(xs) * 2
+    np.testing.assert_allclose(np.asarray(lax.map(lambda x: jnp.sin(x) * 2, xs)), want,
+                               rtol=1e-6)
+    for bs in (1, 3, 7, 10):
+        got = lax.map(lambda x: jnp.sin(x) * 2, xs, batch_size=bs)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    tree = lax.map(lambda d: {"a": d["x"] + 1, "b": d["x"].sum()}, {"x": np.ones((3, 2))})
+    np.testing.assert_allclose(np.asarray(tree["a"]), 2 * np.ones((3, 2)))
+    np.testing.assert_allclose(np.asarray(tree["b"]), [2.0, 2.0, 2.0])
+
+
+# ---- derivatives ----
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_grad_rnn_against_finite_differences(x64, reverse):
+    w, h0, xs = _rnn_data()
+
+    def loss(w, h0, xs):
+        h, ys = _rnn(w, h0, xs, reverse)
+        return jnp.sum(ys) + jnp.sum(h)
+
+    def loss_np(w, h0, xs):
+        h, ys = _rnn_np(w, h0, xs, reverse)
+        return np.sum(ys) + np.sum(h)
+
+    gw, gh, gx = pyjax.grad(loss, argnums=(0, 1, 2))(w, h0, xs)
+    np.testing.assert_allclose(np.asarray(gw), _fd_grad(lambda w: loss_np(w, h0, xs), w),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(gh), _fd_grad(lambda h: loss_np(w, h, xs), h0),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(gx), _fd_grad(lambda x: loss_np(w, h0, x), xs),
+                               rtol=1e-6, atol=1e-8)
+    gw_jit = pyjax.jit(pyjax.grad(loss))(w, h0, xs)
+    np.testing.assert_allclose(np.asarray(gw_jit), np.asarray(gw), rtol=1e-10)
+
+
+def test_jvp_of_scan_matches_finite_differences(x64):
+    w, h0, xs = _rnn_data()
+    t = np.random.default_rng(1).normal(size=w.shape)
+    _, (h_dot, ys_dot) = pyjax.jvp(lambda w: _rnn(w, h0, xs), (w,), (t,))
+    eps = 1e-6
+    hp, ysp = _rnn_np(w + eps * t, h0, xs)
+    hm, ysm = _rnn_np(w - eps * t, h0, xs)
+    np.testing.assert_allclose(np.asarray(h_dot), (hp - hm) / (2 * eps), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(ys_dot), (ysp - ysm) / (2 * eps), rtol=1e-6,
+                               atol=1e-8)
+
+
+def test_grad_fori_loop_static_bounds_and_second_order(x64):
+    def f(x):
+        return lax.fori_loop(0, 4, lambda i, c: jnp.sin(c) * x + i, x)
+
+    def f_np(x):
+        c = x
+        for i in range(4):
+            c = np.sin(c) * x + i
+        return c
+
+    x = 0.7
+    g = float(pyjax.grad(f)(x))
+    np.testing.assert_allclose(g, (f_np(x + 1e-6) - f_np(x - 1e-6)) / 2e-6, rtol=1e-6)
+    g2 = float(pyjax.grad(pyjax.grad(f))(x))
+    eps = 1e-4
+    fd2 = (f_np(x + eps) - 2 * f_np(x) + f_np(x - eps)) / eps ** 2
+    np.testing.assert_allclose(g2, fd2, rtol=1e-5)
+    np.testing.assert_allclose(float(pyjax.jit(pyjax.grad(f))(x)), g, rtol=1e-12)
+
+
+def test_grad_with_integer_carry_and_unused_outputs(x64):
+    def f(x):
+        (n, c), ys = lax.scan(lambda carry, xi: ((carry[0] + 1, carry[1] * xi), xi * 2.0),
+                              (0, 1.0), x)
+        return c  # ys unused: its cotangent is a symbolic zero
+
+    x = np.array([1.5, 2.0, -0.5])
+    np.testing.assert_allclose(np.asarray(pyjax.grad(f)(x)),
+                               [2.0 * -0.5, 1.5 * -0.5, 1.5 * 2.0])
+
+
+# ---- vmap ----
+
+def test_vmap_of_scan_matches_python_loop():
+    w, h0, xs = _rnn_data(t=5)
+    rng = np.random.default_rng(3)
+    xs_b = rng.normal(size=(4,) + xs.shape).astype(np.float32)
+    h0_b = rng.normal(size=(4,) + h0.shape).astype(np.float32)
+    w32 = w.astype(np.float32)
+    # batched xs only: the carry becomes batched through the body (the fixpoint)
+    h, ys = pyjax.vmap(lambda xs: _rnn(w32, h0.astype(np.float32), xs))(xs_b)
+    for i in range(4):
+        hi, ysi = _rnn_np(w32, h0.astype(np.float32), xs_b[i])
+        np.testing.assert_allclose(np.asarray(h[i]), hi, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(ys[i]), ysi, rtol=1e-5, atol=1e-6)
+    # batched init only, at axis 1 of the input
+    h, ys = pyjax.vmap(lambda h0: _rnn(w32, h0, xs.astype(np.float32)), in_axes=1)(h0_b.T)
+    for i in range(4):
+        hi, ysi = _rnn_np(w32, h0_b[i], xs.astype(np.float32))
+        np.testing.assert_allclose(np.asarray(h[i]), hi, rtol=1e-5, atol=1e-6)
+    # batched const (the weights, closed over)
+    ws = rng.normal(size=(3,) + w.shape).astype(np.float32) * 0.5
+    h, ys = pyjax.vmap(lambda w: _rnn(w, h0.astype(np.float32), xs.astype(np.float32)))(ws)
+    for i in range(3):
+        hi, ysi = _rnn_np(ws[i], h0.astype(np.float32), xs.astype(np.float32))
+        np.testing.assert_allclose(np.asarray(ys[i]), ysi, rtol=1e-5, atol=1e-6)
+
+
+def test_jit_grad_vmap_composition(x64):
+    w, h0, xs = _rnn_data(t=4)
+    xs_b = np.stack([xs, 2 * xs, -xs])
+
+    def loss(w):
+        h, ys = pyjax.vmap(lambda x: _rnn(w, h0, x))(xs_b)
+        return jnp.sum(ys)
+
+    def loss_np(w):
+        return sum(np.sum(_rnn_np(w, h0, x)[1]) for x in xs_b)
+
+    g = pyjax.jit(pyjax.grad(loss))(w)
+    np.testing.assert_allclose(np.asarray(g), _fd_grad(loss_np, w), rtol=1e-6, atol=1e-8)
+    # per-example gradients: vmap of grad
+    per = pyjax.vmap(pyjax.grad(lambda w, x: jnp.sum(_rnn(w, h0, x)[1])), (None, 0))(w, xs_b)
+    for i in range(3):
+        np.testing.assert_allclose(
+            np.asarray(per[i]), _fd_grad(lambda w: np.sum(_rnn_np(w, h0, xs_b[i])[1]), w),
+            rtol=1e-6, atol=1e-8)
+
+
+def test_vmap_of_fori_loop_with_named_axis():
+    def f(x):
+        return lax.fori_loop(0, 3, lambda i, c: c + lax.psum(c, "b"), x)
+
+    x = np.array([1.0, 2.0], np.float32)
+    got = pyjax.vmap(f, axis_name="b")(x)
+    ref = x.copy()
+    for _ in range(3):
+        ref = ref + ref.sum()
+    np.testing.assert_allclose(np.asarray(got), ref)
+
+
+# ---- errors ----
+
+def test_carry_type_errors_name_the_component():
+    with pytest.raises(TypeError, match=r"carry input and carry output must have equal types"
+                       r"[\s\S]*\[1\][\s\S]*float32\[\][\s\S]*int32\[\][\s\S]*dtypes"):
+        lax.scan(lambda c, x: ((c[0], 1), x), (0.0, jnp.float32(1.0)), np.ones(3))
+    with pytest.raises(TypeError, match=r"float32\[3\][\s\S]*float32\[\][\s\S]*shapes"):
+        lax.scan(lambda c, x: (c.sum(), x), jnp.zeros(3), np.ones(3))
+    with pytest.raises(TypeError, match="same pytree structure"):
+        lax.scan(lambda c, x: ((c, c), x), 0.0, np.ones(3))
+    with pytest.raises(TypeError, match="scan body output must be a pair"):
+        lax.scan(lambda c, x: c, 0.0, np.ones(3))
+    with pytest.raises(TypeError, match=r"fori_loop|carry"):
+        lax.fori_loop(0, 3, lambda i, c: c.astype(np.int32), jnp.float32(0.0))
+
+
+def test_scan_length_errors():
+    with pytest.raises(ValueError, match="different leading axis sizes"):
+        lax.scan(lambda c, x: (c, None), 0.0, (np.ones(3), np.ones(4)))
+    with pytest.raises(ValueError, match="disagrees with leading axis"):
+        lax.scan(lambda c, x: (c, None), 0.0, np.ones(3), length=4)
+    with pytest.raises(ValueError, match="no values to scan over"):
+        lax.scan(lambda c, x: (c, None), 0.0, None)
+    with pytest.raises(ValueError, match="no leading axis"):
+        lax.scan(lambda c, x: (c, None), 0.0, np.float32(1.0))
+    with pytest.raises(TypeError, match="callable"):
+        lax.scan(3, 0.0, np.ones(3))
+
+
+def test_weak_init_promoted_to_body_type():
+    c, _ = lax.scan(lambda c, x: (c + jnp.float32(1.0), None), 0.0, None, length=3)
+    assert c.dtype == np.float32 and not c.aval.weak_type and float(c) == 3.0

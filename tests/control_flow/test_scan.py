@@ -322,3 +322,20 @@ def test_scan_length_errors():
 def test_weak_init_promoted_to_body_type():
     c, _ = lax.scan(lambda c, x: (c + jnp.float32(1.0), None), 0.0, None, length=3)
     assert c.dtype == np.float32 and not c.aval.weak_type and float(c) == 3.0
+
+
+def test_grad_of_jit_with_scan_inside_splits_the_scan(x64):
+    # partial evaluation of the jitted body splits the scan (known primal scan, staged
+    # linear scan) instead of staging it whole, which could not be transposed
+    w, h0, xs = _rnn_data(t=4)
+
+    def loss(w):
+        h, ys = _rnn(w, h0, xs)
+        return jnp.sum(ys)
+
+    g = pyjax.grad(pyjax.jit(loss))(w)
+    np.testing.assert_allclose(np.asarray(g),
+                               _fd_grad(lambda w: np.sum(_rnn_np(w, h0, xs)[1]), w),
+                               rtol=1e-6, atol=1e-8)
+    jaxpr = pyjax.make_jaxpr(pyjax.grad(pyjax.jit(loss)))(w)
+    assert [e.primitive.name for e in jaxpr.eqns] == ["jit", "jit"]

@@ -14,7 +14,10 @@ TESTED_ELSEWHERE = {"jit": "tests/interpreters/test_jit.py",
                     "custom_jvp_call": "tests/test_custom_derivatives.py",
                     "custom_vjp_call": "tests/test_custom_derivatives.py",
                     "custom_lin": "tests/test_custom_derivatives.py",  # never lowered: raises
-                    "checkpoint": "tests/test_checkpoint.py"}
+                    "checkpoint": "tests/test_checkpoint.py",
+                    "cond": "tests/control_flow/test_cond.py",
+                    "scan": "tests/control_flow/test_scan.py",
+                    "while": "tests/control_flow/test_while_loop.py"}
 
 
 def _tested():

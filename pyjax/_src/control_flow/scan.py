@@ -17,7 +17,7 @@ import numpy as np
 
 from pyjax._src.core import pytree
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.interpreters import ad, staging
@@ -271,9 +271,17 @@ def _jvp(primals, tangents, *, jaxpr, num_consts, num_carry, **params):
     return list(carry_out) + list(ys), tangents_out
 
 
-def _partial_eval(trace, args, params):
+def _pe_plan(params, unknowns):
+    """How a scan splits when ``unknowns`` of its operands are unknown.
+
+    Returns ``(known_in, known_params, n_known_out, residuals, staged_srcs, staged_params,
+    out_uk)``: the known scan takes the operands ``known_in`` and returns its known carries and
+    ys (``n_known_out``) followed by the per-iteration residuals it stacks; ``residuals[j]`` is
+    ``("arg", i)`` for a residual that is operand ``i`` (a known const stays a const of the
+    staged scan, a known x is read from the original xs) or ``("out", k)`` for output
+    ``n_known_out + k`` of the known scan; ``staged_srcs`` lists the staged scan's operands as
+    ``("arg", i)`` or ``("res", j)``."""
     jaxpr, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
-    unknowns = [trace.is_unknown(x) for x in args]
     c_uk, k_uk, x_uk = _split3(unknowns, nc, nk)
     n_ys = len(jaxpr.out_avals) - nk
     while True:  # fixpoint: a carry is unknown if the body makes it so
@@ -285,46 +293,70 @@ def _partial_eval(trace, args, params):
         k_uk = new
     known, staged, out_uk, num_res = common.partial_eval_jaxpr(
         jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * n_ys)
-    consts, init, xs = _split3(args, nc, nk)
-    known_consts = [x for x, u in zip(consts, c_uk) if not u]
-    known_xs = [x for x, u in zip(xs, x_uk) if not u]
+    # operand indices of the known consts, carries and xs, in the known Jaxpr's input order
+    uk = c_uk + k_uk + x_uk
+    known_in = [i for i, u in enumerate(uk) if not u]
     kj = known.jaxpr
     n_known_out = len(kj.outvars) - num_res
     res_vars = kj.outvars[n_known_out:]
-    # A residual that is a known const stays a const of the staged scan, one that is a known
-    # x is read from the original xs; every other one is stacked as an extra ys.
-    n_kc, n_kk = len(known_consts), sum(not u for u in k_uk)
-    const_index = {v: i for i, v in enumerate(kj.invars[:n_kc])}
-    xs_index = {v: i for i, v in enumerate(kj.invars[n_kc + n_kk:])}
-    kind = ["const" if v in const_index else "xs" if v in xs_index else "stacked"
-            for v in res_vars]
-    known_body = Jaxpr([], kj.invars, kj.outvars[:n_known_out] + [
-        v for v, k in zip(res_vars, kind) if k == "stacked"], kj.eqns, kj.debug_info)
-    known_args = known_consts + [x for x, u in zip(init, k_uk) if not u] + known_xs
+    n_kc, n_kk = sum(not u for u in c_uk), sum(not u for u in k_uk)
+    operand_of = {v: i for v, i in zip(kj.invars, known_in)}
+    forwardable = set(kj.invars[:n_kc]) | set(kj.invars[n_kc + n_kk:])
+    residuals, stacked, const_res, iter_res = [], [], [], []
+    for j, v in enumerate(res_vars):
+        if v in forwardable:
+            residuals.append(("arg", operand_of[v]))
+        else:
+            residuals.append(("out", len(stacked)))
+            stacked.append(v)
+        (const_res if v in operand_of and operand_of[v] < nc else iter_res).append(j)
     loop = dict(length=params["length"], reverse=params["reverse"], unroll=params["unroll"])
-    known_outs = trace.bind_known(scan_p, known_args,
-                                  _params(ClosedJaxpr(known_body, []), n_kc, n_kk, **loop))
-    known_carry_ys = known_outs[:n_known_out]
-    stacked = iter(known_outs[n_known_out:])
-    res_vals = [known_consts[const_index[v]] if k == "const" else
-                known_xs[xs_index[v]] if k == "xs" else next(stacked)
-                for v, k in zip(res_vars, kind)]
+    known_body = Jaxpr([], kj.invars, kj.outvars[:n_known_out] + stacked, kj.eqns,
+                       kj.debug_info)
+    known_params = _params(ClosedJaxpr(known_body, []), n_kc, n_kk, **loop)
     # staged takes (residuals, unknown consts, unknown carry, unknown xs); as a scan body:
     # (const residuals, unknown consts | unknown carry | per-iteration residuals, unknown xs)
     r, n_uc, n_uk = num_res, sum(c_uk), sum(k_uk)
-    const_res = [i for i, k in enumerate(kind) if k == "const"]
-    iter_res = [i for i, k in enumerate(kind) if k != "const"]
     in_order = (const_res + list(range(r, r + n_uc + n_uk)) + iter_res
                 + list(range(r + n_uc + n_uk, len(staged.jaxpr.invars))))
     staged_body = _reorder(staged, in_order, range(len(staged.jaxpr.outvars)))
-    # an init that the fixpoint made unknown is a known value fed to the staged scan
-    staged_args = ([res_vals[i] for i in const_res] + [x for x, u in zip(consts, c_uk) if u]
-                   + [x for x, u in zip(init, k_uk) if u] + [res_vals[i] for i in iter_res]
-                   + [x for x, u in zip(xs, x_uk) if u])
-    staged_outs = iter(trace.stage(scan_p, staged_args,
-                                   _params(staged_body, len(const_res) + n_uc, n_uk, **loop)))
-    known_iter = iter(known_carry_ys)
+    # a known init that the fixpoint made unknown is fed to the staged scan
+    uk_c = [("arg", i) for i in range(nc) if c_uk[i]]
+    uk_k = [("arg", nc + i) for i in range(nk) if k_uk[i]]
+    uk_x = [("arg", nc + nk + i) for i in range(len(x_uk)) if x_uk[i]]
+    staged_srcs = ([("res", j) for j in const_res] + uk_c + uk_k
+                   + [("res", j) for j in iter_res] + uk_x)
+    staged_params = _params(staged_body, len(const_res) + n_uc, n_uk, **loop)
+    return known_in, known_params, n_known_out, residuals, staged_srcs, staged_params, out_uk
+
+
+def _partial_eval(trace, args, params):
+    known_in, known_params, n_known_out, residuals, srcs, staged_params, out_uk = _pe_plan(
+        params, [trace.is_unknown(x) for x in args])
+    known_outs = trace.bind_known(scan_p, [args[i] for i in known_in], known_params)
+    res = [args[i] if kind == "arg" else known_outs[n_known_out + i] for kind, i in residuals]
+    staged_outs = iter(trace.stage(scan_p, [args[i] if kind == "arg" else res[i]
+                                            for kind, i in srcs], staged_params))
+    known_iter = iter(known_outs[:n_known_out])
     return [next(staged_outs) if u else next(known_iter) for u in out_uk]
+
+
+def _partial_eval_jaxpr(eqn, in_unknowns):
+    """The same split on an equation (for ``pe.partial_eval_jaxpr``, e.g. under ``jit``)."""
+    known_in, known_params, n_known_out, residuals, srcs, staged_params, out_uk = _pe_plan(
+        eqn.params, in_unknowns)
+    known_outvars = [v for v, u in zip(eqn.outvars, out_uk) if not u]
+    body_outs = known_params["jaxpr"].jaxpr.outvars[n_known_out:]
+    length = eqn.params["length"]
+    stacked = [Var(common.batched_aval(v.aval, length)) for v in body_outs]
+    known = Eqn(scan_p, [eqn.invars[i] for i in known_in], known_outvars + stacked,
+                known_params)
+    res = [eqn.invars[i] if kind == "arg" else stacked[i] for kind, i in residuals]
+    staged = None
+    if any(out_uk):
+        staged = Eqn(scan_p, [eqn.invars[i] if kind == "arg" else res[i] for kind, i in srcs],
+                     [v for v, u in zip(eqn.outvars, out_uk) if u], staged_params)
+    return known, staged, out_uk
 
 
 def _transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
@@ -420,4 +452,5 @@ def _batch(args, dims, *, jaxpr, num_consts, num_carry, length, axis_data, **par
 scan_p = Primitive("scan", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
                    jvp=_jvp, transpose=_transpose, batch=_batch)
 pe.partial_eval_rules[scan_p] = _partial_eval
+pe.partial_eval_jaxpr_rules[scan_p] = _partial_eval_jaxpr
 parallel.register_axis_aware("scan")

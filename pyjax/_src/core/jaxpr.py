@@ -132,6 +132,11 @@ def _pp_param(value, names, indent):
         value = value.jaxpr
     if isinstance(value, Jaxpr):
         return _pp(value, names, indent + 2, force_multiline=True)
+    if _is_jaxpr_tuple(value):  # e.g. cond's branches: one per line, as JAX prints them
+        pad = " " * (indent + 6)
+        inner = "".join(f"\n{pad}{_pp(getattr(x, 'jaxpr', x), names, indent + 4)}"
+                        for x in value)
+        return f"({inner}\n{' ' * (indent + 4)})"
     if isinstance(value, np.dtype):
         return value.name
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # e.g. GatherDimensionNumbers
@@ -157,8 +162,14 @@ def _pp_eqn(eqn, names, indent):
     return f"{lhs} = {eqn.primitive.name}{params} {args}".rstrip()
 
 
+def _is_jaxpr_tuple(value):
+    return (isinstance(value, tuple) and bool(value)
+            and all(isinstance(x, (Jaxpr, ClosedJaxpr)) for x in value))
+
+
 def _has_subjaxpr(jaxpr):
-    return any(isinstance(p, (Jaxpr, ClosedJaxpr)) for e in jaxpr.eqns for p in e.params.values())
+    return any(isinstance(p, (Jaxpr, ClosedJaxpr)) or _is_jaxpr_tuple(p)
+               for e in jaxpr.eqns for p in e.params.values())
 
 
 def _pp(jaxpr: Jaxpr, names=None, indent=0, force_multiline=False):

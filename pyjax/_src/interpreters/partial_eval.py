@@ -26,6 +26,12 @@ _state = trace_mod._state
 
 # primitive -> rule(trace, args, params) -> outputs (a list for multiple_results primitives)
 partial_eval_rules: dict = {}
+# The same split for ``partial_eval_jaxpr``: primitive -> rule(eqn, in_unknowns) -> None (stage
+# the whole equation) or ``(known_eqn, staged_eqn, out_unknowns)``: ``known_eqn`` reads only
+# known values and defines the equation's known outputs; ``staged_eqn`` (None when every output
+# is known) defines the unknown ones and may read known values (they become residuals).
+# Loops need it: staging a whole loop would make its primal outputs unknown too.
+partial_eval_jaxpr_rules: dict = {}
 _aval_cache: dict = {}
 
 
@@ -159,9 +165,19 @@ def _partial_eval_jaxpr(closed, in_unknowns, saveable):
     unknown = {v for v, u in zip(jaxpr.invars, in_unknowns) if u}
     known_eqns, staged_eqns = [], []
     for e in jaxpr.eqns:
-        if any(type(v) is not Literal and v in unknown for v in e.invars):
-            staged_eqns.append(e)
-            unknown.update(e.outvars)
+        in_uk = [type(v) is not Literal and v in unknown for v in e.invars]
+        if any(in_uk):
+            rule = partial_eval_jaxpr_rules.get(e.primitive)
+            split = rule(e, in_uk) if rule is not None else None
+            if split is None:
+                staged_eqns.append(e)
+                unknown.update(e.outvars)
+            else:
+                known_e, staged_e, out_uk = split
+                known_eqns.append(known_e)
+                if staged_e is not None:
+                    staged_eqns.append(staged_e)
+                unknown.update(v for v, u in zip(e.outvars, out_uk) if u)
         else:
             known_eqns.append(e)
     producer = {v: e for e in known_eqns for v in e.outvars}
@@ -194,7 +210,7 @@ def _partial_eval_jaxpr(closed, in_unknowns, saveable):
     staged_invars = fwd_res + comp_res + [v for v, u in zip(jaxpr.invars, in_unknowns) if u]
     staged = dce_jaxpr(Jaxpr([], staged_invars,
                              [v for v, u in zip(jaxpr.outvars, out_unknowns) if u],
-                             [e for e in jaxpr.eqns if e in recompute] + staged_eqns,
+                             [e for e in known_eqns if e in recompute] + staged_eqns,
                              jaxpr.debug_info))
     return PartialEvalResult(ClosedJaxpr(known, []), ClosedJaxpr(staged, []), out_unknowns,
                              len(comp_res), [in_index[v] for v in fwd_res], known_out_fwd)

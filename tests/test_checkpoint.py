@@ -155,3 +155,16 @@ def test_vmap_and_checkpoint():
     np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-6)
     jaxpr = pyjax.make_jaxpr(pyjax.grad(lambda x: jnp.sum(pyjax.vmap(fc)(x))))(xs)
     assert checkpoint_eqns(jaxpr)  # the recomputation survives vmap
+
+
+def test_checkpoint_inside_jit_under_grad_recomputes_in_the_backward_call():
+    g = pyjax.checkpoint(lambda x: jnp.sin(jnp.sin(x)) * x)
+    f = pyjax.jit(lambda x: g(x) * 2.0)
+    x = 0.5
+    want = 2 * (math.cos(math.sin(x)) * math.cos(x) * x + math.sin(math.sin(x)))
+    assert math.isclose(float(pyjax.grad(f)(x)), want, rel_tol=1e-6)
+    jaxpr = pyjax.make_jaxpr(pyjax.grad(f))(x)
+    backward = jaxpr.eqns[-1].params["jaxpr"].jaxpr
+    remat = [e for e in backward.eqns if e.primitive.name == "checkpoint"]
+    assert len(remat) == 1 and remat[0].params["differentiated"]
+    assert "sin" in [e.primitive.name for e in remat[0].params["jaxpr"].eqns]  # recomputed

@@ -16,7 +16,7 @@ import types
 
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
-from pyjax._src.core.jaxpr import eval_jaxpr
+from pyjax._src.core.jaxpr import Eqn, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero
 from pyjax._src.core.trace import get_aval
@@ -173,6 +173,29 @@ def _partial_eval(trace, args, params):
     return [next(staged) if u else next(known) for u in split.out_unknowns]
 
 
+def _partial_eval_jaxpr(eqn, in_unknowns):
+    # The same split on an equation (a checkpoint inside a jitted function being differentiated):
+    # the known part is an inline call, the staged part recomputes what the policy didn't save.
+    params = eqn.params
+    policy = params["policy"]
+    saveable = _saveables.get(policy)
+    if saveable is None:
+        saveable = _saveables[policy] = _saveable(policy)
+    split = pe.partial_eval_jaxpr(params["jaxpr"], in_unknowns, saveable)
+    n_known = len(split.known.out_avals) - split.num_res
+    res = [Var(a) for a in split.known.out_avals[n_known:]]
+    known = Eqn(checkpoint_p, [v for v, u in zip(eqn.invars, in_unknowns) if not u],
+                [v for v, u in zip(eqn.outvars, split.out_unknowns) if not u] + res,
+                dict(params, jaxpr=split.known, prevent_cse=False))
+    staged = None
+    if any(split.out_unknowns):
+        staged = Eqn(checkpoint_p, [eqn.invars[i] for i in split.fwd_res] + res
+                     + [v for v, u in zip(eqn.invars, in_unknowns) if u],
+                     [v for v, u in zip(eqn.outvars, split.out_unknowns) if u],
+                     dict(params, jaxpr=split.staged, differentiated=True))
+    return known, staged, list(split.out_unknowns)
+
+
 def _transpose(cts, *args, jaxpr, **params):
     linear = [ad.is_undefined_primal(a) for a in args]
     ct_nz = [type(c) is not Zero for c in cts]
@@ -194,4 +217,5 @@ checkpoint_p = Primitive("checkpoint", abstract_eval=_abstract_eval, lower=_lowe
                          multiple_results=True, impl=_impl, jvp=_jvp, transpose=_transpose,
                          batch=_batch)
 pe.partial_eval_rules[checkpoint_p] = _partial_eval
+pe.partial_eval_jaxpr_rules[checkpoint_p] = _partial_eval_jaxpr
 parallel.register_axis_aware("checkpoint")

@@ -8,3 +8,7 @@ from pyjax._src.numpy.products import *  # noqa: F401,F403
 from pyjax._src.numpy.indexing import *  # noqa: F401,F403
 from pyjax._src.numpy import array_methods as _array_methods  # attaches operators to arrays
 from pyjax._src.core.array import Array as ndarray  # noqa: F401
+from pyjax._src.numpy.searching import *  # noqa: F401,F403
+from pyjax._src.numpy.polynomial import *  # noqa: F401,F403
+from pyjax._src.numpy.conditional import *  # noqa: F401,F403
+from pyjax._src.numpy.number_theory import *  # noqa: F401,F403

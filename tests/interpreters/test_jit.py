@@ -229,3 +229,19 @@ def test_invalid_arguments():
         pyjax.jit(lambda x: x)(2 ** 40)
     with pytest.raises(TypeError):
         pyjax.jit(3)
+
+
+def test_grad_of_jit_calling_jit_splits_the_inner_call():
+    # the inner jit equation is split (known call, staged call) when the outer one is
+    # partially evaluated, so the transposed program is linear
+    inner = pyjax.jit(lambda x: pyjax.numpy.sin(x) * x)
+    f = pyjax.jit(lambda x: inner(x) * 2.0)
+    x = 0.5
+    want = 2 * (np.cos(x) * x + np.sin(x))
+    np.testing.assert_allclose(float(pyjax.grad(f)(x)), want, rtol=1e-6)
+    np.testing.assert_allclose(float(pyjax.jit(pyjax.grad(f))(x)), want, rtol=1e-6)
+    np.testing.assert_allclose(float(pyjax.grad(pyjax.grad(f))(x)),
+                               2 * (2 * np.cos(x) - x * np.sin(x)), rtol=1e-5)
+    jaxpr = pyjax.make_jaxpr(pyjax.grad(f))(x)
+    for e in jaxpr.eqns:
+        check_jaxpr(e.params["jaxpr"].jaxpr)

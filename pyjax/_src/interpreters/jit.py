@@ -15,6 +15,7 @@ from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl
+from pyjax._src.core.jaxpr import Eqn, Var
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, dispatch, lowering, staging
@@ -89,10 +90,28 @@ def _jit_partial_eval(trace, args, params):
                                lambda closed: dict(params, jaxpr=closed))
 
 
+def _jit_partial_eval_jaxpr(eqn, in_unknowns):
+    # The same split on an equation (a jit inside a jitted function being differentiated).
+    split = pe.partial_eval_jaxpr(eqn.params["jaxpr"], in_unknowns)
+    res = [Var(a) for a in split.known.out_avals[len(split.known.out_avals) - split.num_res:]]
+    known_ins = [v for v, u in zip(eqn.invars, in_unknowns) if not u]
+    known = Eqn(jit_p, known_ins,
+                [v for v, u in zip(eqn.outvars, split.out_unknowns) if not u] + res,
+                dict(eqn.params, jaxpr=split.known))
+    staged = None
+    if any(split.out_unknowns):
+        staged = Eqn(jit_p, [eqn.invars[i] for i in split.fwd_res] + res
+                     + [v for v, u in zip(eqn.invars, in_unknowns) if u],
+                     [v for v, u in zip(eqn.outvars, split.out_unknowns) if u],
+                     dict(eqn.params, jaxpr=split.staged))
+    return known, staged, list(split.out_unknowns)
+
+
 jit_p = Primitive("jit", abstract_eval=_jit_abstract_eval, lower=_jit_lower,
                   multiple_results=True, impl=_jit_impl, batch=_jit_batch,
                   jvp=_jit_jvp, transpose=_jit_transpose)
 pe.partial_eval_rules[jit_p] = _jit_partial_eval
+pe.partial_eval_jaxpr_rules[jit_p] = _jit_partial_eval_jaxpr
 parallel.register_axis_aware("jit")  # its body may use a named axis
 
 

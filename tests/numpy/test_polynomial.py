@@ -1,0 +1,87 @@
+"""polyval against NumPy (Horner's method in a scan): shapes, dtype promotion, unroll, empty
+coefficients, eager and under jit, vmap, and derivatives against np.polyder."""
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as jnp
+
+P = np.array([0.5, -2.0, 3.0, 0.0, 1.25], np.float32)
+
+
+def _close(got, want, dtype=np.float32, rtol=1e-5):
+    assert isinstance(got, pyjax.Array), type(got)
+    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
+    assert got.shape == np.shape(want), (got.shape, np.shape(want))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=1e-5)
+
+
+@pytest.mark.parametrize("xshape", [(), (7,), (2, 3)])
+@pytest.mark.parametrize("unroll", [1, 3, 16])
+def test_polyval(xshape, unroll):
+    x = np.random.default_rng(0).uniform(-2, 2, xshape).astype(np.float32)
+    _close(jnp.polyval(P, x, unroll=unroll), np.polyval(P, x))
+
+
+def test_polyval_jit_and_dtypes():
+    x = np.linspace(-3, 3, 8).astype(np.float32)
+    f = pyjax.jit(jnp.polyval)
+    _close(f(P, x), np.polyval(P, x))
+    # JAX promotes to an inexact dtype: integer coefficients and points give float32
+    _close(jnp.polyval(np.array([1, 2, 3], np.int32), np.arange(4, dtype=np.int32)),
+           np.polyval([1, 2, 3], np.arange(4)))
+    _close(jnp.polyval(P, 2), np.polyval(P, 2.0))
+    z = np.array([1 + 1j, -0.5j], np.complex64)
+    _close(jnp.polyval(P, z), np.polyval(P, z), dtype=np.complex64)
+    # a single coefficient is a constant; no coefficients give zeros
+    _close(jnp.polyval(np.array([4.0], np.float32), x), np.full(8, 4.0))
+    _close(jnp.polyval(np.zeros((0,), np.float32), x), np.zeros(8))
+
+
+def test_polyval_2d_coefficients():
+    # the leading axis holds coefficients, the rest broadcasts against x
+    p = np.arange(6, dtype=np.float32).reshape(3, 2)
+    x = np.array([[0.5], [2.0]], np.float32)
+    want = np.stack([np.polyval(p[:, j], x[:, 0]) for j in range(2)], axis=1)
+    _close(jnp.polyval(p, x), want)
+
+
+def test_polyval_vmap():
+    x = np.linspace(-1, 1, 5).astype(np.float32)
+    f = lambda x: jnp.polyval(P, x)  # noqa: E731
+    _close(pyjax.vmap(f)(x), np.stack([np.asarray(f(v)) for v in x]))
+    ps = np.stack([P, 2 * P, -P])
+    _close(pyjax.vmap(jnp.polyval, in_axes=(0, None))(ps, x),
+           np.stack([np.polyval(p, x) for p in ps]))
+
+
+def test_polyval_grad():
+    dp = np.polyder(P)
+    for x in (-1.5, 0.0, 0.75, 2.0):
+        g = pyjax.grad(lambda x: jnp.polyval(P, x))(np.float32(x))
+        np.testing.assert_allclose(float(g), np.polyval(dp, x), rtol=1e-5)
+    # with respect to the coefficients: the powers of x
+    g = pyjax.grad(lambda p: jnp.polyval(p, np.float32(2.0)))(P)
+    _close(g, 2.0 ** np.arange(len(P) - 1, -1, -1))
+    # elementwise derivative through vmap
+    xs = np.linspace(-2, 2, 5).astype(np.float32)
+    gs = pyjax.vmap(pyjax.grad(lambda x: jnp.polyval(P, x)))(xs)
+    _close(gs, np.polyval(dp, xs))
+
+
+def test_polyval_grad_under_jit():
+    g = pyjax.grad(pyjax.jit(lambda x: jnp.polyval(P, x)))(np.float32(1.5))
+    np.testing.assert_allclose(float(g), np.polyval(np.polyder(P), 1.5), rtol=1e-5)
+    g = pyjax.jit(pyjax.grad(lambda p, x: jnp.polyval(p, x).sum(), argnums=(0, 1)))
+    gp, gx = g(P, np.array([1.0, -0.5], np.float32))
+    _close(gx, np.polyval(np.polyder(P), [1.0, -0.5]))
+    _close(gp, (1.0 ** np.arange(4, -1, -1)) + (-0.5) ** np.arange(4, -1, -1))
+
+
+def test_polyval_errors():
+    with pytest.raises(TypeError, match="polyval requires ndarray"):
+        jnp.polyval([1.0, 2.0], 1.0)
+    with pytest.raises(ValueError, match="at least one"):
+        jnp.polyval(np.float32(2), 1.0)
+    with pytest.raises(ValueError, match="unroll"):
+        jnp.polyval(P, 1.0, unroll=0)

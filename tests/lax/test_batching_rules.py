@@ -158,6 +158,37 @@ def _higher_order_cases():
     return cases
 
 
+def _while_cases():
+    """lax.while_loop with a trip count per example (a batched predicate when ``n`` is
+    batched) or shared by the batch (unbatched predicate)."""
+    from pyjax._src.control_flow.while_loop import while_loop
+
+    def loop(x, n):
+        return while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, lax.sin(c[1]) + c[1]),
+                          (0, x))[1]
+    return [Case("while", [fl(2, 3), it(lo=0, hi=5)], fn=loop)]
+
+
+def _cond_scan_cases():
+    """lax.switch (an unbatched index stays a cond, a batched one selects) and lax.scan over
+    batched or unbatched consts, carries and xs."""
+    from pyjax._src.control_flow.cond import switch
+    from pyjax._src.control_flow.scan import scan
+
+    def branchy(i, x, y):
+        return switch(i, [lambda x, y: x * y, lambda x, y: lax.sin(x) + y,
+                          lambda x, y: x - y], x, y)
+
+    def rnn(w, h, xs):
+        def step(h, x):
+            h = lax.tanh(lax.dot(w, h) + x)
+            return h, lax.reduce_sum(h, (0,))
+        return scan(step, h, xs)
+
+    return [Case("cond", [it(lo=-1, hi=4), fl(2, 3), fl(2, 3)], fn=branchy),
+            Case("scan", [fl(3, 3), fl(3), fl(4, 3)], fn=rnn)]
+
+
 # Bound only inside autodiff, where a batched application is an error (as JAX's forward mode
 # of a custom_vjp function is).
 NOT_BATCHED = {"custom_lin"}
@@ -243,7 +274,7 @@ CASES = _elementwise_cases() + [
     Case("stop_gradient", [fl(2, 3)]),
     # a jitted call
     Case("jit", [fl(2, 3), fl(2, 3)], fn=_jit_fn),
-] + _higher_order_cases()
+] + _higher_order_cases() + _while_cases() + _cond_scan_cases()
 
 
 def _placements(ranks, spread="full"):

@@ -55,6 +55,17 @@ def main():
     pairwise = jax.jit(jax.vmap(jax.vmap(l1, (0, None)), (None, 0)))(xs, xs)
     print("pairwise L1 of 100 random points:", pairwise.shape, "total", pairwise.sum())
 
+    # Structured control flow compiles to XLA loops and conditionals, and differentiates.
+    from pyjax import lax
+    steps = lax.while_loop(lambda c: c[0] != 1,
+                           lambda c: (jnp.where(c[0] % 2 == 0, c[0] // 2, 3 * c[0] + 1),
+                                      c[1] + 1), (27, 0))[1]
+    print("Collatz steps from 27 (while_loop):", steps)
+    newton = lambda a: lax.fori_loop(0, 8, lambda i, y: y - (y * y - a) / (2 * y), a)  # noqa: E731
+    print("sqrt(2) by fori_loop:", newton(2.0), " its derivative:", jax.grad(newton)(2.0))
+    carry, ys = lax.scan(lambda c, x: (c + x, c + x), 0.0, jnp.arange(5.0))
+    print("cumulative sum by scan:", ys)
+
 
 if __name__ == "__main__":
     main()

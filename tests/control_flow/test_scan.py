@@ -339,3 +339,24 @@ def test_grad_of_jit_with_scan_inside_splits_the_scan(x64):
                                rtol=1e-6, atol=1e-8)
     jaxpr = pyjax.make_jaxpr(pyjax.grad(pyjax.jit(loss)))(w)
     assert [e.primitive.name for e in jaxpr.eqns] == ["jit", "jit"]
+
+
+def test_fori_loop_dynamic_bounds_is_a_while_loop():
+    body = lambda i, c: c * 1.5 + i  # noqa: E731
+    f = pyjax.jit(lambda n, x: lax.fori_loop(1, n, body, x))
+    for n in (0, 1, 4, 7):
+        want = 2.0
+        for i in range(1, n):
+            want = want * 1.5 + i
+        np.testing.assert_allclose(float(f(n, 2.0)), want, rtol=1e-6)
+    jaxpr = pyjax.make_jaxpr(lambda n, x: lax.fori_loop(1, n, body, x))(3, 2.0)
+    assert [e.primitive.name for e in jaxpr.eqns].count("while") == 1
+    # forward mode works; reverse mode raises JAX's error
+    _, t = pyjax.jvp(lambda x: f(4, x), (2.0,), (1.0,))
+    assert float(t) == 1.5 ** 3
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        pyjax.grad(lambda x: f(4, x))(2.0)
+    with pytest.raises(ValueError, match="statically known"):
+        pyjax.jit(lambda n: lax.fori_loop(0, n, body, 1.0, unroll=2))(3)
+    with pytest.raises(TypeError, match="scalar integer"):
+        lax.fori_loop(0.0, 3, body, 1.0)

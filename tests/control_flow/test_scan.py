@@ -360,3 +360,20 @@ def test_fori_loop_dynamic_bounds_is_a_while_loop():
         pyjax.jit(lambda n: lax.fori_loop(0, n, body, 1.0, unroll=2))(3)
     with pytest.raises(TypeError, match="scalar integer"):
         lax.fori_loop(0.0, 3, body, 1.0)
+
+
+def test_eager_loops_reuse_the_compiled_body():
+    from pyjax._src.interpreters import dispatch
+
+    def body(i, x):
+        return x * 0.5 + i
+
+    def sq(x):
+        return x * x
+
+    x = np.ones(3, np.float32)
+    first = lax.fori_loop(0, 5, body, x), lax.map(sq, x), lax.scan(_cumsum_body, 0.0, x)
+    n = len(dispatch._primitive_cache)
+    again = lax.fori_loop(0, 5, body, x), lax.map(sq, x), lax.scan(_cumsum_body, 0.0, x)
+    assert len(dispatch._primitive_cache) == n
+    np.testing.assert_array_equal(np.asarray(first[0]), np.asarray(again[0]))

@@ -1,6 +1,8 @@
 """``lax.fori_loop`` and ``lax.map``: loops written on top of ``scan`` and ``while_loop``."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from pyjax._src.core import dtypes
@@ -61,11 +63,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         from pyjax._src.lax.elementwise import convert_element_type
         i0 = lo if weak else convert_element_type(lo, dtype, weak)
 
-        def step(carry, _):
-            i, x = carry
-            return (i + 1, body_fun(i, x)), None
-
-        (_, out), _ = scan(step, (i0, init_val), None, length=max(hi - lo, 0),
+        (_, out), _ = scan(_wrapper(_fori_steps, body_fun, _fori_step), (i0, init_val), None,
+                           length=max(hi - lo, 0),
                            unroll=1 if unroll is None else unroll)
         return out
     if unroll is not None and unroll is not False and unroll != 1:
@@ -75,15 +74,53 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     lower = common.cast_to(lower, i_aval)
     upper = common.cast_to(upper, i_aval)
 
-    def cond(carry):
-        i, u, _ = carry
-        return i < u
+    return while_loop(_fori_cond, _wrapper(_fori_bodies, body_fun, _fori_body),
+                      (lower, upper, init_val))[2]
 
+
+# The wrappers around a user's function are cached per function, so that calling fori_loop or
+# map again with the same function reuses the traced body (and, eagerly, its executable).
+_fori_steps: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_fori_bodies: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_map_bodies: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _wrapper(cache, fun, make):
+    try:
+        w = cache.get(fun)
+    except TypeError:  # not weak-referenceable
+        return make(fun)
+    if w is None:
+        w = cache[fun] = make(fun)
+    return w
+
+
+def _fori_step(body_fun):
+    def step(carry, _):
+        i, x = carry
+        return (i + 1, body_fun(i, x)), None
+    step.__name__ = getattr(body_fun, "__name__", "body_fun")
+    return step
+
+
+def _fori_cond(carry):
+    i, u, _ = carry
+    return i < u
+
+
+def _fori_body(body_fun):
     def body(carry):
         i, u, x = carry
         return i + 1, u, body_fun(i, x)
+    body.__name__ = getattr(body_fun, "__name__", "body_fun")
+    return body
 
-    return while_loop(cond, body, (lower, upper, init_val))[2]
+
+def _map_body(f):
+    def body(_, x):
+        return (), f(x)
+    body.__name__ = getattr(f, "__name__", "f")
+    return body
 
 
 def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
@@ -96,7 +133,7 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
     if not callable(f):
         raise TypeError(f"map: f argument should be callable, got {f!r}")
     if batch_size is None:
-        _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+        _, ys = scan(_wrapper(_map_bodies, f, _map_body), (), xs)
         return ys
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"map batch_size must be a positive int, got {batch_size!r}")

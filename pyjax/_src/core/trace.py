@@ -176,12 +176,20 @@ class Tracer:
 aval_handlers: dict[type, object] = {}
 
 
+_int_avals: dict = {}  # x64 flag -> (min, max, aval): Python ints are looked up very often
+
+
 def _int_aval(x):
-    dt = dtypes.python_scalar_dtype(x)
-    info = np.iinfo(dt)
-    if not info.min <= x <= info.max:
-        raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
-    return ShapedArray((), dt, True)
+    x64 = dtypes.x64_enabled()
+    hit = _int_avals.get(x64)
+    if hit is None:
+        dt = dtypes.python_scalar_dtype(0)
+        info = np.iinfo(dt)
+        hit = _int_avals[x64] = (int(info.min), int(info.max), ShapedArray((), dt, True))
+    lo, hi, aval = hit
+    if not lo <= x <= hi:
+        raise OverflowError(f"Python int {x} too large to convert to {aval.dtype.name}")
+    return aval
 
 
 def _numpy_aval(x):

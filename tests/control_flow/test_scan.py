@@ -377,3 +377,29 @@ def test_eager_loops_reuse_the_compiled_body():
     again = lax.fori_loop(0, 5, body, x), lax.map(sq, x), lax.scan(_cumsum_body, 0.0, x)
     assert len(dispatch._primitive_cache) == n
     np.testing.assert_array_equal(np.asarray(first[0]), np.asarray(again[0]))
+
+
+def test_loop_invariant_residuals_are_recomputed_not_stacked(x64):
+    # W.T and exp(W[0]) depend only on the weights: reverse mode must not store them once per
+    # iteration (a (100, 4, 4) residual), but recompute them in the backward scan.
+    def loss(w, xs):
+        def step(h, x):
+            return jnp.tanh(h @ w.T + x) * jnp.exp(w[0]), None
+        return jnp.sum(lax.scan(step, jnp.zeros(4), xs)[0])
+
+    def loss_np(w, xs):
+        h = np.zeros(4)
+        for x in xs:
+            h = np.tanh(h @ w.T + x) * np.exp(w[0])
+        return h.sum()
+
+    rng = np.random.default_rng(5)
+    w, xs = rng.normal(size=(4, 4)) * 0.3, rng.normal(size=(100, 4))
+    for f in (pyjax.grad(loss), pyjax.grad(pyjax.jit(loss)), pyjax.jit(pyjax.grad(loss))):
+        np.testing.assert_allclose(np.asarray(f(w, xs)), _fd_grad(lambda w: loss_np(w, xs), w),
+                                   rtol=1e-6, atol=1e-8)
+    for jaxpr in (pyjax.make_jaxpr(pyjax.grad(loss))(w, xs),
+                  pyjax.make_jaxpr(pyjax.grad(pyjax.jit(loss)))(w, xs).eqns[0].params["jaxpr"]):
+        scans = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
+        shapes = [v.aval.shape for e in scans for v in e.outvars]
+        assert (100, 4, 4) not in shapes, shapes

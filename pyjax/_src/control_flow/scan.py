@@ -17,7 +17,7 @@ import numpy as np
 
 from pyjax._src.core import pytree
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.interpreters import ad, staging
@@ -298,14 +298,25 @@ def _pe_plan(params, unknowns):
     n_kc, n_kk = sum(not u for u in c_uk), sum(not u for u in k_uk)
     operand_of = {v: i for v, i in zip(kj.invars, known_in)}
     forwardable = set(kj.invars[:n_kc]) | set(kj.invars[n_kc + n_kk:])
-    residuals, stacked, const_res, iter_res = [], [], [], []
+    # values computed from known consts only are loop invariants: the staged body recomputes
+    # them from those consts rather than having them stacked once per iteration (W.T of a
+    # weight read in the body would otherwise be stored `length` times)
+    invariant = set(kj.invars[:n_kc])
+    for e in kj.eqns:
+        if all(type(v) is Literal or v in invariant for v in e.invars):
+            invariant.update(e.outvars)
+    residuals, stacked, const_res, rec_res, iter_res = [], [], [], [], []
     for j, v in enumerate(res_vars):
         if v in forwardable:
             residuals.append(("arg", operand_of[v]))
+            (const_res if operand_of[v] < nc else iter_res).append(j)
+        elif v in invariant:
+            residuals.append(("rec", None))
+            rec_res.append(j)
         else:
             residuals.append(("out", len(stacked)))
             stacked.append(v)
-        (const_res if v in operand_of and operand_of[v] < nc else iter_res).append(j)
+            iter_res.append(j)
     loop = dict(length=params["length"], reverse=params["reverse"], unroll=params["unroll"])
     known_body = Jaxpr([], kj.invars, kj.outvars[:n_known_out] + stacked, kj.eqns,
                        kj.debug_info)
@@ -313,24 +324,49 @@ def _pe_plan(params, unknowns):
     # staged takes (residuals, unknown consts, unknown carry, unknown xs); as a scan body:
     # (const residuals, unknown consts | unknown carry | per-iteration residuals, unknown xs)
     r, n_uc, n_uk = num_res, sum(c_uk), sum(k_uk)
-    in_order = (const_res + list(range(r, r + n_uc + n_uk)) + iter_res
+    in_order = (const_res + rec_res + list(range(r, r + n_uc + n_uk)) + iter_res
                 + list(range(r + n_uc + n_uk, len(staged.jaxpr.invars))))
     staged_body = _reorder(staged, in_order, range(len(staged.jaxpr.outvars)))
+    kc_srcs = []
+    if rec_res:
+        staged_body = _with_recompute(staged_body, len(const_res), kj, n_kc,
+                                      [res_vars[j] for j in rec_res])
+        kc_srcs = [("arg", i) for i in known_in[:n_kc]]
     # a known init that the fixpoint made unknown is fed to the staged scan
     uk_c = [("arg", i) for i in range(nc) if c_uk[i]]
     uk_k = [("arg", nc + i) for i in range(nk) if k_uk[i]]
     uk_x = [("arg", nc + nk + i) for i in range(len(x_uk)) if x_uk[i]]
-    staged_srcs = ([("res", j) for j in const_res] + uk_c + uk_k
+    staged_srcs = ([("res", j) for j in const_res] + kc_srcs + uk_c + uk_k
                    + [("res", j) for j in iter_res] + uk_x)
-    staged_params = _params(staged_body, len(const_res) + n_uc, n_uk, **loop)
+    staged_params = _params(staged_body, len(const_res) + len(kc_srcs) + n_uc, n_uk, **loop)
     return known_in, known_params, n_known_out, residuals, staged_srcs, staged_params, out_uk
+
+
+def _with_recompute(body, n_before, kj, n_kc, rec_vars):
+    """``body`` (taking ``n_before`` inputs, then the recomputed residuals, then the rest) as a
+    body that takes the known consts instead of the recomputed residuals and computes them."""
+    rec = pe.dce_jaxpr(Jaxpr([], kj.invars[:n_kc], rec_vars, kj.eqns, kj.debug_info))
+    n_rec = len(rec_vars)
+    avals = body.in_avals
+    in_avals = avals[:n_before] + [v.aval for v in kj.invars[:n_kc]] + avals[n_before + n_rec:]
+
+    def fun(*xs):
+        values = eval_jaxpr(rec, [], *xs[n_before:n_before + n_kc])
+        return eval_jaxpr(body.jaxpr, [], *xs[:n_before], *values, *xs[n_before + n_kc:])
+
+    traced = staging.trace_to_jaxpr(fun, in_avals, staging.DebugInfo(
+        getattr(kj.debug_info, "fun_name", "scan body"), None, "scan"))
+    new, consts = staging.convert_constvars_jaxpr(traced)
+    assert not consts, "recomputing loop invariants captured values"
+    return new
 
 
 def _partial_eval(trace, args, params):
     known_in, known_params, n_known_out, residuals, srcs, staged_params, out_uk = _pe_plan(
         params, [trace.is_unknown(x) for x in args])
     known_outs = trace.bind_known(scan_p, [args[i] for i in known_in], known_params)
-    res = [args[i] if kind == "arg" else known_outs[n_known_out + i] for kind, i in residuals]
+    res = [args[i] if kind == "arg" else known_outs[n_known_out + i] if kind == "out" else None
+           for kind, i in residuals]
     staged_outs = iter(trace.stage(scan_p, [args[i] if kind == "arg" else res[i]
                                             for kind, i in srcs], staged_params))
     known_iter = iter(known_outs[:n_known_out])
@@ -347,7 +383,8 @@ def _partial_eval_jaxpr(eqn, in_unknowns):
     stacked = [Var(common.batched_aval(v.aval, length)) for v in body_outs]
     known = Eqn(scan_p, [eqn.invars[i] for i in known_in], known_outvars + stacked,
                 known_params)
-    res = [eqn.invars[i] if kind == "arg" else stacked[i] for kind, i in residuals]
+    res = [eqn.invars[i] if kind == "arg" else stacked[i] if kind == "out" else None
+           for kind, i in residuals]
     staged = None
     if any(out_uk):
         staged = Eqn(scan_p, [eqn.invars[i] if kind == "arg" else res[i] for kind, i in srcs],

@@ -403,3 +403,26 @@ def test_loop_invariant_residuals_are_recomputed_not_stacked(x64):
         scans = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
         shapes = [v.aval.shape for e in scans for v in e.outvars]
         assert (100, 4, 4) not in shapes, shapes
+
+
+def _weights_step(c, x):
+    w, h = c
+    h = jnp.tanh(w @ h + x)
+    return (w, h), jnp.sum(h)
+
+
+def test_eager_grad_of_scan_stops_compiling_after_warm_up():
+    from pyjax._src.interpreters import dispatch
+
+    def loss(w, xs):
+        return jnp.sum(lax.scan(_weights_step, (w, jnp.zeros(2)), xs)[1])
+
+    w = np.array([[0.5, 0.1], [0.2, 0.3]], np.float32)
+    xs = np.full((4, 2), 0.3, np.float32)
+    g = pyjax.grad(loss)
+    first = g(w, xs)
+    g(w, xs)
+    n = len(dispatch._primitive_cache)
+    again = g(w, xs)
+    assert len(dispatch._primitive_cache) == n  # derived Jaxprs are cached: params hash equal
+    np.testing.assert_allclose(np.asarray(again), np.asarray(first), rtol=1e-6)

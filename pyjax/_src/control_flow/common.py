@@ -171,7 +171,10 @@ def cast_to(x, aval):
 
 # ---- whole-Jaxpr transformations with per-output control ----
 
-def _per(cache, closed):
+def cache_for(cache, closed):
+    """The dict of results cached for ``closed`` in the weak-keyed ``cache``. Derived Jaxprs
+    are cached so that rebinding a primitive gives the same (identity-hashed) params, which
+    keeps the eager executable cache hitting."""
     per = cache.get(closed)
     if per is None:
         per = cache[closed] = {}
@@ -187,7 +190,7 @@ def jvp_jaxpr(closed: ClosedJaxpr, nonzeros, instantiate):
     nonzero when ``instantiate[j]``. Returns ``(ClosedJaxpr without consts, consts,
     out_nonzero)``."""
     key = (tuple(nonzeros), tuple(instantiate))
-    per = _per(_jvp_cache, closed)
+    per = cache_for(_jvp_cache, closed)
     hit = per.get(key)
     if hit is not None:
         return hit
@@ -224,7 +227,7 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, in_unknowns, instantiate):
     Jaxpr returns ``known outs + residuals`` and the staged one takes ``residuals + unknown
     inputs``. Returns ``(known, staged, out_unknowns, num_res)``."""
     key = ("inst", tuple(in_unknowns), tuple(instantiate))
-    per = _per(_pe_cache, closed)
+    per = cache_for(_pe_cache, closed)
     hit = per.get(key)
     if hit is not None:
         return hit
@@ -273,7 +276,7 @@ def batch_jaxpr(closed: ClosedJaxpr, dims, axis_data, force):
     ``force[j]``. Returns ``(ClosedJaxpr without consts, consts, out_batched)``; the consts go
     (unbatched) before the inputs."""
     key = (tuple(dims), axis_data, tuple(force))
-    per = _per(_batch_cache, closed)
+    per = cache_for(_batch_cache, closed)
     hit = per.get(key)
     if hit is not None:
         return hit

@@ -13,6 +13,8 @@ cotangents of the carry and of the linear consts.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from pyjax._src.core import pytree
@@ -20,6 +22,7 @@ from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
+from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import ad, staging
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
@@ -214,11 +217,22 @@ def _auto_unroll(body, length):
     return _AUTO_UNROLL
 
 
+_reorder_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_plan_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_transpose_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def _reorder(closed, in_order, out_order):
-    j = closed.jaxpr
-    new = Jaxpr([], [j.invars[i] for i in in_order], [j.outvars[i] for i in out_order],
-                j.eqns, j.debug_info)
-    return ClosedJaxpr(new, [])
+    """``closed`` with its inputs and outputs permuted (cached: see ``common.cache_for``)."""
+    key = (tuple(in_order), tuple(out_order))
+    per = common.cache_for(_reorder_cache, closed)
+    hit = per.get(key)
+    if hit is None:
+        j = closed.jaxpr
+        hit = per[key] = ClosedJaxpr(Jaxpr([], [j.invars[i] for i in in_order],
+                                           [j.outvars[i] for i in out_order], j.eqns,
+                                           j.debug_info), [])
+    return hit
 
 
 def _params(jaxpr, num_consts, num_carry, **rest):
@@ -277,6 +291,16 @@ def _pe_plan(params, unknowns):
     staged scan, a known x is read from the original xs) or ``("out", k)`` for output
     ``n_known_out + k`` of the known scan; ``staged_srcs`` lists the staged scan's operands as
     ``("arg", i)`` or ``("res", j)``."""
+    key = (tuple(unknowns), params["num_consts"], params["num_carry"], params["length"],
+           params["reverse"], params["unroll"])
+    per = common.cache_for(_plan_cache, params["jaxpr"])
+    hit = per.get(key)
+    if hit is None:
+        hit = per[key] = _make_pe_plan(params, unknowns)
+    return hit
+
+
+def _make_pe_plan(params, unknowns):
     jaxpr, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
     c_uk, k_uk, x_uk = _split3(unknowns, nc, nk)
     n_ys = len(jaxpr.out_avals) - nk
@@ -392,22 +416,17 @@ def _partial_eval_jaxpr(eqn, in_unknowns):
     return known, staged, out_uk
 
 
-def _transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
-    consts, init, xs = _split3(args, num_consts, num_carry)
-    c_lin = [ad.is_undefined_primal(x) for x in consts]
-    x_lin = [ad.is_undefined_primal(x) for x in xs]
-    # Every carry is treated as linear: a known init here is an instantiated zero tangent
-    # (as in JAX), whose cotangent is dropped.
-    k_lin = [ad.is_undefined_primal(x) for x in init]
-    ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
-    ys_nz = [type(c) is not Zero for c in ct_ys]
-    res_c = [x for x, lin in zip(consts, c_lin) if not lin]
-    res_x = [x for x, lin in zip(xs, x_lin) if not lin]
+def _transpose_body(jaxpr, num_consts, num_carry, c_lin, x_lin, ys_nz):
+    """The body of the transposed scan: ``(residual consts | cotangent accumulators of the
+    linear consts, carry cotangents | residual xs, ys cotangents) -> (accumulators, carry
+    cotangents | xs cotangents)``. Returns ``(ClosedJaxpr without consts, its consts)``."""
     body = jaxpr.jaxpr
     c_avals, k_avals, x_avals = _split3(body.in_avals, num_consts, num_carry)
     lin_c_avals = [ad.tangent_aval(a) for a, lin in zip(c_avals, c_lin) if lin]
     y_avals = [ad.tangent_aval(a) for a in body.out_avals[num_carry:]]
-    n_rc, n_lc, n_rx = len(res_c), len(lin_c_avals), len(res_x)
+    res_c_avals = [a for a, lin in zip(c_avals, c_lin) if not lin]
+    res_x_avals = [a for a, lin in zip(x_avals, x_lin) if not lin]
+    n_rc, n_lc, n_rx = len(res_c_avals), len(lin_c_avals), len(res_x_avals)
 
     def t_body(*vals):
         rc = iter(vals[:n_rc])
@@ -428,13 +447,35 @@ def _transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll
         new_cx = [ad.instantiate(c) for c, lin in zip(cx, x_lin) if lin]
         return new_acc + new_ck + new_cx
 
-    in_avals = ([common.aval_of(x) for x in res_c] + lin_c_avals
-                + [ad.tangent_aval(a) for a in k_avals]
-                + [common.aval_of(x).update(shape=common.aval_of(x).shape[1:]) for x in res_x]
-                + [a for a, nz in zip(y_avals, ys_nz) if nz])
+    in_avals = (res_c_avals + lin_c_avals + [ad.tangent_aval(a) for a in k_avals]
+                + res_x_avals + [a for a, nz in zip(y_avals, ys_nz) if nz])
     traced = staging.trace_to_jaxpr(t_body, in_avals,
                                     staging.DebugInfo("scan_transpose", None, "transpose"))
-    t_jaxpr, t_consts = staging.convert_constvars_jaxpr(traced)
+    return staging.convert_constvars_jaxpr(traced)
+
+
+def _transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    consts, init, xs = _split3(args, num_consts, num_carry)
+    c_lin = [ad.is_undefined_primal(x) for x in consts]
+    x_lin = [ad.is_undefined_primal(x) for x in xs]
+    # Every carry is treated as linear: a known init here is an instantiated zero tangent
+    # (as in JAX), whose cotangent is dropped.
+    k_lin = [ad.is_undefined_primal(x) for x in init]
+    ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
+    ys_nz = [type(c) is not Zero for c in ct_ys]
+    res_c = [x for x, lin in zip(consts, c_lin) if not lin]
+    res_x = [x for x, lin in zip(xs, x_lin) if not lin]
+    lin_c_avals = [ad.tangent_aval(a) for a, lin in zip(jaxpr.in_avals[:num_consts], c_lin)
+                   if lin]
+    n_rc, n_lc = len(res_c), len(lin_c_avals)
+    key = (tuple(c_lin), tuple(x_lin), tuple(ys_nz), num_consts, num_carry)
+    per = common.cache_for(_transpose_cache, jaxpr)
+    hit = per.get(key)
+    if hit is None:
+        hit = _transpose_body(jaxpr, num_consts, num_carry, c_lin, x_lin, ys_nz)
+        if not any(isinstance(c, Tracer) for c in hit[1]):
+            per[key] = hit
+    t_jaxpr, t_consts = hit
     init_acc = [ad.zeros_like_aval(a) for a in lin_c_avals]
     init_ck = [ad.instantiate(c) for c in ct_carry]
     outs = scan_p.bind(*t_consts, *res_c, *init_acc, *init_ck, *res_x,

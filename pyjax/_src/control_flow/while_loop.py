@@ -140,13 +140,6 @@ def while_loop(cond_fun, body_fun, init_val):
 
 # ---- Jaxpr surgery, cached so that rebinding gives the same (identity-hashed) params ----
 
-def _cache_for(cache, closed):
-    per = cache.get(closed)
-    if per is None:
-        per = cache[closed] = {}
-    return per
-
-
 _permute_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
@@ -155,7 +148,7 @@ def _permute_inputs(closed, perm):
     perm = tuple(perm)
     if perm == tuple(range(len(perm))):
         return closed
-    per = _cache_for(_permute_cache, closed)
+    per = common.cache_for(_permute_cache, closed)
     hit = per.get(perm)
     if hit is None:
         j = closed.jaxpr
@@ -172,7 +165,7 @@ def _append_unused_inputs(closed, avals):
     avals = tuple(avals)
     if not avals:
         return closed
-    per = _cache_for(_append_cache, closed)
+    per = common.cache_for(_append_cache, closed)
     hit = per.get(avals)
     if hit is None:
         j = closed.jaxpr
@@ -188,7 +181,7 @@ def _prune(closed, keep_in, keep_out):
     """``closed`` restricted to the outputs ``keep_out`` and the inputs ``keep_in``; the
     dropped inputs must be unused by the kept outputs."""
     key = (tuple(keep_in), tuple(keep_out))
-    per = _cache_for(_prune_cache, closed)
+    per = common.cache_for(_prune_cache, closed)
     hit = per.get(key)
     if hit is None:
         j = pe.dce_jaxpr(closed.jaxpr, list(keep_out))
@@ -350,7 +343,7 @@ def _batched_pred_jaxprs(cond_b, body_b, ncc, nbc, size):
     the element's predicate is False. Returns ``(cond, cond consts, body, body consts)``;
     the returned consts go before the ones the caller passes."""
     key = (cond_b, ncc, nbc, size)
-    per = _cache_for(_batched_pred_cache, body_b)
+    per = common.cache_for(_batched_pred_cache, body_b)
     hit = per.get(key)
     if hit is not None:
         return hit

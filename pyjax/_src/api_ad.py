@@ -17,7 +17,7 @@ from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.rules import UndefinedPrimal, Zero
 from pyjax._src.core.trace import Tracer, get_aval
-from pyjax._src.interpreters import ad, dispatch, staging
+from pyjax._src.interpreters import ad, dispatch, eager_grad, staging
 
 float0 = dtypes.float0
 
@@ -68,12 +68,19 @@ def _argnums(argnums, nargs, fun_name):
 def _flat_fun(fun, args, kwargs, argnums, in_tree, has_aux, out_store):
     """``fun`` as a function of the flat leaves of ``args[argnums]`` (the other arguments fixed)
     returning flat outputs (and flat aux with ``has_aux``)."""
+    one = len(argnums) == 1 and in_tree == _ONE_LEAF  # f(x) for an array x: no unflattening
+
     def flat(*leaves):
-        dyn = pytree.tree_unflatten(in_tree, leaves)
         full = list(args)
-        for i, a in zip(argnums, dyn):
-            full[i] = a
+        if one:
+            full[argnums[0]] = leaves[0]
+        else:
+            for i, a in zip(argnums, pytree.tree_unflatten(in_tree, leaves)):
+                full[i] = a
         out = fun(*full, **kwargs)
+        if not has_aux and (type(out) is ArrayImpl or isinstance(out, Tracer)):
+            out_store[:] = [_SCALAR_TREE]
+            return [out]
         if has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError("has_aux=True requires the function to return a pair (a tuple "
@@ -101,8 +108,9 @@ def _aux_out(store, aux):
 # ---- dtype checks, worded as JAX words them ----
 
 def _check_input_dtype_revderiv(name, holomorphic, allow_int, x):
-    aval = get_aval(x)
-    dt = aval.dtype
+    if type(x) is float and not holomorphic:
+        return
+    dt = x.aval.dtype if type(x) is ArrayImpl else get_aval(x).dtype
     if holomorphic and not dtypes.is_complex(dt):
         raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
                         f"but got {dt.name}.")
@@ -300,6 +308,19 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         raise TypeError(f"Expected a callable value, got {fun!r}")
 
     argnums_cache = {}
+    records = {}  # eager calls: recorded primal programs, per call signature (eager_grad.grad_eager)
+    code = _code_key(fun)
+    flags = (has_aux, holomorphic, allow_int)
+
+    def make_cts(outs, store):
+        if len(outs) != 1 or store[0] != _SCALAR_TREE:
+            ans = pytree.tree_unflatten(store[0], outs)
+            raise TypeError("Gradient only defined for scalar-output functions. Output was "
+                            f"{ans}.")
+        ans = outs[0]
+        _check_scalar(ans)
+        _check_output_dtype_revderiv("grad", holomorphic, ans)
+        return [_one(get_aval(ans).dtype)]
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
@@ -307,32 +328,49 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         if hit is None:
             hit = argnums_cache[len(args)] = _argnums(argnums, len(args), "value_and_grad")
         nums, single = hit
-        dyn = tuple(args[i] for i in nums)
+        dyn = (args[nums[0]],) if len(nums) == 1 else tuple(args[i] for i in nums)
         leaves, in_tree = pytree.tree_flatten(dyn)
         for x in leaves:
             _check_input_dtype_revderiv("grad", holomorphic, allow_int, x)
         leaves = [_as_value(x) for x in leaves]
         store = []
         flat = _flat_fun(fun, args, kwargs, nums, in_tree, has_aux, store)
-        res = ad.linearize_flat(flat, leaves, has_aux=has_aux)
-        outs, lin = res[0], res[1]
-        if len(outs) != 1 or store[0] != pytree.tree_structure(0):
-            ans = pytree.tree_unflatten(store[0], outs)
-            raise TypeError("Gradient only defined for scalar-output functions. Output was "
-                            f"{ans}.")
-        ans = outs[0]
-        _check_scalar(ans)
-        _check_output_dtype_revderiv("grad", holomorphic, ans)
-        cts = lin.vjp([_one(get_aval(ans).dtype)])
+        if trace_mod._state.trace is None and all(type(x) is ArrayImpl for x in leaves):
+            key = (in_tree, nums, flags, dtypes.x64_enabled(), *[x.aval for x in leaves])
+            outs, cts, aux = eager_grad.grad_eager(records, code, key, flat, leaves, has_aux,
+                                           lambda outs: make_cts(outs, store),
+                                           lambda: tuple(store))
+        else:
+            res = ad.linearize_flat(flat, leaves, has_aux=has_aux)
+            outs = res[0]
+            cts = res[1].vjp(make_cts(outs, store))
+            aux = res[2] if has_aux else None
         g = pytree.tree_unflatten(in_tree, [_instantiate_out(c) for c in cts])
         if single:
             g = g[0]
-        ans = _as_output(ans)
+        ans = _as_output(outs[0])
         if has_aux:
-            return (ans, _aux_out(store, res[2])), g
+            return (ans, _aux_out(store, aux)), g
         return ans, g
 
     return value_and_grad_f
+
+
+_SCALAR_TREE = pytree.tree_structure(0)
+
+
+def _code_key(fun):
+    """What names ``fun`` across grad objects (for ``eager_grad.grad_eager``'s shared records): its
+    code object, or for a wrapper (such as a jitted function) its type and the wrapped code."""
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        inner = getattr(getattr(fun, "__wrapped__", None), "__code__", None)
+        if inner is not None:
+            return (type(fun), inner)
+    return code
+
+
+_ONE_LEAF = pytree.tree_structure((0,))
 
 
 _ones: dict = {}
@@ -365,56 +403,41 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
 
 
 # ---- Jacobians ----
+# As in JAX: jacfwd is vmap of jvp over the standard basis of the inputs, jacrev is one vjp
+# (linearize) and vmap of its pullback over the standard basis of the outputs.
 
-def _basis(aval, k):
-    """The k-th standard basis vector of ``aval`` (a NumPy constant)."""
-    e = np.zeros(aval.size, aval.dtype)
-    e[k] = 1
-    return e.reshape(aval.shape)
+def _std_basis(avals):
+    """The standard basis of the inputs ``avals`` (flattened together), one NumPy array per
+    leaf of shape ``(n,) + aval.shape`` where ``n`` is the total size: row ``k`` is the k-th
+    basis vector."""
+    n = sum(a.size for a in avals)
+    out, off = [], 0
+    for a in avals:
+        e = np.zeros((n, a.size), a.dtype)
+        e[off:off + a.size] = np.eye(a.size, dtype=a.dtype)
+        out.append(e.reshape((n,) + tuple(a.shape)))
+        off += a.size
+    return out, n
 
 
-def _stack(cols, lead_shape, trail_shape, dtype, cols_last):
-    """Assemble a Jacobian block of shape ``lead_shape + trail_shape`` from columns (each of
-    ``lead_shape``, ``cols_last``) or rows (each of ``trail_shape``)."""
-    from pyjax._src.lax.shape_ops import concatenate, reshape
-    size_lead = int(np.prod(lead_shape, dtype=np.int64))
-    size_trail = int(np.prod(trail_shape, dtype=np.int64))
-    if not cols:
-        return _as_output(ad.zeros_like_aval(ShapedArray(lead_shape + trail_shape, dtype)))
-    if cols_last:
-        parts = [reshape(c, (size_lead, 1)) for c in cols]
-        m = concatenate(parts, 1) if len(parts) > 1 else parts[0]
-    else:
-        parts = [reshape(c, (1, size_trail)) for c in cols]
-        m = concatenate(parts, 0) if len(parts) > 1 else parts[0]
+def _jac_block(m, axis, off, size, lead_shape, trail_shape):
+    """The part ``[off, off + size)`` of axis ``axis`` (0 or last) of the batched Jacobian
+    ``m``, reshaped to ``lead_shape + trail_shape``."""
+    from pyjax._src.lax.shape_ops import reshape, slice as lax_slice
+    shape = tuple(get_aval(m).shape)
+    nd = len(shape)
+    if not (off == 0 and size == shape[axis]):
+        start = [0] * nd
+        limit = list(shape)
+        start[axis] = off
+        limit[axis] = off + size
+        m = lax_slice(m, start, limit)
     return reshape(m, tuple(lead_shape) + tuple(trail_shape))
 
 
-def push_basis(lin, in_avals):
-    """For each input leaf, the JVPs of all its basis vectors: ``[leaf][k] -> out tangents``.
-    (A loop over the basis; vmap can replace it.)"""
-    result = []
-    for i, a in enumerate(in_avals):
-        cols = []
-        for k in range(a.size):
-            ts = [Zero(b) for b in in_avals]
-            ts[i] = _basis(a, k)
-            cols.append(lin.jvp(ts))
-        result.append(cols)
-    return result
-
-
-def pull_basis(lin, out_avals):
-    """For each output leaf, the VJPs of all its basis vectors: ``[leaf][k] -> in cts``."""
-    result = []
-    for o, a in enumerate(out_avals):
-        rows = []
-        for k in range(a.size):
-            cts = [Zero(b) for b in out_avals]
-            cts[o] = _basis(a, k)
-            rows.append(lin.vjp(cts))
-        result.append(rows)
-    return result
+def _jac_zeros(lead_shape, trail_shape, dtype):
+    return _as_output(ad.zeros_like_aval(ShapedArray(tuple(lead_shape) + tuple(trail_shape),
+                                                     dtype)))
 
 
 def _jac_setup(fun, argnums, has_aux, holomorphic, name, args, kwargs):
@@ -426,8 +449,7 @@ def _jac_setup(fun, argnums, has_aux, holomorphic, name, args, kwargs):
     leaves = [_as_value(x) for x in leaves]
     store = []
     flat = _flat_fun(fun, args, kwargs, nums, in_tree, has_aux, store)
-    res = ad.linearize_flat(flat, leaves, has_aux=has_aux)
-    return res, leaves, in_tree, single, store
+    return flat, leaves, in_tree, single, store
 
 
 def _jac_tree(blocks, store, in_tree, single):
@@ -439,22 +461,48 @@ def _jac_tree(blocks, store, in_tree, single):
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of ``fun`` by forward mode: for each output leaf of shape S and input leaf
-    of shape T, a block of shape S + T (pytrees: outputs outside, inputs inside)."""
+    of shape T, a block of shape S + T (pytrees: outputs outside, inputs inside).
+
+    Computed as ``vmap`` of ``jvp`` over the standard basis of the inputs: the primal work is
+    done once and every tangent operation once, batched over the basis."""
+    from pyjax._src.api_vmap import vmap
+
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        res, leaves, in_tree, single, store = _jac_setup(fun, argnums, has_aux, holomorphic,
-                                                         "jacfwd", args, kwargs)
-        outs, lin = res[0], res[1]
+        flat, leaves, in_tree, single, store = _jac_setup(fun, argnums, has_aux, holomorphic,
+                                                          "jacfwd", args, kwargs)
+        in_avals = [get_aval(x) for x in leaves]
+        basis, n = _std_basis(in_avals)
+
+        def pushfwd(*tangents):
+            res = ad.jvp_flat(flat, leaves, list(tangents), has_aux=has_aux)
+            # integer outputs have float0 tangents: no batched value, zeros below
+            t_out = [None if type(t) is Zero and t.aval.dtype == float0 else
+                     _instantiate_out(t) for t in res[1]]
+            return (res[0], t_out, res[2]) if has_aux else (res[0], t_out)
+
+        out_axes = (None, -1, None) if has_aux else (None, -1)
+        res = vmap(pushfwd, out_axes=out_axes, axis_size=n)(*basis)
+        outs, jacs = res[0], res[1]
         if holomorphic:
             for o in outs:
                 if not dtypes.is_complex(get_aval(o).dtype):
                     raise TypeError("jacfwd with holomorphic=True requires outputs with "
                                     f"complex dtype, but got {get_aval(o).dtype.name}.")
-        in_avals = [get_aval(x) for x in leaves]
-        cols = push_basis(lin, in_avals)
-        blocks = [[_stack([_instantiate_out(c[o]) for c in cols[i]], get_aval(y).shape,
-                          in_avals[i].shape, lin.out_avals[o].dtype, True)
-                   for i in range(len(leaves))] for o, y in enumerate(outs)]
+        blocks = []
+        for y, jac in zip(outs, jacs):
+            y_shape = get_aval(y).shape
+            row, off = [], 0
+            for a in in_avals:
+                if jac is None:
+                    row.append(np.zeros(tuple(y_shape) + tuple(a.shape), float0))
+                elif a.size == 0:
+                    row.append(_jac_zeros(y_shape, a.shape, get_aval(jac).dtype))
+                else:
+                    row.append(_jac_block(jac, -1 % (len(y_shape) + 1), off, a.size, y_shape,
+                                          a.shape))
+                off += a.size
+            blocks.append(row)
         jac = _jac_tree(blocks, store, in_tree, single)
         if has_aux:
             return jac, _aux_out(store, res[2])
@@ -463,19 +511,40 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
-    """The Jacobian of ``fun`` by reverse mode (same layout as ``jacfwd``)."""
+    """The Jacobian of ``fun`` by reverse mode (same layout as ``jacfwd``).
+
+    Computed as one ``vjp`` and ``vmap`` of its pullback over the standard basis of the
+    outputs."""
+    from pyjax._src.api_vmap import vmap
+
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        res, leaves, in_tree, single, store = _jac_setup(fun, argnums, has_aux, holomorphic,
-                                                         "jacrev", args, kwargs)
+        flat, leaves, in_tree, single, store = _jac_setup(fun, argnums, has_aux, holomorphic,
+                                                          "jacrev", args, kwargs)
+        res = ad.linearize_flat(flat, leaves, has_aux=has_aux)
         outs, lin = res[0], res[1]
         for o in outs:
             _check_output_dtype_revderiv("jacrev", holomorphic, o)
         in_avals = [get_aval(x) for x in leaves]
-        rows = pull_basis(lin, lin.out_avals)
-        blocks = [[_stack([_instantiate_out(r[i]) for r in rows[o]], get_aval(y).shape,
-                          in_avals[i].shape, lin.in_avals[i].dtype, False)
-                   for i in range(len(leaves))] for o, y in enumerate(outs)]
+        out_avals = lin.out_avals
+        basis, m = _std_basis(out_avals)
+
+        def pullback(*cts):
+            return [_instantiate_out(c) for c in lin.vjp(list(cts))]
+
+        rows = vmap(pullback, axis_size=m)(*basis)
+        blocks = []
+        off = 0
+        for y, oa in zip(outs, out_avals):
+            y_shape = get_aval(y).shape
+            row = []
+            for a, r in zip(in_avals, rows):
+                if oa.size == 0 or a.size == 0:
+                    row.append(_jac_zeros(y_shape, a.shape, lin.in_avals[len(row)].dtype))
+                else:
+                    row.append(_jac_block(r, 0, off, oa.size, y_shape, a.shape))
+            blocks.append(row)
+            off += oa.size
         jac = _jac_tree(blocks, store, in_tree, single)
         if has_aux:
             return jac, _aux_out(store, res[2])

@@ -13,7 +13,7 @@ import pyjax.lax as lax
 import pyjax.numpy as jnp
 from pyjax import errors
 from pyjax._src.core.jaxpr import check_jaxpr
-from pyjax._src.interpreters import ad, jit as jit_mod
+from pyjax._src.interpreters import ad, eager_grad, jit as jit_mod
 
 float0 = pyjax.dtypes.float0
 
@@ -125,6 +125,23 @@ def test_jacobian_pytrees_and_argnums(x64):
         js = jac(f, argnums=(0, 1))(p, 2.0)
         assert isinstance(js["a"], tuple) and len(js["a"]) == 2
         np.testing.assert_allclose(np.asarray(js["a"][1]), p["w"])
+
+
+def test_jacobians_are_vmapped_not_looped():
+    # vmap of jvp / vjp over the standard basis: the traced program does not grow with the
+    # number of basis vectors
+    f = lambda x: jnp.sin(x) * jnp.sum(x ** 2)  # noqa: E731
+    for jac in (pyjax.jacfwd, pyjax.jacrev):
+        sizes = {len(pyjax.make_jaxpr(jac(f))(jnp.ones(n)).eqns) for n in (2, 7, 40)}
+        assert len(sizes) == 1, (jac, sizes)
+        x = np.linspace(-1, 1, 7).astype(np.float32)
+        expected = np.diag(np.cos(x) * np.sum(x ** 2)) + np.outer(np.sin(x), 2 * x)
+        np.testing.assert_allclose(np.asarray(jac(f)(x)), expected, rtol=1e-5, atol=1e-6)
+    # integer outputs have float0 Jacobians; empty inputs give empty blocks
+    j = pyjax.jacfwd(lambda x: (x * 2, (x > 0).astype(int)))(jnp.ones(2))
+    assert j[1].dtype == float0 and j[1].shape == (2, 2)
+    assert pyjax.jacfwd(jnp.sum)(jnp.zeros(0)).shape == (0,)
+    assert pyjax.jacrev(lambda x: x * 2)(jnp.zeros(0)).shape == (0, 0)
 
 
 def test_hessian_rosenbrock(x64):
@@ -435,13 +452,178 @@ def test_eager_backward_pass_is_compiled_per_structure():
     def f(x, y):
         return jnp.sum(jnp.sin(x) * y) / 3.0
     x, y = np.linspace(0, 1, 5, dtype=np.float32), np.arange(5, dtype=np.float32)
-    expected = np.cos(x) * y / 3.0
     n_compiled = sum(type(v) is ad._Backward for v in ad._bwd_cache.values())
-    results = [np.asarray(pyjax.grad(f)(x + k, y)) for k in range(3)]
+    results = [np.asarray(pyjax.vjp(f, x + k, y)[1](np.float32(1.0))[0]) for k in range(3)]
     for k, r in enumerate(results):  # op by op first, then one compiled call
         np.testing.assert_allclose(r, np.cos(x + k) * y / 3.0, rtol=1e-6)
-    np.testing.assert_allclose(results[0], expected, rtol=1e-6)
     assert sum(type(v) is ad._Backward for v in ad._bwd_cache.values()) == n_compiled + 1
+
+
+def _record_of(fun):
+    hits = [v for k, v in eager_grad._records.items() if k[0] is fun.__code__]
+    assert len(hits) == 1
+    return hits[0]
+
+
+def _count_eager_ops(fn):
+    from pyjax._src.core import primitive as primitive_mod
+    orig, n = primitive_mod._eager_apply, [0]
+
+    def counting(*a):
+        n[0] += 1
+        return orig(*a)
+    primitive_mod._eager_apply = counting
+    try:
+        out = fn()
+    finally:
+        primitive_mod._eager_apply = orig
+    return out, n[0]
+
+
+def test_eager_grad_is_replayed_as_one_executable():
+    calls = []
+
+    def f(x, y):
+        calls.append(1)  # Python side effects run on every call
+        return jnp.sum(jnp.sin(x) * y) / 3.0
+    g = pyjax.grad(f)
+    x, y = jnp.linspace(0, 1, 5), jnp.arange(5.0)
+    for k in range(4):
+        xk = x + k
+        r, n_ops = _count_eager_ops(lambda: g(xk, y))
+        np.testing.assert_allclose(np.asarray(r), np.cos(np.asarray(xk)) * np.asarray(y) / 3,
+                                   rtol=1e-6)
+        if k >= 2:  # recorded, then compiled: no op-by-op work any more
+            assert n_ops == 0
+    assert len(calls) == 4
+    rec = _record_of(f)
+    assert type(rec) is eager_grad._Record and rec.fused is not None
+    fused = rec.fused
+    pyjax.grad(f)(x, y)  # another grad of the same function replays the same executable
+    assert _record_of(f).fused is fused
+    # value_and_grad: the value comes out of the same call
+    vg = pyjax.value_and_grad(f)
+    for _ in range(3):
+        v, gx = vg(x, y)
+        np.testing.assert_allclose(float(v), float(f(x, y)), rtol=1e-6)
+
+
+def test_eager_grad_replay_follows_python_control_flow_and_closures():
+    state = {"scale": 2.0, "w": jnp.ones(3)}
+
+    def f(x):
+        y = jnp.sum(x * state["w"]) * state["scale"]
+        if y > 0:  # a concrete value: the replay catches up and goes on eagerly
+            return y ** 2
+        return -y
+    g = pyjax.grad(f)
+    x = jnp.asarray([0.5, -0.25, 1.0])
+    for k, (scale, sign) in enumerate([(2.0, 1), (2.0, 1), (3.0, 1), (2.0, -1), (2.0, 1),
+                                       (0.5, -1), (2.0, 1)]):
+        state["scale"] = scale
+        state["w"] = jnp.full(3, float(k + 1))
+        xs = x * sign
+        w = np.full(3, k + 1.0, np.float32)
+        y = float(np.sum(np.asarray(xs) * w) * scale)
+        expected = 2 * y * scale * w if y > 0 else -scale * w
+        np.testing.assert_allclose(np.asarray(g(xs)), expected, rtol=1e-6)
+
+    def h(x):  # the mask of a comparison flows into select without being concrete
+        return jnp.sum(jnp.where(x > 0, x ** 2, -x) + jnp.maximum(x, 0.0))
+    gh = pyjax.grad(h)
+    for k in range(4):
+        xs = jnp.asarray([1.5, -2.0, 0.5]) * (k - 1.5)
+        xv = np.asarray(xs)
+        expected = np.where(xv > 0, 2 * xv, -1.0) + (xv > 0)
+        np.testing.assert_allclose(np.asarray(gh(xs)), expected, rtol=1e-6)
+
+
+def test_eager_grad_replay_keeps_eager_semantics():
+    reprs, floats = [], []
+
+    def f(x):
+        reprs.append(repr(x))
+        floats.append(float(jnp.sum(x)))  # concrete under eager grad, every call
+        return jnp.sum(jnp.sin(x))
+    g = pyjax.grad(f)
+    for k in range(4):
+        np.testing.assert_allclose(np.asarray(g(jnp.full(2, 0.1 * k))), np.cos(0.1 * k),
+                                   rtol=1e-6)
+    assert len(set(reprs)) == 1 and "JVPTrace" in reprs[0]
+    np.testing.assert_allclose(floats, [0.0, 0.2, 0.4, 0.6], rtol=1e-6)
+
+    def boom(x):
+        if x > 10.0:
+            raise ValueError("too big")
+        return x * 3.0
+    gb = pyjax.grad(boom)
+    assert [float(gb(v)) for v in (1.0, 2.0, 3.0)] == [3.0, 3.0, 3.0]
+    with pytest.raises(ValueError, match="too big"):
+        gb(11.0)
+    assert float(gb(4.0)) == 3.0
+
+    leaked = []
+
+    def leak(x):
+        leaked.append(x)
+        return x * 2.0
+    gl = pyjax.grad(leak)
+    for _ in range(3):
+        gl(1.0)
+    with pytest.raises(errors.UnexpectedTracerError):
+        jnp.sin(leaked[-1])
+
+
+def test_eager_grad_replay_with_aux_argnums_and_nesting():
+    def f(x, n, y):
+        out = jnp.sum(x * y) * n
+        return out, {"norm": jnp.sum(x * x), "n": n, "const": jnp.ones(2)}
+    g = pyjax.grad(f, argnums=(0, 2), has_aux=True)
+    for k in range(4):
+        x, y = jnp.arange(3.0) + k, jnp.ones(3) * 2
+        (gx, gy), aux = g(x, 3, y)
+        np.testing.assert_allclose(np.asarray(gx), 6 * np.ones(3))
+        np.testing.assert_allclose(np.asarray(gy), 3 * np.asarray(x))
+        np.testing.assert_allclose(float(aux["norm"]), float(np.sum(np.asarray(x) ** 2)))
+        assert int(aux["n"]) == 3 and np.asarray(aux["const"]).tolist() == [1.0, 1.0]
+    gi = pyjax.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)
+    for _ in range(3):
+        a, b = gi(2.0, 3)
+        assert float(a) == 3.0 and b.dtype == float0
+    d2 = pyjax.grad(pyjax.grad(lambda x: jnp.sin(x) * x))
+    for v in (0.3, 0.6, 0.9):
+        np.testing.assert_allclose(float(d2(v)), 2 * math.cos(v) - v * math.sin(v), rtol=1e-5)
+
+    @pyjax.custom_jvp
+    def cube(x):
+        return x ** 3
+    cube.defjvp(lambda p, t: (cube(p[0]), 3 * p[0] ** 2 * t[0]))
+    gc = pyjax.grad(lambda x: cube(x) * 2.0)
+    assert [float(gc(v)) for v in (1.0, 2.0, 1.0)] == [6.0, 24.0, 6.0]
+
+
+def test_eager_grad_replay_of_calls_vmap_and_what_it_leaves_alone():
+    jsin = pyjax.jit(jnp.sin)
+    g = pyjax.grad(lambda x: jnp.sum(jsin(x) * 2.0 + pyjax.vmap(lambda r: r * r)(x * x)))
+    for v in (0.1, 0.2, 0.3, 0.4):  # a jitted call is replayed into the fused program
+        x = np.array([v, -v], np.float32)
+        np.testing.assert_allclose(np.asarray(g(x)), 2 * np.cos(x) + 4 * x ** 3, rtol=1e-5)
+    # integer intermediates may be used as static values: such programs run op by op
+    gi = pyjax.grad(lambda x: jnp.sum(jnp.repeat(x, 2) * (x > 0).sum()))
+    for k in range(4):
+        x = jnp.arange(3.0) - k
+        n = float(np.sum(np.asarray(x) > 0))
+        np.testing.assert_allclose(np.asarray(gi(x)), 2 * n * np.ones(3))
+    gc = pyjax.grad(lambda x: lax.cond(x > 0, lambda: x * 2, lambda: -x))
+    assert [float(gc(v)) for v in (1.0, -1.0, 2.0, 3.0, -2.0)] == [2.0, -1.0, 2.0, 2.0, -1.0]
+    gk = pyjax.grad(lambda x, scale=1.0: jnp.sum(x * scale))
+    assert [float(gk(jnp.ones(2), scale=s)[0]) for s in (2.0, 2.0, 2.0, 3.0, 2.0, -0.0)] == [
+        2.0, 2.0, 2.0, 3.0, 2.0, -0.0]
+    assert math.copysign(1.0, float(gk(jnp.ones(2), scale=-0.0)[0])) == -1.0
+    gx = pyjax.grad(lambda x: jnp.sin(x) * 2.0)
+    for x64 in (False, True, True, True, False):  # the x64 flag is part of a record's key
+        pyjax.config.update("jax_enable_x64", x64)
+        assert gx(np.float64(0.5)).dtype == (np.float64 if x64 else np.float32)
 
 
 def test_custom_vjp_bwd_runs_eagerly_every_time():

@@ -13,6 +13,8 @@ evaluation) and transposition of linear Jaxprs (reverse mode).
   forward, then the linear ones are walked backwards calling each primitive's ``transpose``.
 
 Reverse mode is linearize followed by ``backward_pass``; there are no hand-written VJP rules.
+
+Eager ``grad`` additionally records and replays programs (``eager_grad.py``).
 """
 from __future__ import annotations
 
@@ -71,6 +73,7 @@ def add_tangents(a, b):
 
 
 _scalar_zeros: dict = {}
+_NP_SCALARS = (np.number, np.bool_)
 
 
 def zero_of(x):
@@ -78,7 +81,8 @@ def zero_of(x):
     t = type(x)
     if t is ArrayImpl:
         return Zero(tangent_aval(x.aval))
-    if t is float or t is complex or t is bool:  # their aval depends only on the type and x64
+    if t is float or t is complex or t is bool or issubclass(t, _NP_SCALARS):
+        # the aval of these scalars depends only on their type and the x64 flag
         key = (t, dtypes.x64_enabled())
         z = _scalar_zeros.get(key)
         if z is None:
@@ -242,33 +246,48 @@ def _like(ct, aval):
     return ct
 
 
+_LINEARIZE_DEBUG = staging.DebugInfo("<linearize>", None, "linearize")
+
+
+def _lin_begin(parent, primals):
+    """The traces of a linearization over ``parent`` and the JVP tracers of ``primals``."""
+    pe_trace = pe.PartialEvalTrace(parent, _LINEARIZE_DEBUG)
+    trace = JVPTrace(pe_trace)
+    ins, in_linear, in_avals = [], [], []
+    for p in primals:
+        ta = tangent_aval(p.aval if type(p) is ArrayImpl else get_aval(p))
+        lin = ta.dtype != float0
+        in_linear.append(lin)
+        in_avals.append(ta)
+        ins.append(JVPTracer(trace, p, pe_trace.new_arg(ta) if lin else Zero(ta)))
+    return pe_trace, trace, ins, in_linear, in_avals
+
+
+def _lin_end(pe_trace, trace, outs, in_linear, in_avals):
+    """The primal outputs and the ``Linearized`` map of a finished linearization."""
+    primals_out, tangents_out = _unbox(trace, outs)
+    nz_tangents = [t for t in tangents_out if type(t) is not Zero]
+    out_nonzero = [type(t) is not Zero for t in tangents_out]
+    closed = pe_trace.to_jaxpr(nz_tangents)
+    out_avals = [t.aval if type(t) is Zero else tangent_aval(get_aval(p))
+                 for p, t in zip(primals_out, tangents_out)]
+    return primals_out, Linearized(closed, in_linear, out_nonzero, in_avals, out_avals)
+
+
 def linearize_flat(fun, primals, has_aux=False):
     """JVP + online partial evaluation of a flat function at ``primals``.
 
     Returns ``(primal_outs, Linearized[, aux])``; primal outputs (and residuals) are computed on
     the current trace, every tangent operation is staged into the linear Jaxpr."""
-    parent = trace_mod.current_trace()
-    pe_trace = pe.PartialEvalTrace(parent)
-    trace = JVPTrace(pe_trace)
-    ins, in_linear, in_avals = [], [], []
-    for p in primals:
-        ta = tangent_aval(get_aval(p))
-        lin = ta.dtype != float0
-        in_linear.append(lin)
-        in_avals.append(ta)
-        ins.append(JVPTracer(trace, p, pe_trace.new_arg(ta) if lin else Zero(ta)))
+    pe_trace, trace, ins, in_linear, in_avals = _lin_begin(trace_mod.current_trace(), primals)
     try:
         outs = _run(trace, fun, ins)
         if has_aux:
             outs, aux = outs
             aux = [_primal_of(trace, a) for a in aux]
-        primals_out, tangents_out = _unbox(trace, outs)
-        out_nonzero = [type(t) is not Zero for t in tangents_out]
-        closed = pe_trace.to_jaxpr([t for t in tangents_out if type(t) is not Zero])
+        primals_out, lin = _lin_end(pe_trace, trace, outs, in_linear, in_avals)
     finally:
         pe_trace.finish()
-    lin = Linearized(closed, in_linear, out_nonzero, in_avals,
-                     [tangent_aval(get_aval(p)) for p in primals_out])
     if has_aux:
         return primals_out, lin, aux
     return primals_out, lin
@@ -443,6 +462,8 @@ _bwd_cache: dict = {}   # structure key -> 1 (seen once), 0 (run op by op), or _
 _BWD_CACHE_MAX = 512
 # Equations whose transpose runs user code that may expect concrete values (custom_vjp's bwd).
 _EAGER_ONLY = {"custom_lin"}
+# Calls of an already compiled Jaxpr: a backward pass made only of them runs call by call.
+_CALLS = {"jit"}
 
 
 def _literal_key(v):
@@ -450,19 +471,20 @@ def _literal_key(v):
 
 
 def _structure_key(jaxpr, consts):
-    ids, n = {}, 0
-    for v in jaxpr.constvars + jaxpr.invars:
-        ids[v] = n
-        n += 1
-    parts = [tuple(get_aval(c) for c in consts), tuple(v.aval for v in jaxpr.invars)]
+    ids = {}
+    for v in jaxpr.constvars:
+        ids[v] = len(ids)
+    for v in jaxpr.invars:
+        ids[v] = len(ids)
+    parts = [tuple([c.aval if type(c) is ArrayImpl else get_aval(c) for c in consts]),
+             tuple([v.aval for v in jaxpr.invars])]
     for e in jaxpr.eqns:
-        ins = tuple(ids[v] if type(v) is not Literal else _literal_key(v) for v in e.invars)
+        ins = tuple([ids[v] if type(v) is not Literal else _literal_key(v) for v in e.invars])
         parts.append((e.primitive, ins, tuple(e.params.items()) if e.params else ()))
         for o in e.outvars:
-            ids[o] = n
-            n += 1
-    parts.append(tuple(ids[v] if type(v) is not Literal else _literal_key(v)
-                       for v in jaxpr.outvars))
+            ids[o] = len(ids)
+    parts.append(tuple([ids[v] if type(v) is not Literal else _literal_key(v)
+                        for v in jaxpr.outvars]))
     key = tuple(parts)
     hash(key)  # unhashable params: TypeError, no compiled path
     return key
@@ -483,7 +505,9 @@ def _eager_backward(closed, cts):
                 _bwd_cache.clear()
             _bwd_cache[key] = 1
             return None
-        if entry == 0 or any(e.primitive.name in _EAGER_ONLY for e in closed.jaxpr.eqns):
+        if entry == 0 or any(e.primitive.name in _EAGER_ONLY for e in closed.jaxpr.eqns) or all(
+                e.primitive.name in _CALLS for e in closed.jaxpr.eqns):
+            # (a backward pass of calls alone is already one compiled call per equation)
             _bwd_cache[key] = 0
             return None
         try:
@@ -492,8 +516,9 @@ def _eager_backward(closed, cts):
             _bwd_cache[key] = 0
             return None
         _bwd_cache[key] = entry
-    args = [dispatch.to_array(c) for c in closed.consts]
-    args += [dispatch.to_array(c) for c, nz in zip(cts, ct_nz) if nz]
+    to_array = dispatch.to_array
+    args = [c if type(c) is ArrayImpl else to_array(c) for c in closed.consts]
+    args += [c if type(c) is ArrayImpl else to_array(c) for c, nz in zip(cts, ct_nz) if nz]
     return entry(args)
 
 

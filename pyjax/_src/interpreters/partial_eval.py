@@ -18,6 +18,7 @@ from __future__ import annotations
 import weakref
 
 from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
 from pyjax._src.core.trace import get_aval
 from pyjax._src.interpreters.staging import DebugInfo, StagingTrace, StagingTracer
@@ -68,11 +69,14 @@ class PartialEvalTrace(StagingTrace):
             t = type(x)
             if t is StagingTracer and x._trace is self:
                 invars.append(x.var)
+            elif t is ArrayImpl:  # a residual
+                v = self._const_ids.get(id(x))
+                invars.append(self._capture(x, x.aval) if v is None else v)
             elif t is float or t is int or t is complex or t is bool:
                 invars.append(Literal(x, _scalar_aval(x)))
             else:
                 invars.append(self.to_var(x))
-        avals = tuple(v.aval for v in invars)
+        avals = tuple([v.aval for v in invars])
         try:  # abstract evaluation is memoized: linearize stages the same few ops again and again
             key = (primitive, avals, tuple(params.items()) if params else ())
             out = _aval_cache.get(key)

@@ -445,3 +445,14 @@ def test_eager(name, fn):
         want = np.asarray(fn(np))
     dt = {"sum": np.int32, "count_nonzero": np.int32, "mean": np.float32}.get(name)
     assert_close(got, want, dt, rtol=1e-5)
+
+
+def test_max_min_of_complex_are_lexicographic_like_numpy():
+    # XLA's own complex maximum compares real parts only; JAX and NumPy order by (real, imag)
+    x = np.array([[1 + 2j, 3 + 0j, 1 + 3j], [1 + 5j, -2 + 1j, 1 + 3j]], np.complex64)
+    for axis in (None, 0, 1):
+        np.testing.assert_array_equal(np.asarray(jnp.max(x, axis=axis)), np.max(x, axis=axis))
+        np.testing.assert_array_equal(np.asarray(jnp.min(x, axis=axis)), np.min(x, axis=axis))
+        np.testing.assert_array_equal(np.asarray(pyjax.jit(jnp.max)(x)), np.max(x))
+    nan = np.array([1 + 1j, complex(np.nan, 0), 2 + 0j], np.complex64)
+    assert np.isnan(complex(jnp.max(nan)))

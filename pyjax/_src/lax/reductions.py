@@ -25,6 +25,7 @@ __all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and"
            "cumlogsumexp"]
 
 NUM, ORDERED, LOGICAL = "fciu", "fiub", "iub"
+MAXMIN = ORDERED + "c"  # complex numbers order lexicographically (real, then imag), as in JAX
 
 
 def _region(ctx, arg_avals):
@@ -63,9 +64,9 @@ def _all_ones(dt):
 _MONOIDS = {
     "reduce_sum": (NUM, lambda dt: np.zeros((), dt), lambda dt: "stablehlo.add"),
     "reduce_prod": (NUM, lambda dt: np.ones((), dt), lambda dt: "stablehlo.multiply"),
-    "reduce_max": (ORDERED, _max_identity,
+    "reduce_max": (MAXMIN, _max_identity,
                    lambda dt: "stablehlo.or" if dtypes.is_bool(dt) else "stablehlo.maximum"),
-    "reduce_min": (ORDERED, _min_identity,
+    "reduce_min": (MAXMIN, _min_identity,
                    lambda dt: "stablehlo.and" if dtypes.is_bool(dt) else "stablehlo.minimum"),
     "reduce_and": (LOGICAL, _all_ones, lambda dt: "stablehlo.and"),
     "reduce_or": (LOGICAL, lambda dt: np.zeros((), dt), lambda dt: "stablehlo.or"),
@@ -100,7 +101,32 @@ def _nan_propagating_region(ctx, dt, op_name):
     return region
 
 
+def _complex_minmax_region(ctx, dt, op_name):
+    """``max``/``min`` of complex numbers in JAX's lexicographic order (real part, then
+    imaginary part), NaN-propagating; XLA's own complex maximum compares real parts only."""
+    s, r = _scalar(dt), _scalar(dtypes.to_real_dtype(dt))
+    region = _region(ctx, [s, s])
+    a, b = region.args
+    direction = "GT" if op_name == "stablehlo.maximum" else "LT"
+    ra, rb = region.op("stablehlo.real", [a], r), region.op("stablehlo.real", [b], r)
+    ia, ib = region.op("stablehlo.imag", [a], r), region.op("stablehlo.imag", [b], r)
+    first = base.compare(region, ra, rb, direction)
+    tie = region.op("stablehlo.and", [base.compare(region, ra, rb, "EQ"),
+                                      base.compare(region, ia, ib, direction)], first.aval)
+    m = region.op("stablehlo.select", [region.op("stablehlo.or", [first, tie], first.aval), a, b],
+                  s)
+    for x in (b, a):  # a NaN in either part of either side wins (a's last, so it wins ties)
+        rx, ix = (rb, ib) if x is b else (ra, ia)
+        nan = region.op("stablehlo.or", [base.compare(region, rx, rx, "NE"),
+                                         base.compare(region, ix, ix, "NE")], first.aval)
+        m = region.op("stablehlo.select", [nan, x, m], s)
+    region.ret([m])
+    return region
+
+
 def _minmax_region(ctx, dt, op_name):
+    if dtypes.is_complex(dt):
+        return _complex_minmax_region(ctx, dt, op_name)
     if dtypes.is_inexact(dt):
         return _nan_propagating_region(ctx, dt, op_name)
     return _binary_region(ctx, dt, op_name)

@@ -198,8 +198,19 @@ def _numpy_aval(x):
 
 aval_handlers[bool] = lambda x: ShapedArray((), np.dtype(bool), False)
 aval_handlers[int] = _int_aval
-aval_handlers[float] = lambda x: ShapedArray((), dtypes.python_scalar_dtype(x), True)
-aval_handlers[complex] = lambda x: ShapedArray((), dtypes.python_scalar_dtype(x), True)
+_weak_avals: dict = {}  # (type, x64 flag) -> the weakly typed aval of Python floats/complexes
+
+
+def _weak_scalar_aval(x):
+    key = (type(x), dtypes.x64_enabled())
+    a = _weak_avals.get(key)
+    if a is None:
+        a = _weak_avals[key] = ShapedArray((), dtypes.python_scalar_dtype(x), True)
+    return a
+
+
+aval_handlers[float] = _weak_scalar_aval
+aval_handlers[complex] = _weak_scalar_aval
 aval_handlers[np.ndarray] = _numpy_aval
 
 

@@ -64,13 +64,19 @@ def main():
     big = np.ones(1 << 18, np.float32)  # 1 MiB
     xb = client.buffer_from_pyval(big)
 
-    # The floor: the PJRT calls alone, through the executable's prepared structs.
+    # The floor: the PJRT calls alone, through the executable's prepared structs (those
+    # pyjax uses: the build specialised to device 0, execute_device NULL).
     from ctypes import byref
     from pyjax._src.runtime import capi
-    prepared = exe._new_execute_structs(1, 2)  # keep all of it alive
+    prepared = exe._new_pool_structs()  # keep all of it alive
     eargs, eref, argv, outv, _ = prepared
     argv[0] = argv[1] = x._ptr
-    eargs.execute_device = x.device._ptr
+    # The same program's portable build, told its device per call (execute_device set):
+    # PJRT then re-reads the compile options on every call.
+    portable = exe._new_execute_structs(1, 2, exe._portable_build())
+    peargs, peref, pargv, poutv, _ = portable
+    pargv[0] = pargv[1] = x._ptr
+    peargs.execute_device = x.device._ptr
     destroy = capi.Buffer_Destroy_Args()
     destroy_ref = byref(destroy)
     api = client._api
@@ -83,6 +89,16 @@ def main():
             destroy.buffer = ring.popleft()
             api.Buffer_Destroy(destroy_ref)
         ring.append(outv[0])
+
+    def raw_execute_and_free_at_once():
+        api.LoadedExecutable_Execute(eref)
+        destroy.buffer = outv[0]
+        api.Buffer_Destroy(destroy_ref)
+
+    def raw_portable_execute_and_free_at_once():
+        api.LoadedExecutable_Execute(peref)
+        destroy.buffer = poutv[0]
+        api.Buffer_Destroy(destroy_ref)
 
     h2d, h2d_ref, dims, ev, ev_ref = client._new_h2d_scratch()
     h2d.data = x_host.__array_interface__["data"][0]
@@ -104,6 +120,9 @@ def main():
 
     rows = [
         ("PJRT floor: raw Execute + Buffer_Destroy", raw_execute_and_free),
+        ("PJRT floor: ... result destroyed at once", raw_execute_and_free_at_once),
+        ("PJRT floor: ... portable build + execute_device",
+         raw_portable_execute_and_free_at_once),
         ("PJRT floor: raw BufferFromHostBuffer + 2 Destroys", raw_h2d_and_free),
         ("H2D f32[4] (buffer_from_pyval)", keep(lambda: client.buffer_from_pyval(x_host))),
         ("D2H f32[4] (to_numpy, ready buffer)", x.to_numpy),

@@ -18,14 +18,21 @@ from pyjax._src.interpreters import lowering
 
 config = config_mod.config
 
-# (primitive, params, input avals) -> (executable, output avals, multiple_results)
+# (primitive, params, input avals) -> (executable, output avals)
 _primitive_cache: dict = {}
+# The hot path's first-level cache: (primitive, id(aval), ...) for calls without params ->
+# (run, out_aval or None, out_avals, avals). Identity keys hash in C (ShapedArray's hash is
+# a Python method) and eager results share their entry's aval objects, so a loop of eager
+# ops hits it; the entry keeps the avals alive, so their ids cannot be reused meanwhile.
+_fast_cache: dict = {}
+_FAST_CACHE_MAX = 4096
 _scalar_cache: dict = {}
 _SCALAR_CACHE_MAX = 1024
 
 
 def clear_caches():
     _primitive_cache.clear()
+    _fast_cache.clear()
     _scalar_cache.clear()
 
 
@@ -108,6 +115,15 @@ def pick_device(arrays):
     return dev
 
 
+def on_device(bufs, device):
+    """``bufs`` with those elsewhere copied to ``device``: uncommitted values (Python scalars,
+    constants, arrays made without a device) follow the committed ones."""
+    for b in bufs:
+        if b.device is not device:
+            return [b if b.device is device else b.copy_to_device(device) for b in bufs]
+    return bufs
+
+
 def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
                   num_partitions=1, device_assignment=None, **lower_kw):
     """Lower and compile a Jaxpr whose ``@main`` takes constvars then invars."""
@@ -141,7 +157,81 @@ def _default_device():
     return _DEFAULT_DEVICE[0]
 
 
+_new_array = ArrayImpl.__new__  # creating without ArrayImpl.__init__ saves a Python call
+
+
 def apply_primitive(primitive, args, params):
+    """Runs one primitive now, as a cached single-op executable (asynchronously)."""
+    if params or primitive.impl is not None:
+        return _apply_general(primitive, args, params)
+    if len(args) == 1:
+        x = args[0]
+        if type(x) is not ArrayImpl:
+            x = to_array(x)
+        aval = x.aval
+        entry = _fast_cache.get((primitive, id(aval)))
+        if entry is None:
+            entry = _fast_entry(primitive, (aval,), (primitive, id(aval)))
+        b = x._buf
+        committed = x._committed
+        outs = entry[0]((b,), b.device)
+    elif len(args) == 2:
+        x, y = args
+        if type(x) is not ArrayImpl:
+            x = to_array(x)
+        t = type(y)
+        if t is not ArrayImpl:  # most often a Python scalar: its cached array, inline
+            c = _scalar_cache.get((t, y)) if t is float or t is int else None
+            y = to_array(y) if c is None else c
+        ax = x.aval
+        ay = y.aval
+        entry = _fast_cache.get((primitive, id(ax), id(ay)))
+        if entry is None:
+            entry = _fast_entry(primitive, (ax, ay), (primitive, id(ax), id(ay)))
+        b = x._buf
+        c = y._buf
+        device = b.device
+        if c.device is not device:  # mixed devices: the general rules (or their error)
+            return _apply_general(primitive, (x, y), params)
+        committed = x._committed or y._committed
+        outs = entry[0]((b, c), device)
+    else:
+        return _apply_general(primitive, args, params)
+    out_aval = entry[1]
+    if out_aval is not None:
+        r = _new_array(ArrayImpl)
+        r.aval = out_aval
+        r._buf = outs[0]
+        r._committed = committed
+        r._npy = None
+        return r
+    return [ArrayImpl(av, o, committed) for av, o in zip(entry[2], outs)]
+
+
+def _fast_entry(primitive, avals, key):
+    exe, out_avals = _cached_executable(primitive, {}, avals)
+    single = None if primitive.multiple_results else out_avals[0]
+    entry = (exe.execute_unchecked, single, out_avals, avals)
+    if len(_fast_cache) >= _FAST_CACHE_MAX:
+        _fast_cache.clear()
+    _fast_cache[key] = entry
+    return entry
+
+
+def _cached_executable(primitive, params, avals):
+    try:
+        key = (primitive, tuple(params.items()) if params else (), *avals)
+        entry = _primitive_cache.get(key)
+    except TypeError:  # unhashable params: compile without caching
+        key, entry = None, None
+    if entry is None:
+        entry = _compile_primitive(primitive, params, avals)
+        if key is not None:
+            _primitive_cache[key] = entry
+    return entry
+
+
+def _apply_general(primitive, args, params):
     if primitive.impl is not None:
         return primitive.impl(*args, **params)
     avals, bufs = [], []
@@ -160,16 +250,9 @@ def apply_primitive(primitive, args, params):
             committed = True
         elif device is None:
             device = b.device
-    try:
-        key = (primitive, tuple(params.items()) if params else (), *avals)
-        entry = _primitive_cache.get(key)
-    except TypeError:  # unhashable params: compile without caching
-        key, entry = None, None
-    if entry is None:
-        entry = _compile_primitive(primitive, params, avals)
-        if key is not None:
-            _primitive_cache[key] = entry
-    exe, out_avals = entry
+    exe, out_avals = _cached_executable(primitive, params, avals)
+    if committed:
+        bufs = on_device(bufs, device)
     outs = exe.execute_unchecked(bufs, device or _default_device())
     if primitive.multiple_results:
         return [ArrayImpl(av, b, committed) for av, b in zip(out_avals, outs)]

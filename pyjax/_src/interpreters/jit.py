@@ -173,15 +173,28 @@ def _arg_names(sig, nargs, kw_names):
 
 
 class _Entry:
-    __slots__ = ("exe", "const_bufs", "out_tree", "out_avals", "closed", "n_out")
+    """A compiled signature of a jitted function, with what a call needs at hand."""
+    __slots__ = ("exe", "const_bufs", "out_tree", "out_avals", "closed", "n_out", "run",
+                 "leaf_aval", "const_device")
 
     def __init__(self, exe, const_bufs, out_tree, out_avals, closed):
         self.exe = exe
-        self.const_bufs = const_bufs
+        self.const_bufs = tuple(const_bufs)
         self.out_tree = out_tree
         self.out_avals = out_avals
         self.closed = closed
         self.n_out = len(out_avals)
+        self.run = exe.execute_unchecked
+        # the one device all constants are on (None: no constants, or several devices)
+        devs = {b.device for b in self.const_bufs}
+        self.const_device = devs.pop() if len(devs) == 1 else None
+        # the aval of the only output when the function returns one array, else None
+        self.leaf_aval = out_avals[0] if self.n_out == 1 and out_tree == _LEAF else None
+
+
+_ID_CACHE_MAX = 256
+_new_array = ArrayImpl.__new__  # creating without ArrayImpl.__init__ saves a Python call
+_state = trace_mod._state
 
 
 class Jitted:
@@ -205,6 +218,7 @@ class Jitted:
         self._cache = {}          # signature -> _Entry (compiled)
         self._trace_cache = {}    # signature -> (ClosedJaxpr, out_tree, const values)
         self._fast_cache = {}     # (treedef of args, *avals) -> _Entry, for simple calls
+        self._id_cache = {}       # ids of the avals of all-Array positional args -> hit
         self.__name__ = getattr(fun, "__name__", "fun")
         self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
         self.__doc__ = getattr(fun, "__doc__", None)
@@ -315,10 +329,51 @@ class Jitted:
         return entry
 
     def __call__(self, *args, **kwargs):
-        if not trace_mod.is_eager():
+        t = _state.trace
+        if t is not None and t is not dispatch.eval_trace:
             return self._call_traced(args, kwargs)
         if self._simple and not kwargs:
-            # the hot path: one flatten, one pass over the leaves, one dict lookup
+            # The hot path. Positional Arrays only: the key is the ids of their avals (a hit
+            # keeps the avals alive, so the ids stay theirs; eager and jitted results share
+            # their executable's aval objects, so loops hit).
+            if len(args) == 1:
+                x = args[0]
+                if type(x) is ArrayImpl:
+                    hit = self._id_cache.get(id(x.aval))
+                    if hit is not None and hit[1] is config.jax_enable_x64:
+                        entry = hit[0]
+                        b = x._buf
+                        committed = x._committed
+                        device = b.device
+                        consts = entry.const_bufs
+                        if not committed and self.device is not None:
+                            return self._run(entry, args)  # jit(device=...): placement
+                        if not consts:
+                            outs = entry.run((b,), device)
+                        elif entry.const_device is device:
+                            outs = entry.run((*consts, b), device)
+                        else:  # constants to move first
+                            return self._run(entry, args)
+                        aval = entry.leaf_aval
+                        if aval is None:
+                            return self._wrap_outputs(entry, outs, committed)
+                        r = _new_array(ArrayImpl)
+                        r.aval = aval
+                        r._buf = outs[0]
+                        r._committed = committed
+                        r._npy = None
+                        return r
+            else:
+                ids = []
+                for x in args:
+                    if type(x) is not ArrayImpl:
+                        break
+                    ids.append(id(x.aval))
+                else:
+                    hit = self._id_cache.get(tuple(ids))
+                    if hit is not None and hit[1] is config.jax_enable_x64:
+                        return self._run(hit[0], args)
+            # one flatten, one pass over the leaves, one dict lookup
             leaves, in_tree = pytree.tree_flatten(args)
             arrays, avals = [], []
             for x in leaves:
@@ -328,11 +383,19 @@ class Jitted:
                     x = dispatch.to_array(x)
                 arrays.append(x)
                 avals.append(x.aval)
-            entry = self._fast_cache.get((in_tree, config.jax_enable_x64, *avals))
+            x64 = config.jax_enable_x64
+            entry = self._fast_cache.get((in_tree, x64, *avals))
             if entry is None:
                 key, closed, out_tree, _, donated = self._trace(args, kwargs)
                 entry = self._cache.get(key) or self._compile(key, closed, out_tree, donated)
-                self._fast_cache[(in_tree, config.jax_enable_x64, *avals)] = entry
+                self._fast_cache[(in_tree, x64, *avals)] = entry
+            if len(leaves) == len(args) and all(type(x) is ArrayImpl for x in args):
+                id_cache = self._id_cache
+                if len(id_cache) >= _ID_CACHE_MAX:
+                    id_cache.clear()
+                avals = tuple(avals)
+                ids = tuple([id(a) for a in avals])
+                id_cache[ids[0] if len(ids) == 1 else ids] = (entry, x64, avals)
             return self._run(entry, arrays)
         key, closed, out_tree, leaves, donated = self._trace(args, kwargs)
         entry = self._cache.get(key)
@@ -357,9 +420,16 @@ class Jitted:
                 device = b.device
         if not committed and self.device is not None:
             device = self.device
-        outs = entry.exe.execute_unchecked(bufs, device or dispatch._default_device())
-        if entry.n_out == 1 and entry.out_tree is _LEAF:
-            return ArrayImpl(entry.out_avals[0], outs[0], committed)
+        if device is None:
+            device = dispatch._default_device()
+        outs = entry.run(dispatch.on_device(bufs, device), device)
+        return self._wrap_outputs(entry, outs, committed)
+
+    @staticmethod
+    def _wrap_outputs(entry, outs, committed):
+        aval = entry.leaf_aval
+        if aval is not None:
+            return ArrayImpl(aval, outs[0], committed)
         return pytree.tree_unflatten(entry.out_tree, [
             ArrayImpl(av, b, committed) for av, b in zip(entry.out_avals, outs)])
 
@@ -389,6 +459,7 @@ class Jitted:
     def clear_cache(self):
         self._cache.clear()
         self._fast_cache.clear()
+        self._id_cache.clear()
         self._trace_cache.clear()
 
 

@@ -196,13 +196,13 @@ class Buffer:
         return args.buffer_pointer or 0
 
     def __del__(self):
-        client = self._client
-        if client._closed:  # interpreter shutdown: leak rather than call into the plugin
-            return
         ptr = self._ptr
         if not ptr:  # already destroyed (an explicit second __del__ call)
             return
         self._ptr = None
+        client = self._client
+        if client._closed:  # interpreter shutdown: leak rather than call into the plugin
+            return
         # Inlined Client._destroy_buffer (this runs for every buffer).
         pool = client._destroy_pool
         try:
@@ -210,7 +210,15 @@ class Buffer:
         except IndexError:
             scratch = client._new_destroy_scratch()
         scratch[0].buffer = ptr
-        err = client._api.Buffer_Destroy(scratch[1])
+        err = client._buffer_destroy(scratch[1])
         pool.append(scratch)
         if err:
             client._api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
+
+
+class _Result(Buffer):
+    """A Buffer made by the runtime's hot paths, which set the slots themselves: creating
+    it runs no Python ``__init__`` (that call is a sizeable part of an eager op's cost)."""
+
+    __slots__ = ()
+    __init__ = object.__init__

@@ -116,6 +116,7 @@ class Client:
         self._read_pool = [self._new_read_scratch()]
         self._ready_pool = [self._new_ready_scratch()]
         self._h2d_pool = [self._new_h2d_scratch()]
+        self._buffer_destroy = api.Buffer_Destroy
         self._closed = False
         _live_clients.add(self)
 
@@ -245,14 +246,40 @@ class Client:
             use_shardy_partitioner=use_shardy_partitioner,
             device_assignment=device_assignment, portable=portable, **extra_build_options)
         code = mlir_text.encode() if isinstance(mlir_text, str) else bytes(mlir_text)
+        if portable and self._default_device is not None:
+            # Compiled for the default device first (cheaper to execute, see Executable);
+            # the portable build follows on demand.
+            fast = build_compile_options(
+                1, 1, use_spmd_partitioning=use_spmd_partitioning,
+                use_shardy_partitioner=use_shardy_partitioner,
+                device_assignment=[self._default_device.id], portable=False,
+                **extra_build_options)
+            return Executable(self, self._compile_loaded(code, fast), in_types, out_types,
+                              portable=True, portable_source=(code, options))
+        return Executable(self, self._compile_loaded(code, options), in_types, out_types,
+                          portable=portable, num_replicas=num_replicas,
+                          num_partitions=num_partitions)
+
+    def _compile_loaded(self, code, options):
+        """PJRT_Client_Compile: MLIR bytes + CompileOptionsProto bytes -> loaded ptr."""
         program = capi.Program(code=code, code_size=len(code), format=b"mlir",
                                format_size=4)
         args = capi.Client_Compile_Args(client=self._ptr, program=ctypes.pointer(program),
                                         compile_options=options,
                                         compile_options_size=len(options))
         self._api.call("Client_Compile", args)
-        return Executable(self, args.executable, in_types, out_types, portable=portable,
-                          num_replicas=num_replicas, num_partitions=num_partitions)
+        return args.executable
+
+    def _destroy_loaded(self, ptr):
+        err = self._api.LoadedExecutable_Destroy(
+            byref(capi.LoadedExecutable_Destroy_Args(executable=ptr)))
+        if err:
+            self._api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
+
+    def _destroy_executable(self, ptr):
+        err = self._api.Executable_Destroy(byref(capi.Executable_Destroy_Args(executable=ptr)))
+        if err:
+            self._api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err)))
 
     def deserialize_executable(self, serialized, in_types, out_types, *, portable=False,
                                num_replicas=1, num_partitions=1):

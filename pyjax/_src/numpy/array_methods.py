@@ -14,6 +14,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.array import ArrayImpl
+from pyjax._src.core.primitive import registry
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
@@ -57,8 +58,33 @@ def _accepts(other, opchar, self):
     return False
 
 
+# A float array with a Python scalar needs no promotion (the scalar is weakly typed): the
+# eager hot path of ``x + 1.0`` binds the primitive directly. Reflected only where commutative.
+_FAST = {"add": "add", "subtract": "sub", "multiply": "mul"}
+_FAST_REFLECTED = {"add": "add", "multiply": "mul"}
+
+
+def _fast_fn(name):
+    """``lax.<name>``, binding the primitive at once when a Python float meets an array of the
+    default float dtype (nothing to coerce)."""
+    if name is None:
+        return None
+    lax_fn, bind = getattr(lax, name), registry[name].bind
+
+    def fast(self, other):
+        if type(other) is float and self.aval.dtype == dtypes.default_float_dtype():
+            return bind(self, other)
+        return lax_fn(self, other)
+    return fast
+
+
 def _binop(opchar, fn_name):
+    fast = _fast_fn(_FAST.get(fn_name))
+
     def op(self, other):
+        if fast is not None and type(self) is ArrayImpl and (
+                type(other) is float or type(other) is int) and self.aval.dtype.kind == "f":
+            return fast(self, other)
         if not _accepts(other, opchar, self):
             return NotImplemented
         return _jnp(fn_name)(self, other)
@@ -67,7 +93,12 @@ def _binop(opchar, fn_name):
 
 
 def _rbinop(opchar, fn_name):
+    fast = _fast_fn(_FAST_REFLECTED.get(fn_name))
+
     def op(self, other):
+        if fast is not None and type(self) is ArrayImpl and (
+                type(other) is float or type(other) is int) and self.aval.dtype.kind == "f":
+            return fast(self, other)
         if not _accepts(other, opchar, self):
             return NotImplemented
         return _jnp(fn_name)(other, self)

@@ -90,6 +90,8 @@ def _check_not_complex(name, *args):
 
 def _unary_inexact(name, lax_fn, doc):
     def fn(x, /):
+        if type(x) is ArrayImpl and x.aval.dtype.kind in "fc":  # eager fast path: no promotion
+            return lax_fn(x)
         (x,) = util.promote_args_inexact(name, x)
         return lax_fn(x)
     fn.__name__ = fn.__qualname__ = name

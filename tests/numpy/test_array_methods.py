@@ -320,3 +320,24 @@ def test_weak_types_inside_jit():
         return x + 1.0, x * 2, x.astype(jnp.float16) + 1
     o1, o2, o3 = pyjax.jit(f)(jnp.ones(2, jnp.bfloat16))
     assert o1.dtype == bf16 and o2.dtype == bf16 and o3.dtype == F16
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_scalar_operator_fast_path_matches_jnp(x64):
+    # x + 1.0 on an eager array binds the primitive directly; results (values, dtype, weak
+    # type) must be those of jnp.add/subtract/multiply
+    import operator
+    import ml_dtypes
+    pyjax.config.update("jax_enable_x64", x64)
+    ops = [(operator.add, jnp.add), (operator.sub, jnp.subtract), (operator.mul, jnp.multiply)]
+    for dt in [np.float16, np.float32, np.float64, ml_dtypes.bfloat16, np.int32, np.complex64]:
+        for x in (jnp.asarray(np.array([1.5, -2.0, 0.0, np.inf]).astype(dt)), jnp.asarray(2.5)):
+            big = x64 and dt != np.int32  # else 2**40 overflows (an error on both paths)
+            others = [1.0, 3, -0.0, float("nan")] + ([2 ** 40] if big else [])
+            for other in others:
+                for op, ref in ops:
+                    for got, want in ((op(x, other), ref(x, other)), (op(other, x), ref(other, x))):
+                        assert got.dtype == want.dtype
+                        assert got.aval.weak_type == want.aval.weak_type
+                        g, w = np.asarray(got), np.asarray(want)
+                        assert ((g == w) | (np.isnan(g) & np.isnan(w))).all(), (g, w)

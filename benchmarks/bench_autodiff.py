@@ -22,7 +22,7 @@ optimization levels through pyjax's runtime, side by side.
 import time
 
 import numpy as np
-from timing import ms, per_call_us
+from timing import ms, per_call_us, print_table
 
 SIZES = [784, 512, 512, 10]
 BATCH = 128
@@ -272,13 +272,7 @@ def main():
         res = fn()
         if res:
             results[name] = res
-    rows = list(results["pyjax"])
-    names = list(results)
-    print(f"{'measurement':45s}" + "".join(f"{n:>12s}" for n in names))
-    for row in rows:
-        cells = "".join(f"{results[n][row]:12.2f}" if row in results[n] else f"{'-':>12s}"
-                        for n in names)
-        print(f"{row:45s}{cells}")
+    print_table(results)
 
 
 if __name__ == "__main__":

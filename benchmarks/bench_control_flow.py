@@ -14,7 +14,7 @@ Reference (the issue, JAX 0.10.2 on the 2-core machine): the fori_loop 0.041 ms 
 import time
 
 import numpy as np
-from timing import ms
+from timing import ms, print_table
 
 N_ITER = 10_000
 STEPS, HIDDEN = 1000, 64
@@ -123,13 +123,7 @@ def main():
         res = fn()
         if res:
             results[name] = res
-    rows = list(results["pyjax"])
-    names = list(results)
-    print(f"{'measurement':45s}" + "".join(f"{n:>12s}" for n in names))
-    for row in rows:
-        cells = "".join(f"{results[n][row]:12.3f}" if row in results[n] else f"{'-':>12s}"
-                        for n in names)
-        print(f"{row:45s}{cells}")
+    print_table(results, digits=3)
 
 
 if __name__ == "__main__":

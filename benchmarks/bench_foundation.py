@@ -10,7 +10,7 @@ import sys
 import time
 
 import numpy as np
-from timing import ms, per_call_us
+from timing import ms, per_call_us, print_table
 
 
 def import_time(module):
@@ -110,13 +110,7 @@ def main():
     jx = bench_jax()
     if jx:
         results["jax"] = jx
-    rows = list(results["pyjax"])
-    names = list(results)
-    print(f"{'measurement':55s}" + "".join(f"{n:>12s}" for n in names))
-    for row in rows:
-        cells = "".join(f"{results[n][row]:12.2f}" if row in results[n] else f"{'-':>12s}"
-                        for n in names)
-        print(f"{row:55s}{cells}")
+    print_table(results, width=55)
 
 
 if __name__ == "__main__":

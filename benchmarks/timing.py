@@ -25,3 +25,15 @@ def ms(fn, repeat=10):
         fn()
         times.append((time.perf_counter() - t) * 1e3)
     return statistics.median(times)
+
+
+def print_table(results, rows=None, label="measurement", width=45, cell=12, digits=2):
+    """Print ``{library: {row: value}}`` side by side, one row per measurement ("-" where a
+    library has no value); rows default to those of the first library."""
+    names = list(results)
+    rows = list(results[names[0]]) if rows is None else rows
+    print(f"{label:{width}s}" + "".join(f"{n:>{cell}s}" for n in names))
+    for row in rows:
+        cells = "".join(f"{results[n][row]:{cell}.{digits}f}" if row in results[n]
+                        else f"{'-':>{cell}s}" for n in names)
+        print(f"{row:{width}s}{cells}")

@@ -6,7 +6,7 @@ friends, side by side with NumPy's default generator (and JAX / PyTorch when ins
 import time
 
 import numpy as np
-from timing import ms
+from timing import ms, print_table
 
 SIZE = 10_000_000
 
@@ -82,13 +82,8 @@ def main():
         res = fn()
         if res:
             results[name] = res
-    rows = list(dict.fromkeys(r for res in results.values() for r in res))
-    names = list(results)
-    print(f"{'measurement (ms)':46s}" + "".join(f"{n:>10s}" for n in names))
-    for row in rows:
-        cells = "".join(f"{results[n][row]:10.2f}" if row in results[n] else f"{'-':>10s}"
-                        for n in names)
-        print(f"{row:46s}{cells}")
+    print_table(results, rows=list(dict.fromkeys(r for res in results.values() for r in res)),
+                label="measurement (ms)", width=46, cell=10)
 
 
 if __name__ == "__main__":

@@ -5,17 +5,13 @@ import pytest
 
 import pyjax
 import pyjax.numpy as jnp
+from pyjax._src.test_util import check_array
 
 X = np.linspace(-2, 2, 9).astype(np.float32)
 
 
 def _eq(got, want, dtype=None):
-    assert isinstance(got, pyjax.Array), type(got)
-    want = np.asarray(want)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    if dtype is not None:
-        assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    check_array(got, want, dtype, rtol=1e-6)
 
 
 # ---- select ----

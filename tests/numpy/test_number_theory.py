@@ -5,16 +5,13 @@ import pytest
 
 import pyjax
 import pyjax.numpy as jnp
-from pyjax._src.test_util import ids
+from pyjax._src.test_util import check_array, ids
 
 DTYPES = [np.dtype(d) for d in (np.int8, np.int32, np.uint8, np.uint32)]
 
 
 def _eq(got, want, dtype):
-    assert isinstance(got, pyjax.Array), type(got)
-    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    assert got.shape == np.shape(want), (got.shape, np.shape(want))
-    np.testing.assert_array_equal(np.asarray(got), want)
+    check_array(got, want, dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))

@@ -6,7 +6,7 @@ import pytest
 
 import pyjax
 import pyjax.numpy as jnp
-from pyjax._src.test_util import ids
+from pyjax._src.test_util import check_array, ids
 from pyjax.errors import ConcretizationTypeError
 
 F32, I32, U8 = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint8)
@@ -15,12 +15,7 @@ SIDES = ["left", "right"]
 
 
 def _eq(got, want, dtype=None):
-    assert isinstance(got, pyjax.Array), type(got)
-    want = np.asarray(want)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    if dtype is not None:
-        assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    np.testing.assert_array_equal(np.asarray(got), want)
+    check_array(got, want, dtype)
 
 
 def _sorted(n, dtype, seed=0):

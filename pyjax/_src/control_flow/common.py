@@ -181,6 +181,26 @@ def cache_for(cache, closed):
     return per
 
 
+_reorder_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def reorder(closed: ClosedJaxpr, in_order, out_order=None):
+    """``closed`` taking its inputs as ``[invars[i] for i in in_order]`` and returning
+    ``[outvars[i] for i in out_order]`` (all of them, in order, by default); cached."""
+    j = closed.jaxpr
+    in_order = tuple(in_order)
+    out_order = tuple(range(len(j.outvars))) if out_order is None else tuple(out_order)
+    if in_order == tuple(range(len(j.invars))) and out_order == tuple(range(len(j.outvars))):
+        return closed
+    per = cache_for(_reorder_cache, closed)
+    hit = per.get((in_order, out_order))
+    if hit is None:
+        hit = per[(in_order, out_order)] = ClosedJaxpr(
+            Jaxpr([], [j.invars[i] for i in in_order], [j.outvars[i] for i in out_order],
+                  j.eqns, j.debug_info), [])
+    return hit
+
+
 _jvp_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 

@@ -217,22 +217,8 @@ def _auto_unroll(body, length):
     return _AUTO_UNROLL
 
 
-_reorder_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _plan_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _transpose_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _reorder(closed, in_order, out_order):
-    """``closed`` with its inputs and outputs permuted (cached: see ``common.cache_for``)."""
-    key = (tuple(in_order), tuple(out_order))
-    per = common.cache_for(_reorder_cache, closed)
-    hit = per.get(key)
-    if hit is None:
-        j = closed.jaxpr
-        hit = per[key] = ClosedJaxpr(Jaxpr([], [j.invars[i] for i in in_order],
-                                           [j.outvars[i] for i in out_order], j.eqns,
-                                           j.debug_info), [])
-    return hit
 
 
 def _params(jaxpr, num_consts, num_carry, **rest):
@@ -264,7 +250,7 @@ def _jvp(primals, tangents, *, jaxpr, num_consts, num_carry, **params):
     n_out = len(jaxpr.out_avals)
     out_order = (list(range(nk)) + list(range(n_out, n_out + nkt)) + list(range(nk, n_out))
                  + list(range(n_out + nkt, n_out + nkt + sum(y_nz))))
-    body = _reorder(jvp_j, in_order, out_order)
+    body = common.reorder(jvp_j, in_order, out_order)
     consts, init, xs = _split3(primals, num_consts, num_carry)
     c_t, k_t, x_t = _split3(tangents, num_consts, num_carry)
     k_t = [ad.instantiate(t) for t, n in zip(k_t, k_nz) if n]
@@ -350,7 +336,7 @@ def _make_pe_plan(params, unknowns):
     r, n_uc, n_uk = num_res, sum(c_uk), sum(k_uk)
     in_order = (const_res + rec_res + list(range(r, r + n_uc + n_uk)) + iter_res
                 + list(range(r + n_uc + n_uk, len(staged.jaxpr.invars))))
-    staged_body = _reorder(staged, in_order, range(len(staged.jaxpr.outvars)))
+    staged_body = common.reorder(staged, in_order)
     kc_srcs = []
     if rec_res:
         staged_body = _with_recompute(staged_body, len(const_res), kj, n_kc,

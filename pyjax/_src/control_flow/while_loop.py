@@ -140,23 +140,6 @@ def while_loop(cond_fun, body_fun, init_val):
 
 # ---- Jaxpr surgery, cached so that rebinding gives the same (identity-hashed) params ----
 
-_permute_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _permute_inputs(closed, perm):
-    """``closed`` taking its inputs in the order ``[invars[i] for i in perm]``."""
-    perm = tuple(perm)
-    if perm == tuple(range(len(perm))):
-        return closed
-    per = common.cache_for(_permute_cache, closed)
-    hit = per.get(perm)
-    if hit is None:
-        j = closed.jaxpr
-        hit = per[perm] = ClosedJaxpr(
-            Jaxpr([], [j.invars[i] for i in perm], j.outvars, j.eqns, j.debug_info), [])
-    return hit
-
-
 _append_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
@@ -259,7 +242,7 @@ def _jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconst
     perm = (list(range(nj + nb)) + list(range(nj + nb + n, nj + nb + n + k1))
             + list(range(nj + nb, nj + nb + n)) + list(range(nj + nb + n + k1,
                                                              nj + nb + n + k1 + k2)))
-    new_body = _permute_inputs(body_jvp, perm)
+    new_body = common.reorder(body_jvp, perm)
     t_avals = [ad.tangent_aval(a) for a, nz in zip(carry_avals, carry_nz) if nz]
     new_cond = _append_unused_inputs(cond_jaxpr, t_avals)
     bct = [t for t, nz in zip(body_ct, bconst_nz) if nz]

@@ -329,7 +329,8 @@ def test_scalar_operator_fast_path_matches_jnp(x64):
     import operator
     import ml_dtypes
     pyjax.config.update("jax_enable_x64", x64)
-    ops = [(operator.add, jnp.add), (operator.sub, jnp.subtract), (operator.mul, jnp.multiply)]
+    ops = [(operator.add, jnp.add), (operator.sub, jnp.subtract), (operator.mul, jnp.multiply),
+           (operator.truediv, jnp.true_divide)]
     for dt in [np.float16, np.float32, np.float64, ml_dtypes.bfloat16, np.int32, np.complex64]:
         for x in (jnp.asarray(np.array([1.5, -2.0, 0.0, np.inf]).astype(dt)), jnp.asarray(2.5)):
             big = x64 and dt != np.int32  # else 2**40 overflows (an error on both paths)
@@ -341,3 +342,62 @@ def test_scalar_operator_fast_path_matches_jnp(x64):
                         assert got.aval.weak_type == want.aval.weak_type
                         g, w = np.asarray(got), np.asarray(want)
                         assert ((g == w) | (np.isnan(g) & np.isnan(w))).all(), (g, w)
+                        if g.dtype.kind == "f":  # the sign of zero too (-0.0 is not 0.0)
+                            assert (np.signbit(g) == np.signbit(w)).all(), (op, other, g, w)
+
+
+def test_array_operator_fast_path_matches_jnp():
+    # two eager arrays of one dtype and shape bind the primitive directly where jnp would;
+    # elsewhere (bool +, int /, broadcasting, mixed dtypes or weak types) the general path runs
+    import operator
+    ops = [(operator.add, jnp.add), (operator.sub, jnp.subtract), (operator.mul, jnp.multiply),
+           (operator.truediv, jnp.true_divide)]
+    vals = np.array([[1.5, -2.0], [0.0, 3.0]])
+    arrays = [jnp.asarray(vals.astype(dt)) for dt in (np.float32, np.int32, np.complex64)]
+    arrays += [jnp.asarray(vals[0].astype(np.float32)), jnp.asarray(vals > 0),
+               pyjax.lax.convert_element_type(jnp.asarray(vals, np.float32), np.float32),
+               jnp.asarray(vals.astype(np.float32)) * 1.0]  # same aval, a different object
+    weak = jnp.asarray(2.0) + 0.5  # a weakly typed f32[]
+    arrays.append(weak)
+    for x in arrays:
+        for y in arrays:
+            for op, ref in ops:
+                if x.dtype == bool and y.dtype == bool and op is operator.sub:
+                    with pytest.raises(TypeError):
+                        op(x, y)
+                    continue
+                got, want = op(x, y), ref(x, y)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert got.aval.weak_type == want.aval.weak_type
+                g, w = np.asarray(got), np.asarray(want)
+                assert ((g == w) | (np.isnan(g) & np.isnan(w))).all(), (op, x, y, g, w)
+    b = jnp.asarray([True, False])
+    np.testing.assert_array_equal(b + b, [True, False])  # logical or, as jnp.add
+    np.testing.assert_array_equal(jnp.asarray([3, 4]) / jnp.asarray([2, 2]), [1.5, 2.0])
+
+
+def test_operator_fast_path_keeps_the_sign_of_zero():
+    x = jnp.asarray([1.0, -1.0])
+    np.testing.assert_array_equal(np.signbit(x * -0.0), [True, False])
+    np.testing.assert_array_equal(np.signbit(x * 0.0), [False, True])
+    z = -x * 0.0  # [-0.0, 0.0]
+    np.testing.assert_array_equal(np.signbit(z + -0.0), np.signbit(np.array([-0.0, 0.0]) - 0.0))
+    np.testing.assert_array_equal(np.signbit(z + 0.0), [False, False])
+
+
+def test_operator_fast_path_under_tracing_and_devices():
+    # the same operators on a concrete array inside jit/grad/vmap are staged, not run eagerly
+    c = jnp.arange(3.0)
+    f = pyjax.jit(lambda a: (c + 1.0) * a + c * c)
+    np.testing.assert_allclose(f(jnp.ones(3)), np.arange(3.0) + 1 + np.arange(3.0) ** 2)
+    assert "add" in str(pyjax.make_jaxpr(lambda a: c + 1.0 + a)(1.0))
+    g = pyjax.grad(lambda a: jnp.sum((a * 2.0 - 1.0) / 4.0 * a))(jnp.ones(3))
+    np.testing.assert_allclose(g, (4 * np.ones(3) - 1) / 4)
+    np.testing.assert_allclose(pyjax.vmap(lambda a: a * a - a)(c), np.arange(3.0) ** 2 - np.arange(3.0))
+    devs = pyjax.devices()
+    if len(devs) > 1:  # committed to another device: the result stays there, committed
+        d = pyjax.device_put(jnp.ones(2), devs[1])
+        for r in (d + 1.0, 2.0 * d, d - d, jnp.sin(d)):
+            assert r.devices() == {devs[1]} and r.committed
+        with pytest.raises(ValueError, match="incompatible devices"):
+            d + pyjax.device_put(jnp.ones(2), devs[0])

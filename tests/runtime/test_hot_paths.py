@@ -195,12 +195,22 @@ def test_eager_multiple_results_primitive():
         np.testing.assert_allclose(c, np.cos([0.0, 1.0]), rtol=1e-6)
 
 
-def test_fast_cache_is_bounded(monkeypatch):
+def test_fast_caches_are_bounded(monkeypatch):
     monkeypatch.setattr(dispatch, "_FAST_CACHE_MAX", 4)
+    monkeypatch.setattr(dispatch, "_RUNNER_AVALS_MAX", 4)
+    monkeypatch.setattr(dispatch, "_RUNNER_PER_AVAL_MAX", 4)
     for n in range(1, 10):
         a = jnp.asarray(np.ones(n, np.float32))
         np.testing.assert_allclose(jnp.sin(a), np.sin(np.ones(n)), rtol=1e-6)
+        np.testing.assert_allclose(a * float(n) + a, np.full(n, n + 1.0))
+        np.testing.assert_allclose(jnp.negative(a), -np.ones(n))  # the general eager path
+    b = jnp.ones(3)
+    for k in range(1, 10):  # many scalars with one aval
+        np.testing.assert_allclose(b * float(k), np.full(3, float(k)))
     assert len(dispatch._fast_cache) <= 4
+    for cache in dispatch._runner_caches:
+        assert len(cache) <= 4
+        assert all(len(inner) <= 4 for inner in cache.values() if isinstance(inner, dict))
 
 
 # --- cached jit calls ----------------------------------------------------------------------

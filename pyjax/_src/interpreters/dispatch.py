@@ -34,6 +34,8 @@ def clear_caches():
     _primitive_cache.clear()
     _fast_cache.clear()
     _scalar_cache.clear()
+    for cache in _runner_caches:
+        cache.clear()
 
 
 def _on_x64_change(*_):
@@ -47,7 +49,7 @@ def scalar_to_array(x, device=None) -> ArrayImpl:
     """A device array for a Python scalar, weakly typed (bool is not weak), cached by value."""
     t = type(x)
     key = (t, x)
-    if device is None:
+    if device is None and (x or t is not float):  # -0.0 would find 0.0's entry
         arr = _scalar_cache.get(key)
         if arr is not None:
             return arr
@@ -181,7 +183,7 @@ def apply_primitive(primitive, args, params):
             x = to_array(x)
         t = type(y)
         if t is not ArrayImpl:  # most often a Python scalar: its cached array, inline
-            c = _scalar_cache.get((t, y)) if t is float or t is int else None
+            c = _scalar_cache.get((t, y)) if t is int or (t is float and y) else None
             y = to_array(y) if c is None else c
         ax = x.aval
         ay = y.aval
@@ -206,6 +208,156 @@ def apply_primitive(primitive, args, params):
         r._npy = None
         return r
     return [ArrayImpl(av, o, committed) for av, o in zip(entry[2], outs)]
+
+
+_runner_caches: list = []  # the per-primitive caches of eager_binary/eager_unary
+# Their bounds: input avals (eager_unary: entries), and second operands per aval (binary).
+_RUNNER_AVALS_MAX = 256
+_RUNNER_PER_AVAL_MAX = 64
+_NOT_FAST = (None,)  # a cache entry: these operands take the general path
+
+
+def _new_runner_cache():
+    cache: dict = {}
+    _runner_caches.append(cache)
+    return cache
+
+
+def _runner_entry(primitive, avals, *extra):
+    """(run, out_aval, *extra, avals): the executable's single-result runner (the avals
+    keep their ids, which key the caches, from being reused)."""
+    exe, out_avals = _cached_executable(primitive, {}, avals)
+    return (exe.single_result_runner(), out_avals[0], *extra, avals)
+
+
+def _store(cache, k1, k2, entry):
+    inner = cache.get(k1)
+    if inner is None:
+        if len(cache) >= _RUNNER_AVALS_MAX:
+            cache.clear()
+        inner = cache[k1] = {}
+    elif len(inner) >= _RUNNER_PER_AVAL_MAX:
+        inner.clear()
+    inner[k2] = entry
+    return entry
+
+
+def eager_binary(primitive, kinds, swapped=False):
+    """Fast eager ``primitive.bind(x, y)`` (``bind(y, x)`` if ``swapped``) for an ArrayImpl
+    ``x`` whose jnp function is the bare primitive when the operands share a dtype of one of
+    the ``kinds`` (NumPy dtype kind letters).
+
+    Returns ``(with_float, with_int, with_array)``: ``with_float(x, s)`` for a Python float
+    ``s`` (weakly typed: it must take ``x``'s dtype as it is), ``with_int`` for a Python int and
+    ``with_array(x, y)`` for an ArrayImpl ``y``. Each gives the result,
+    or None when a trace is active or the operands need the general path. This is the hot
+    path of eager ``x + 1.0``: one call from the operator to PJRT.
+    """
+    if primitive.multiple_results or primitive.impl is not None:
+        raise ValueError(f"{primitive} has no eager single-result fast path")
+    by_array = _new_runner_cache()
+    state = trace_mod._state
+    new_array = _new_array
+
+    def scalar_entry(x, s, cache):
+        t = type(s)
+        if t is float and not s:  # 0.0 and -0.0 are equal keys: leave zeros to the general path
+            return _NOT_FAST
+        c = _scalar_cache.get((t, s))
+        if c is None:
+            try:
+                c = scalar_to_array(s)
+            except (OverflowError, TypeError, ValueError):  # the general path says why
+                return _NOT_FAST
+        if (c.aval.dtype != x.aval.dtype or c.aval.weak_type is not True
+                or x.aval.dtype.kind not in kinds):
+            return _store(cache, id(x.aval), s, _NOT_FAST + (x.aval,))
+        avals = (c.aval, x.aval) if swapped else (x.aval, c.aval)
+        return _store(cache, id(x.aval), s, _runner_entry(primitive, avals, c._buf, c))
+
+    def with_scalar(cache):
+        def run_scalar(x, s):
+            if state.trace is not None:
+                return None
+            inner = cache.get(id(x.aval))
+            entry = None if inner is None else inner.get(s)
+            if entry is None:
+                entry = scalar_entry(x, s, cache)
+            run = entry[0]
+            if run is None:
+                return None
+            b = x._buf
+            c = entry[2]
+            device = b.device
+            if c.device is not device:
+                return None
+            r = new_array(ArrayImpl)
+            r._buf = run(c, b, device) if swapped else run(b, c, device)
+            r.aval = entry[1]
+            r._committed = x._committed
+            r._npy = None
+            return r
+        return run_scalar
+
+    def with_array(x, y):
+        if state.trace is not None:
+            return None
+        ax = x.aval
+        ay = y.aval
+        inner = by_array.get(id(ax))
+        entry = None if inner is None else inner.get(id(ay))
+        if entry is None:
+            if ax.dtype != ay.dtype or ax.shape != ay.shape or ax.dtype.kind not in kinds:
+                entry = _NOT_FAST + (ax, ay)
+            else:
+                entry = _runner_entry(primitive, (ay, ax) if swapped else (ax, ay))
+            _store(by_array, id(ax), id(ay), entry)
+        if entry[0] is None:
+            return None
+        b = x._buf
+        c = y._buf
+        device = b.device
+        if c.device is not device:
+            return None
+        r = new_array(ArrayImpl)
+        r._buf = entry[0](c, b, device) if swapped else entry[0](b, c, device)
+        r.aval = entry[1]
+        r._committed = x._committed or y._committed
+        r._npy = None
+        return r
+    return with_scalar(_new_runner_cache()), with_scalar(_new_runner_cache()), with_array
+
+
+def eager_unary(primitive, kinds):
+    """``f(x)``: ``primitive.bind(x)`` for an ArrayImpl ``x`` of a dtype of one of the
+    ``kinds``, when no trace is active; else None (see ``eager_binary``)."""
+    if primitive.multiple_results or primitive.impl is not None:
+        raise ValueError(f"{primitive} has no eager single-result fast path")
+    cache = _new_runner_cache()
+    state = trace_mod._state
+    new_array = _new_array
+
+    def run(x):
+        if state.trace is not None:
+            return None
+        ax = x.aval
+        entry = cache.get(id(ax))
+        if entry is None:
+            entry = (_runner_entry(primitive, (ax,)) if ax.dtype.kind in kinds
+                     else _NOT_FAST + (ax,))
+            if len(cache) >= _RUNNER_AVALS_MAX:
+                cache.clear()
+            cache[id(ax)] = entry
+        if entry[0] is None:
+            return None
+        b = x._buf
+        r = new_array(ArrayImpl)
+        r._buf = entry[0](b, b.device)
+        r.aval = entry[1]
+        r._committed = x._committed
+        r._npy = None
+        return r
+    return run
 
 
 def _fast_entry(primitive, avals, key):

@@ -175,7 +175,7 @@ def _arg_names(sig, nargs, kw_names):
 class _Entry:
     """A compiled signature of a jitted function, with what a call needs at hand."""
     __slots__ = ("exe", "const_bufs", "out_tree", "out_avals", "closed", "n_out", "run",
-                 "leaf_aval", "const_device")
+                 "leaf_aval", "const_device", "run_one")
 
     def __init__(self, exe, const_bufs, out_tree, out_avals, closed):
         self.exe = exe
@@ -190,6 +190,10 @@ class _Entry:
         self.const_device = devs.pop() if len(devs) == 1 else None
         # the aval of the only output when the function returns one array, else None
         self.leaf_aval = out_avals[0] if self.n_out == 1 and out_tree == _LEAF else None
+        # run(buf, device) -> buf, for one array in and one out and no constants (the hot path)
+        self.run_one = (exe.single_result_runner() if self.leaf_aval is not None
+                        and not self.const_bufs and exe.in_types is not None
+                        and len(exe.in_types) == 1 else None)
 
 
 _ID_CACHE_MAX = 256
@@ -345,9 +349,17 @@ class Jitted:
                         b = x._buf
                         committed = x._committed
                         device = b.device
-                        consts = entry.const_bufs
                         if not committed and self.device is not None:
                             return self._run(entry, args)  # jit(device=...): placement
+                        run_one = entry.run_one
+                        if run_one is not None:
+                            r = _new_array(ArrayImpl)
+                            r._buf = run_one(b, device)
+                            r.aval = entry.leaf_aval
+                            r._committed = committed
+                            r._npy = None
+                            return r
+                        consts = entry.const_bufs
                         if not consts:
                             outs = entry.run((b,), device)
                         elif entry.const_device is device:

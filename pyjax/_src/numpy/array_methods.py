@@ -16,6 +16,7 @@ from pyjax._src.core import dtypes
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import registry
 from pyjax._src.core.trace import Tracer
+from pyjax._src.interpreters import dispatch
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import creation
@@ -58,52 +59,37 @@ def _accepts(other, opchar, self):
     return False
 
 
-# A float array with a Python scalar needs no promotion (the scalar is weakly typed): the
-# eager hot path of ``x + 1.0`` binds the primitive directly. Reflected only where commutative.
-_FAST = {"add": "add", "subtract": "sub", "multiply": "mul"}
-_FAST_REFLECTED = {"add": "add", "multiply": "mul"}
+# Where both operands already share a dtype (a Python scalar is weakly typed and takes the
+# array's; two arrays of one aval) the jnp function is the bare primitive: the eager hot path
+# of ``x + 1.0`` goes from the operator straight to PJRT (dispatch.eager_binary). Each entry
+# says for which dtype kinds that holds (true division of integers is not ``div``; bool ``+``
+# is ``or``). Reflected forms swap the operands.
+_FAST = {"add": ("add", "iufc"), "subtract": ("sub", "iufc"), "multiply": ("mul", "iufc"),
+         "true_divide": ("div", "fc")}
 
 
-def _fast_fn(name):
-    """``lax.<name>``, binding the primitive at once when a Python float meets an array of the
-    default float dtype (nothing to coerce)."""
-    if name is None:
-        return None
-    lax_fn, bind = getattr(lax, name), registry[name].bind
-
-    def fast(self, other):
-        if type(other) is float and self.aval.dtype == dtypes.default_float_dtype():
-            return bind(self, other)
-        return lax_fn(self, other)
-    return fast
-
-
-def _binop(opchar, fn_name):
-    fast = _fast_fn(_FAST.get(fn_name))
+def _binop(opchar, fn_name, swapped=False):
+    spec = _FAST.get(fn_name)
+    if spec is not None:
+        with_float, with_int, with_array = dispatch.eager_binary(
+            registry[spec[0]], spec[1], swapped)
 
     def op(self, other):
-        if fast is not None and type(self) is ArrayImpl and (
-                type(other) is float or type(other) is int) and self.aval.dtype.kind == "f":
-            return fast(self, other)
+        if spec is not None and type(self) is ArrayImpl:
+            t = type(other)
+            r = (with_float(self, other) if t is float else with_int(self, other)
+                 if t is int else with_array(self, other) if t is ArrayImpl else None)
+            if r is not None:
+                return r
         if not _accepts(other, opchar, self):
             return NotImplemented
-        return _jnp(fn_name)(self, other)
-    op.__name__ = fn_name
+        return _jnp(fn_name)(other, self) if swapped else _jnp(fn_name)(self, other)
+    op.__name__ = ("r" if swapped else "") + fn_name
     return op
 
 
 def _rbinop(opchar, fn_name):
-    fast = _fast_fn(_FAST_REFLECTED.get(fn_name))
-
-    def op(self, other):
-        if fast is not None and type(self) is ArrayImpl and (
-                type(other) is float or type(other) is int) and self.aval.dtype.kind == "f":
-            return fast(self, other)
-        if not _accepts(other, opchar, self):
-            return NotImplemented
-        return _jnp(fn_name)(other, self)
-    op.__name__ = "r" + fn_name
-    return op
+    return _binop(opchar, fn_name, swapped=True)
 
 
 _BINOPS = [

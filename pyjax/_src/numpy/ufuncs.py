@@ -15,7 +15,9 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.array import ArrayImpl
+from pyjax._src.core.primitive import registry
 from pyjax._src.core.trace import Tracer
+from pyjax._src.interpreters import dispatch
 from pyjax._src.lax import base as lax_base
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
@@ -89,9 +91,14 @@ def _check_not_complex(name, *args):
 
 
 def _unary_inexact(name, lax_fn, doc):
+    # an inexact array needs no promotion: eagerly, straight to PJRT (dispatch.eager_unary)
+    eager = dispatch.eager_unary(registry[lax_fn.__name__], "fc")
+
     def fn(x, /):
-        if type(x) is ArrayImpl and x.aval.dtype.kind in "fc":  # eager fast path: no promotion
-            return lax_fn(x)
+        if type(x) is ArrayImpl:
+            r = eager(x)
+            if r is not None:
+                return r
         (x,) = util.promote_args_inexact(name, x)
         return lax_fn(x)
     fn.__name__ = fn.__qualname__ = name

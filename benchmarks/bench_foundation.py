@@ -55,6 +55,7 @@ def bench_pyjax():
     r = {}
     x = jnp.ones(4, jnp.float32)
     r["eager x + 1.0 (us)"] = per_call_us(lambda: x + 1.0)
+    r["eager x * y, two f32[4] (us)"] = per_call_us(lambda: x * x)
     r["eager jnp.sin(x) (us)"] = per_call_us(lambda: jnp.sin(x))
     f = pyjax.jit(lambda a: a + 1.0)
     r["cached jit call f32[4] (us)"] = per_call_us(lambda: f(x))
@@ -77,6 +78,7 @@ def bench_numpy():
     r = {}
     x = np.ones(4, np.float32)
     r["eager x + 1.0 (us)"] = per_call_us(lambda: x + 1.0)
+    r["eager x * y, two f32[4] (us)"] = per_call_us(lambda: x * x)
     r["eager jnp.sin(x) (us)"] = per_call_us(lambda: np.sin(x))
     big = np.ones((5000, 5000), np.float32)
     r["jit calculate 5000^2 (ms)"] = ms(lambda: calculate(big))
@@ -93,6 +95,7 @@ def bench_jax():
     r = {}
     x = jnp.ones(4, jnp.float32)
     r["eager x + 1.0 (us)"] = per_call_us(lambda: (x + 1.0), n=5000)
+    r["eager x * y, two f32[4] (us)"] = per_call_us(lambda: x * x, n=5000)
     r["eager jnp.sin(x) (us)"] = per_call_us(lambda: jnp.sin(x), n=5000)
     f = jax.jit(lambda a: a + 1.0)
     r["cached jit call f32[4] (us)"] = per_call_us(lambda: f(x), n=5000)

@@ -213,6 +213,25 @@ def test_fast_caches_are_bounded(monkeypatch):
         assert all(len(inner) <= 4 for inner in cache.values() if isinstance(inner, dict))
 
 
+def test_primitive_cache_is_a_bounded_lru(monkeypatch):
+    from pyjax import lax
+    monkeypatch.setattr(dispatch, "_PRIMITIVE_CACHE_MAX", 3)
+    compiles = []
+    real = dispatch._compile_primitive
+    monkeypatch.setattr(dispatch, "_compile_primitive",
+                        lambda *a: compiles.append(a[0]) or real(*a))
+    dispatch.clear_caches()
+    x = jnp.ones(3)
+    keep = lambda i, c: c * 2.0  # noqa: E731 - the same body every call: one executable
+    np.testing.assert_allclose(lax.fori_loop(0, 2, keep, x), 4.0)
+    for k in range(8):  # a fresh body per call: a new executable per call, old ones dropped
+        before = len(compiles)
+        np.testing.assert_allclose(lax.fori_loop(0, 3, lambda i, c: c + float(k), x), 1 + 3 * k)
+        np.testing.assert_allclose(lax.fori_loop(0, 2, keep, x), 4.0)
+        assert len(dispatch._primitive_cache) <= 3
+        assert len(compiles) == before + 1  # keep's stays: it is used every round (LRU)
+
+
 # --- cached jit calls ----------------------------------------------------------------------
 def test_jit_hits_follow_x64():
     f = pyjax.jit(lambda a: a + jnp.zeros(a.shape))

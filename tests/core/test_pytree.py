@@ -673,3 +673,28 @@ def test_tree_namespace():
     assert jtree.transpose(outer, None, [(1, 2), (3, 4)]) == ([1, 3], [2, 4])
     assert jtree.reduce_associative(lambda a, b: a * b, [2, 3, 4]) == 24
     assert tu.tree_map is pt.tree_map and tu.PyTreeDef is pt.PyTreeDef
+
+
+def test_flatten_for_key_tells_structures_apart():
+    Pair = collections.namedtuple("Pair", "a b")
+    trees = [(1, 2), [1, 2], Pair(1, 2), {"a": 1, "b": 2}, {"a": 1, "c": 2}, (1, (2,)),
+             ((1,), 2), (1, None, 2), collections.OrderedDict([("b", 1), ("a", 2)])]
+    keys = [pt.tree_flatten_for_key(t)[1] for t in trees]
+    for i, t in enumerate(trees):
+        leaves, key = pt.tree_flatten_for_key(t)
+        assert leaves == pt.tree_flatten(t)[0]
+        hash(key)
+        assert key == pt.tree_flatten_for_key(t)[1]  # the same structure: an equal key
+        for j in range(len(trees)):
+            if j != i:
+                assert keys[i] != keys[j], (trees[i], trees[j])
+
+
+def test_jit_keys_calls_by_structure():
+    import pyjax
+    import pyjax.numpy as jnp
+    f = pyjax.jit(lambda t: pyjax.tree_util.tree_map(lambda v: v * 2, t))
+    x = jnp.ones(2)
+    assert set(f({"a": x, "b": x})) == {"a", "b"}
+    assert set(f({"a": x, "c": x})) == {"a", "c"}
+    assert type(f([x, x])) is list and type(f((x, x))) is tuple

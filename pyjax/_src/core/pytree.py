@@ -786,6 +786,14 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
     return leaves, PyTreeDef(root, len(leaves))
 
 
+def tree_flatten_for_key(tree: Any) -> tuple[list, Any]:
+    """``tree``'s leaves and a hashable value that is equal for trees of equal structure
+    (cheaper than a PyTreeDef as a cache key: plain nested tuples hash and compare in C)."""
+    leaves: list = []
+    root = _flatten(tree, leaves)
+    return leaves, root
+
+
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
     """Rebuilds a pytree from ``treedef`` and an iterable of leaves.
 

@@ -175,7 +175,7 @@ def _arg_names(sig, nargs, kw_names):
 class _Entry:
     """A compiled signature of a jitted function, with what a call needs at hand."""
     __slots__ = ("exe", "const_bufs", "out_tree", "out_avals", "closed", "n_out", "run",
-                 "leaf_aval", "const_device", "run_one")
+                 "leaf_aval", "const_device", "run_one", "flat_tuple")
 
     def __init__(self, exe, const_bufs, out_tree, out_avals, closed):
         self.exe = exe
@@ -190,6 +190,9 @@ class _Entry:
         self.const_device = devs.pop() if len(devs) == 1 else None
         # the aval of the only output when the function returns one array, else None
         self.leaf_aval = out_avals[0] if self.n_out == 1 and out_tree == _LEAF else None
+        # outputs that are a plain tuple of arrays are built without tree_unflatten
+        self.flat_tuple = (self.leaf_aval is None and
+                           out_tree == pytree.tree_structure(tuple(range(self.n_out))))
         # run(buf, device) -> buf, for one array in and one out and no constants (the hot path)
         self.run_one = (exe.single_result_runner() if self.leaf_aval is not None
                         and not self.const_bufs and exe.in_types is not None
@@ -386,7 +389,7 @@ class Jitted:
                     if hit is not None and hit[1] is config.jax_enable_x64:
                         return self._run(hit[0], args)
             # one flatten, one pass over the leaves, one dict lookup
-            leaves, in_tree = pytree.tree_flatten(args)
+            leaves, in_tree = pytree.tree_flatten_for_key(args)
             arrays, avals = [], []
             for x in leaves:
                 if type(x) is not ArrayImpl:
@@ -441,9 +444,23 @@ class Jitted:
     def _wrap_outputs(entry, outs, committed):
         aval = entry.leaf_aval
         if aval is not None:
-            return ArrayImpl(aval, outs[0], committed)
-        return pytree.tree_unflatten(entry.out_tree, [
-            ArrayImpl(av, b, committed) for av, b in zip(entry.out_avals, outs)])
+            r = _new_array(ArrayImpl)
+            r.aval = aval
+            r._buf = outs[0]
+            r._committed = committed
+            r._npy = None
+            return r
+        arrays = []
+        for av, b in zip(entry.out_avals, outs):
+            r = _new_array(ArrayImpl)
+            r.aval = av
+            r._buf = b
+            r._committed = committed
+            r._npy = None
+            arrays.append(r)
+        if entry.flat_tuple:
+            return tuple(arrays)
+        return pytree.tree_unflatten(entry.out_tree, arrays)
 
     def _call_traced(self, args, kwargs):
         key, closed, out_tree, leaves, _ = self._trace(args, kwargs)

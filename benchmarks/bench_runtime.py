@@ -114,6 +114,8 @@ def main():
             api.Buffer_Destroy(destroy_ref)
         ring2.append(h2d.buffer)
 
+    runner = exe.single_result_runner()
+
     def keep(fn):
         held = collections.deque(maxlen=64)
         return lambda: held.append(fn())
@@ -128,6 +130,8 @@ def main():
         ("D2H f32[4] (to_numpy, ready buffer)", x.to_numpy),
         ("execute_unchecked add f32[4]", keep(lambda: exe.execute_unchecked(args))),
         ("execute (checked) add f32[4]", keep(lambda: exe.execute(args))),
+        ("single_result_runner add f32[4] (the eager hot path)",
+         keep(lambda: runner(x, x, x.device))),
         ("execute_unchecked, result freed at once (pending)",
          lambda: exe.execute_unchecked(args)),
         ("execute_unchecked + to_numpy (fresh result)",

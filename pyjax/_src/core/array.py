@@ -205,6 +205,17 @@ def _reconstruct(value, weak_type):
     return from_numpy(value, None, weak_type)
 
 
+def array_from_buffer(aval: ShapedArray, buf, committed: bool) -> ArrayImpl:
+    """``ArrayImpl(aval, buf, committed)`` without running ``__init__`` (a Python call less;
+    the two hottest paths, eager operators and one-array jit calls, inline these lines)."""
+    r = ArrayImpl.__new__(ArrayImpl)
+    r.aval = aval
+    r._buf = buf
+    r._committed = committed
+    r._npy = None
+    return r
+
+
 def from_numpy(x: np.ndarray, device=None, weak_type=False, committed=False) -> ArrayImpl:
     """Upload a NumPy array (already of a canonical dtype) to ``device``."""
     if device is None:

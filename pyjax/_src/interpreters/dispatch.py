@@ -10,7 +10,7 @@ from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
 from pyjax._src.core import primitive as primitive_mod
 from pyjax._src.core import trace as trace_mod
-from pyjax._src.core.array import ArrayImpl, default_device, from_numpy
+from pyjax._src.core.array import ArrayImpl, array_from_buffer, default_device, from_numpy
 from pyjax._src.core.errors import UnexpectedTracerError
 from pyjax._src.core.jaxpr import Eqn, Jaxpr, Var
 from pyjax._src.core.trace import Trace, Tracer, get_aval
@@ -204,13 +204,8 @@ def apply_primitive(primitive, args, params):
         return _apply_general(primitive, args, params)
     out_aval = entry[1]
     if out_aval is not None:
-        r = _new_array(ArrayImpl)
-        r.aval = out_aval
-        r._buf = outs[0]
-        r._committed = committed
-        r._npy = None
-        return r
-    return [ArrayImpl(av, o, committed) for av, o in zip(entry[2], outs)]
+        return array_from_buffer(out_aval, outs[0], committed)
+    return [array_from_buffer(av, o, committed) for av, o in zip(entry[2], outs)]
 
 
 _runner_caches: list = []  # the per-primitive caches of eager_binary/eager_unary

@@ -14,7 +14,7 @@ from pyjax._src.core import config as config_mod
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
-from pyjax._src.core.array import ArrayImpl
+from pyjax._src.core.array import ArrayImpl, array_from_buffer
 from pyjax._src.core.jaxpr import Eqn, Var
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import Tracer, get_aval
@@ -369,15 +369,7 @@ class Jitted:
                             outs = entry.run((*consts, b), device)
                         else:  # constants to move first
                             return self._run(entry, args)
-                        aval = entry.leaf_aval
-                        if aval is None:
-                            return self._wrap_outputs(entry, outs, committed)
-                        r = _new_array(ArrayImpl)
-                        r.aval = aval
-                        r._buf = outs[0]
-                        r._committed = committed
-                        r._npy = None
-                        return r
+                        return self._wrap_outputs(entry, outs, committed)
             else:
                 ids = []
                 for x in args:
@@ -444,20 +436,8 @@ class Jitted:
     def _wrap_outputs(entry, outs, committed):
         aval = entry.leaf_aval
         if aval is not None:
-            r = _new_array(ArrayImpl)
-            r.aval = aval
-            r._buf = outs[0]
-            r._committed = committed
-            r._npy = None
-            return r
-        arrays = []
-        for av, b in zip(entry.out_avals, outs):
-            r = _new_array(ArrayImpl)
-            r.aval = av
-            r._buf = b
-            r._committed = committed
-            r._npy = None
-            arrays.append(r)
+            return array_from_buffer(aval, outs[0], committed)
+        arrays = [array_from_buffer(av, b, committed) for av, b in zip(entry.out_avals, outs)]
         if entry.flat_tuple:
             return tuple(arrays)
         return pytree.tree_unflatten(entry.out_tree, arrays)

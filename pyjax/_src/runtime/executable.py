@@ -23,6 +23,18 @@ def _normalize_types(types, what):
     return out
 
 
+def new_result(ptr, client, shape, dtype, device):
+    """The Buffer owning a fresh result ``ptr`` (not yet computed), made without __init__."""
+    b = _Result()
+    b._ptr = ptr
+    b._client = client
+    b.shape = shape
+    b.dtype = dtype
+    b.device = device
+    b._ready = False
+    return b
+
+
 class Executable:
     """A compiled program, loaded on its devices.
 
@@ -221,14 +233,9 @@ class Executable:
             raise self._api.error_to_exception(err)
         meta = self._single_out
         if meta is not None:  # the common case, without the loop
-            b = _Result()
-            b._ptr = scratch[3][0]
+            ptr = scratch[3][0]
             pool.append(scratch)
-            b._client = self._client
-            b.shape, b.dtype = meta
-            b.device = device
-            b._ready = False
-            return [b]
+            return [new_result(ptr, self._client, meta[0], meta[1], device)]
         outs = scratch[3][0:self.num_outputs]
         pool.append(scratch)
         return self._wrap(outs, device)
@@ -243,10 +250,16 @@ class Executable:
         pool, new_structs, execute = self._pool, self._new_pool_structs, self._execute_fn
         device0, client, api = self._device0, self._client, self._api
         shape, dtype = self._single_out
-        Result = _Result
         slow = self.execute_unchecked
 
-        # The two bodies differ only in how argv is filled (a shared helper would cost a call).
+        def launch(scratch, device):  # argv filled: run, and wrap the one result
+            err = execute(scratch[1])
+            ptr = scratch[3][0]
+            pool.append(scratch)
+            if err:
+                raise api.error_to_exception(err)
+            return new_result(ptr, client, shape, dtype, device)
+
         if self._num_args == 1:
             def run(x, device):
                 if device is not device0:
@@ -256,19 +269,7 @@ class Executable:
                 except IndexError:
                     scratch = new_structs()
                 scratch[2][0] = x._ptr
-                err = execute(scratch[1])
-                if err:
-                    pool.append(scratch)
-                    raise api.error_to_exception(err)
-                b = Result()
-                b._ptr = scratch[3][0]
-                pool.append(scratch)
-                b._client = client
-                b.shape = shape
-                b.dtype = dtype
-                b.device = device
-                b._ready = False
-                return b
+                return launch(scratch, device)
         else:
             def run(x, y, device):
                 if device is not device0:
@@ -280,34 +281,13 @@ class Executable:
                 argv = scratch[2]
                 argv[0] = x._ptr
                 argv[1] = y._ptr
-                err = execute(scratch[1])
-                if err:
-                    pool.append(scratch)
-                    raise api.error_to_exception(err)
-                b = Result()
-                b._ptr = scratch[3][0]
-                pool.append(scratch)
-                b._client = client
-                b.shape = shape
-                b.dtype = dtype
-                b.device = device
-                b._ready = False
-                return b
+                return launch(scratch, device)
         return run
 
     def _wrap(self, ptrs, device):
         client = self._client
-        out = []
-        for p, (shape, dtype) in zip(ptrs, self._out_meta):
-            b = _Result()
-            b._ptr = p
-            b._client = client
-            b.shape = shape
-            b.dtype = dtype
-            b.device = device
-            b._ready = False
-            out.append(b)
-        return out
+        return [new_result(p, client, shape, dtype, device)
+                for p, (shape, dtype) in zip(ptrs, self._out_meta)]
 
     def _execute_elsewhere(self, args, device):
         """A portable program on a device other than devices[0]."""

@@ -343,6 +343,13 @@ def test_maximum_minimum_nan_and_fmax_fmin():
     y = np.array([np.nan, 0.0, np.nan, 2.0, -1.0], np.float32)
     for name in ("maximum", "minimum", "fmax", "fmin"):
         assert_close(getattr(jnp, name)(x, y), getattr(np, name)(x, y), F32)
+        assert_close(pyjax.jit(getattr(jnp, name))(x, y), getattr(np, name)(x, y), F32)
+        for other in (np.float32(0.5), np.float32(np.nan)):  # with a scalar, both orders
+            assert_close(getattr(jnp, name)(x, other), getattr(np, name)(x, other), F32)
+            assert_close(getattr(jnp, name)(other, y), getattr(np, name)(other, y), F32)
+    x64 = x.astype(np.float64)
+    assert_close(jnp.maximum(x64.astype(np.float16), 1.0), np.maximum(x64.astype(np.float16), 1.0),
+                 np.dtype(np.float16))
     c1 = np.array([1 + 2j, 1 + 1j, 2 + 0j], np.complex64)
     c2 = np.array([1 + 1j, 1 + 3j, 1 + 5j], np.complex64)
     assert_close(jnp.maximum(c1, c2), np.maximum(c1, c2), C64)

@@ -2,8 +2,6 @@
 executable, asynchronously (results come back before they are computed)."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from pyjax._src import runtime
@@ -51,15 +49,15 @@ config.on_change("jax_enable_x64", _on_x64_change)
 def scalar_to_array(x, device=None) -> ArrayImpl:
     """A device array for a Python scalar, weakly typed (bool is not weak), cached by value."""
     t = type(x)
-    key = (t, x)
-    if device is None and (x or t is not float):  # -0.0 would find 0.0's entry
+    # 0.0 and -0.0 are equal keys (as are complex zeros): their keys carry the sign too
+    key = (t, x) if x or t is int or t is bool else (t, x, repr(x))
+    if device is None:
         arr = _scalar_cache.get(key)
         if arr is not None:
             return arr
     aval = get_aval(x)
     arr = from_numpy(np.asarray(x, aval.dtype), device, aval.weak_type)
-    # NaN and -0.0 compare equal to other keys in surprising ways: don't cache them.
-    if device is None and x == x and not (t is float and x == 0.0 and math.copysign(1, x) < 0):
+    if device is None and x == x:  # NaN never finds its key again
         if len(_scalar_cache) >= _SCALAR_CACHE_MAX:
             _scalar_cache.clear()
         _scalar_cache[key] = arr

@@ -200,6 +200,26 @@ class _Entry:
 
 
 _ID_CACHE_MAX = 256
+_LEAF_TYPES = (ArrayImpl, bool, int, float, complex)
+
+
+def _call_key(args, kwargs):
+    """A hashable key of a call: arrays by the id of their aval, other values by type and
+    value; None when an argument is unhashable (a pytree container, a NumPy array)."""
+    key = [id(a.aval) if type(a) is ArrayImpl else (type(a), a) for a in args]
+    if kwargs:
+        key.append(tuple([(k, id(v.aval) if type(v) is ArrayImpl else (type(v), v))
+                          for k, v in kwargs.items()]))
+    key = tuple(key)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _as_array(x):
+    return x if type(x) is ArrayImpl else dispatch.to_array(x)
 _new_array = ArrayImpl.__new__  # creating without ArrayImpl.__init__ saves a Python call
 _state = trace_mod._state
 
@@ -226,6 +246,7 @@ class Jitted:
         self._trace_cache = {}    # signature -> (ClosedJaxpr, out_tree, const values)
         self._fast_cache = {}     # (treedef of args, *avals) -> _Entry, for simple calls
         self._id_cache = {}       # ids of the avals of all-Array positional args -> hit
+        self._static_cache = {}   # _call_key(args, kwargs) -> hit, for the other calls
         self.__name__ = getattr(fun, "__name__", "fun")
         self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
         self.__doc__ = getattr(fun, "__doc__", None)
@@ -404,12 +425,37 @@ class Jitted:
                 ids = tuple([id(a) for a in avals])
                 id_cache[ids[0] if len(ids) == 1 else ids] = (entry, x64, avals)
             return self._run(entry, arrays)
+        # Static arguments or keywords: a first-level cache keyed by the arguments themselves
+        # (arrays by the ids of their avals, anything else by type and value), for calls
+        # whose dynamic arguments are all arrays or Python scalars.
+        fkey = None if self.donate_argnums or self.donate_argnames else _call_key(args, kwargs)
+        if fkey is not None:
+            hit = self._static_cache.get(fkey)
+            if hit is not None and hit[1] is config.jax_enable_x64:
+                return self._run(hit[0], [_as_array(args[i]) for i in hit[2]] +
+                                 [_as_array(kwargs[k]) for k in hit[3]])
         key, closed, out_tree, leaves, donated = self._trace(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile(key, closed, out_tree, donated)
+        if fkey is not None:
+            self._remember_static_call(fkey, entry, args, kwargs)
         return self._run(entry, [x if type(x) is ArrayImpl else dispatch.to_array(x)
                                  for x in leaves])
+
+    def _remember_static_call(self, fkey, entry, args, kwargs):
+        n = len(args)
+        static = {i % n for i in self.static_argnums if -n <= i < n}
+        positions = tuple(i for i in range(n) if i not in static)
+        names = tuple(sorted(k for k in kwargs if k not in self.static_argnames))
+        dyn = [args[i] for i in positions] + [kwargs[k] for k in names]
+        if not all(type(a) in _LEAF_TYPES for a in dyn):
+            return  # pytrees: the general path flattens them
+        cache = self._static_cache
+        if len(cache) >= _ID_CACHE_MAX:
+            cache.clear()
+        avals = [a.aval for a in dyn if type(a) is ArrayImpl]  # keeps the ids in fkey theirs
+        cache[fkey] = (entry, config.jax_enable_x64, positions, names, avals)
 
     def _run(self, entry, arrays):
         bufs = list(entry.const_bufs)
@@ -469,6 +515,7 @@ class Jitted:
         self._cache.clear()
         self._fast_cache.clear()
         self._id_cache.clear()
+        self._static_cache.clear()
         self._trace_cache.clear()
 
 

@@ -22,6 +22,7 @@ from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import reductions as jred
 from pyjax._src.numpy import shape as jshape
 from pyjax._src.numpy import util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.shape import asarray, convert, is_static_int
 
 __all__ = ["matmul", "dot", "vdot", "vecdot", "matvec", "vecmat", "inner", "outer",
@@ -63,6 +64,7 @@ def _conj(x):
 # matmul and friends
 # ---------------------------------------------------------------------------------------
 
+@compiled_when_eager("precision", "preferred_element_type")
 def matmul(a, b, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands are vectors, leading dimensions are
     broadcast batch dimensions."""
@@ -131,6 +133,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     return out
 
 
+@compiled_when_eager("precision", "preferred_element_type")
 def dot(a, b, *, precision=None, preferred_element_type=None):
     """NumPy's ``dot``: scalars multiply; otherwise contract the last axis of ``a`` with the
     second-to-last of ``b`` (the only axis when ``b`` is 1-D)."""

@@ -20,6 +20,7 @@ from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import sorting as lax_sort
 from pyjax._src.numpy import shape as jshape
 from pyjax._src.numpy import util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.shape import asarray, const, convert, isnan, to_bool
 
 __all__ = [
@@ -143,12 +144,14 @@ def _sum_or_prod(op, a, axis, dtype, out, keepdims, initial, where, promote_inte
     return _finish(res, a.shape, axes, keepdims)
 
 
+@compiled_when_eager("axis", "dtype", "out", "keepdims", "promote_integers")
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers=True):
     """Sum of elements over ``axis``; bools and small ints accumulate in the default int."""
     return _sum_or_prod("sum", a, axis, dtype, out, keepdims, initial, where, promote_integers)
 
 
+@compiled_when_eager("axis", "dtype", "out", "keepdims", "promote_integers")
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
     """Product of elements over ``axis``."""
@@ -178,11 +181,13 @@ def _max_or_min(op, a, axis, out, keepdims, initial, where):
     return _finish(res, a.shape, axes, keepdims)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """Maximum over ``axis`` (NaN propagates); empty reductions need ``initial``."""
     return _max_or_min("max", a, axis, out, keepdims, initial, where)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """Minimum over ``axis`` (NaN propagates); empty reductions need ``initial``."""
     return _max_or_min("min", a, axis, out, keepdims, initial, where)
@@ -201,11 +206,13 @@ def _all_any(op, a, axis, out, keepdims, where):
     return _finish(res, a.shape, axes, keepdims)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
     """True where all elements over ``axis`` are non-zero."""
     return _all_any("all", a, axis, out, keepdims, where)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
     """True where any element over ``axis`` is non-zero."""
     return _all_any("any", a, axis, out, keepdims, where)
@@ -233,6 +240,7 @@ def _mean_dtypes(a, dtype, fun):
     return dtype, _upcast(dtype)
 
 
+@compiled_when_eager("axis", "dtype", "out", "keepdims")
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean over ``axis``; integer inputs give the default float."""
     _check_out(out, "mean")
@@ -248,6 +256,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return convert(lax_ew.div(total, n), dtype)
 
 
+@compiled_when_eager("axis", "dtype", "out", "ddof", "keepdims", "correction")
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):
     """Variance over ``axis`` with ``ddof`` (or ``correction``) degrees of freedom removed.
@@ -285,6 +294,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return convert(lax_ew.div(total, denom), dtype)
 
 
+@compiled_when_eager("axis", "dtype", "out", "ddof", "keepdims", "correction")
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):
     """Standard deviation: the square root of :func:`var`."""
@@ -435,11 +445,13 @@ def _arg(op, a, axis, out, keepdims):
     return res
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def argmax(a, axis=None, out=None, keepdims=None):
     """Index of the maximum (first occurrence; NaN counts as the maximum)."""
     return _arg("argmax", a, axis, out, keepdims)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def argmin(a, axis=None, out=None, keepdims=None):
     """Index of the minimum (first occurrence; NaN counts as the minimum)."""
     return _arg("argmin", a, axis, out, keepdims)

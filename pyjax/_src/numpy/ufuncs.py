@@ -22,6 +22,7 @@ from pyjax._src.lax import base as lax_base
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 
 _NEAREST_EVEN = lax.RoundingMethod.TO_NEAREST_EVEN
 
@@ -629,27 +630,24 @@ greater = _comparison("greater", lax.gt, True)
 greater_equal = _comparison("greater_equal", lax.ge, True)
 
 
-def _propagate_nan(x, y, out):
-    """NaN wherever an operand is NaN (XLA's CPU max/min may drop a NaN operand)."""
-    if not dtypes.is_floating(_dt(x)):
-        return out
-    return _where(lax.ne(y, y), y, _where(lax.ne(x, x), x, out))
-
-
+# NaNs propagate through lax.max/min itself: the runtime compiles with XLA:CPU's fast min/max
+# (which drops NaN operands) turned off.
+@compiled_when_eager()
 def maximum(x, y, /):
     """Elementwise maximum; NaNs propagate."""
     x, y = _promote2("maximum", x, y)
     if dtypes.is_complex(_dt(x)):
         return _where(lax.bitwise_or(greater(x, y), isnan(x)), x, y)
-    return _propagate_nan(x, y, lax.max(x, y))
+    return lax.max(x, y)
 
 
+@compiled_when_eager()
 def minimum(x, y, /):
     """Elementwise minimum; NaNs propagate."""
     x, y = _promote2("minimum", x, y)
     if dtypes.is_complex(_dt(x)):
         return _where(lax.bitwise_or(less(x, y), isnan(x)), x, y)
-    return _propagate_nan(x, y, lax.min(x, y))
+    return lax.min(x, y)
 
 
 def fmax(x1, x2, /):
@@ -883,6 +881,11 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError("Either both or neither of the x and y arguments should be provided "
                          "to jax.numpy.where, got "
                          f"{'x' if x is not None else 'y'} only.")
+    return _where3(condition, x, y)
+
+
+@compiled_when_eager()
+def _where3(condition, x, y):
     util.check_arraylike("where", condition, x, y)
     return _where(_to_bool(condition), x, y)
 

@@ -1,0 +1,56 @@
+"""Eager calls of ``jnp`` functions made of several primitives, as one compiled executable.
+
+A reduction or a matrix product binds several primitives (promotion, converts, the reduction,
+reshapes), each an eager dispatch of its own. JAX's ``jnp`` functions are jitted, so eagerly
+they cost one cached call; ``compiled_when_eager`` does the same here: called outside any
+transformation with plain operands, the function runs through ``jit`` with its
+configuration parameters static. Under a trace (``jit``, ``grad``, ``vmap``) it is the function
+itself, so Jaxprs show its primitives, not a nested call.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.array import ArrayImpl
+from pyjax._src.interpreters.jit import jit
+
+_OPERAND_TYPES = (ArrayImpl, bool, int, float, complex, type(None))
+
+
+def compiled_when_eager(*static_argnames):
+    """Decorator: eager calls whose operands are all Arrays, Python scalars or None (and whose
+    ``static_argnames`` values are hashable) run as one compiled call per signature; any other
+    call (under a trace, NumPy or list operands, an unhashable configuration value) runs the
+    function itself, so behaviour and errors are the function's own."""
+    def wrap(fn):
+        params = list(inspect.signature(fn).parameters)
+        static_pos = frozenset(i for i, p in enumerate(params) if p in static_argnames)
+        static_names = frozenset(static_argnames)
+        compiled = jit(fn, static_argnames=static_argnames)
+        state = trace_mod._state
+        operand_types = _OPERAND_TYPES
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if state.trace is not None:
+                return fn(*args, **kwargs)
+            try:
+                for i, a in enumerate(args):
+                    if i in static_pos:
+                        hash(a)
+                    elif type(a) not in operand_types:
+                        return fn(*args, **kwargs)
+                for k, v in kwargs.items():
+                    if k in static_names:
+                        hash(v)
+                    elif type(v) not in operand_types:
+                        return fn(*args, **kwargs)
+            except TypeError:  # an unhashable configuration value: the function says why
+                return fn(*args, **kwargs)
+            return compiled(*args, **kwargs)
+        wrapper.uncompiled = fn
+        wrapper.compiled = compiled
+        return wrapper
+    return wrap

@@ -1,0 +1,96 @@
+"""jnp functions that run eagerly as one compiled call (numpy/eager_compiled.py): the same
+results as the function run primitive by primitive, one compile per signature, and the plain
+function under transformations and for operands jit would treat differently."""
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as jnp
+from pyjax._src.numpy import reductions, products, ufuncs
+
+
+def same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+M = np.arange(12.0, dtype=np.float32).reshape(3, 4) - 5.5
+CASES = [
+    (reductions.sum, (M,), {}), (reductions.sum, (M, 0), {}),
+    (reductions.sum, (M,), dict(axis=(0, 1), keepdims=True)),
+    (reductions.sum, (M.astype(np.int8),), dict(axis=1)),
+    (reductions.sum, (M,), dict(where=M > 0, initial=2.0)),
+    (reductions.prod, (M,), dict(axis=-1, dtype=jnp.float32)),
+    (reductions.max, (M,), dict(axis=0, initial=1.0, where=M < 3)),
+    (reductions.min, (M,), {}), (reductions.all, (M > -6,), dict(axis=1)),
+    (reductions.any, (M > 5,), {}), (reductions.mean, (M,), dict(axis=1)),
+    (reductions.mean, (M.astype(np.int32),), {}), (reductions.var, (M,), dict(ddof=1)),
+    (reductions.std, (M,), dict(axis=0, keepdims=True)), (reductions.argmax, (M,), dict(axis=1)),
+    (reductions.argmin, (M,), {}), (products.matmul, (M, M.T), {}),
+    (products.dot, (M, M[0]), {}), (products.dot, (M, 2.0), {}),
+    (ufuncs.where, (M > 0, M, 0.0), {}), (ufuncs.where, (M > 0, 1, -1), {}),
+    (ufuncs.maximum, (M, 0.0), {}), (ufuncs.minimum, (M, M.T[:3, :1]), {}),
+]
+
+
+@pytest.mark.parametrize("fn,args,kwargs", CASES)
+def test_matches_the_function_run_op_by_op(fn, args, kwargs):
+    args = tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+    kwargs = {k: jnp.asarray(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+    want = fn.uncompiled(*args, **kwargs) if hasattr(fn, "uncompiled") else \
+        ufuncs._where3.uncompiled(*args, **kwargs)
+    got = fn(*args, **kwargs)
+    same(got, want)
+    assert got.aval.weak_type == want.aval.weak_type
+
+
+def test_one_compile_per_signature():
+    compiled = reductions.sum.compiled
+    x = jnp.ones((5, 7))
+    jnp.sum(x, axis=1)
+    n = len(compiled._cache)
+    for _ in range(3):
+        same(jnp.sum(x, axis=1), np.full(5, 7.0, np.float32))
+    assert len(compiled._cache) == n
+    jnp.sum(x, axis=0)  # another static value: another compile
+    assert len(compiled._cache) == n + 1
+    w = ufuncs._where3.compiled
+    c = jnp.asarray([True, False])
+    jnp.where(c, 1.0, 2.0)
+    n = len(w._cache)
+    for v in (3.0, -4.5, 0.0, -0.0):  # Python scalars are operands, not constants
+        got = jnp.where(c, jnp.ones(2), v)
+        same(got, np.array([1.0, v], np.float32))
+        assert np.signbit(np.asarray(got)[1]) == np.signbit(v)
+    assert len(w._cache) <= n + 1
+
+
+def test_under_transformations_the_function_itself():
+    x = jnp.ones((2, 3))
+    text = str(pyjax.make_jaxpr(lambda a: jnp.sum(a, axis=0) + jnp.mean(a))(x))
+    assert "reduce_sum" in text and "jit" not in text and "pjit" not in text
+    g = pyjax.grad(lambda a: jnp.sum(jnp.where(a > 0, a * a, 0.0)))(jnp.array([-1.0, 2.0]))
+    same(g, np.array([0.0, 4.0], np.float32))
+    v = pyjax.vmap(lambda r: jnp.max(r) - jnp.min(r))(jnp.asarray(M))
+    same(v, M.max(1) - M.min(1))
+
+
+def test_other_operands_take_the_plain_function():
+    with pytest.raises(TypeError, match="sum requires ndarray or scalar arguments"):
+        jnp.sum([1.0, 2.0, 3.0])  # JAX's own error, not a traced pytree of scalars
+    same(jnp.sum(np.ones(3, np.float32)), np.float32(3.0))
+    same(jnp.matmul(M, M.T), M @ M.T)
+    with pytest.raises(ValueError):
+        jnp.sum(jnp.ones(3), axis=4)
+    with pytest.raises(TypeError):
+        jnp.matmul(jnp.ones(3), "a")
+
+
+def test_devices_and_committed_results():
+    devs = pyjax.devices()
+    if len(devs) < 2:
+        pytest.skip("needs 2 devices")
+    x = pyjax.device_put(jnp.ones((2, 2)), devs[1])
+    for r in (jnp.sum(x), x @ x, jnp.where(x > 0, x, 0.0), jnp.maximum(x, 2.0)):
+        assert r.devices() == {devs[1]} and r.committed

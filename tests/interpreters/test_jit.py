@@ -4,6 +4,7 @@ import pytest
 
 import pyjax
 import pyjax.lax as lax
+import pyjax.numpy as jnp
 from pyjax._src.core.jaxpr import check_jaxpr
 
 
@@ -245,3 +246,32 @@ def test_grad_of_jit_calling_jit_splits_the_inner_call():
     jaxpr = pyjax.make_jaxpr(pyjax.grad(f))(x)
     for e in jaxpr.eqns:
         check_jaxpr(e.params["jaxpr"].jaxpr)
+
+
+def test_calls_with_static_args_and_keywords_hit_their_entries():
+    traces = []
+
+    def f(x, n, scale=1.0):
+        traces.append(n)
+        return x * n * scale
+
+    g = pyjax.jit(f, static_argnums=1)
+    x = jnp.arange(3.0)
+    for _ in range(3):
+        np.testing.assert_allclose(g(x, 2), 2 * np.arange(3.0))
+        np.testing.assert_allclose(g(x, 3, scale=0.5), 1.5 * np.arange(3.0))
+        np.testing.assert_allclose(g(x, n=4), 4 * np.arange(3.0))
+    for s in (2.0, -1.0, 7.5):  # a dynamic Python scalar: new values, no new trace
+        np.testing.assert_allclose(g(x, 3, scale=s), 3 * s * np.arange(3.0))
+    assert sorted(traces) == [2, 3, 4]
+    np.testing.assert_allclose(g(x, 2, 1), 2 * np.arange(3.0))  # int scale: a new signature
+    assert g(x.astype(jnp.int32), 2, 1).dtype == np.int32
+    pyjax.config.update("jax_enable_x64", True)
+    try:
+        assert g(x, 2, scale=2.0).dtype == np.float32  # x is still f32; the weak scalar follows
+        assert g(jnp.arange(3), 2, 1).dtype == np.int64
+    finally:
+        pyjax.config.update("jax_enable_x64", False)
+    assert g(jnp.arange(3), 2, 1).dtype == np.int32
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        g(x, [2])

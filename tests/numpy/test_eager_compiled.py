@@ -31,6 +31,19 @@ CASES = [
     (products.dot, (M, M[0]), {}), (products.dot, (M, 2.0), {}),
     (ufuncs.where, (M > 0, M, 0.0), {}), (ufuncs.where, (M > 0, 1, -1), {}),
     (ufuncs.maximum, (M, 0.0), {}), (ufuncs.minimum, (M, M.T[:3, :1]), {}),
+    (ufuncs.add, (M, M.astype(np.int32)), {}), (ufuncs.add, (M[0], M), {}),
+    (ufuncs.add, (M > 0, M < 2), {}), (ufuncs.multiply, (M.astype(np.int8), 3), {}),
+    (ufuncs.subtract, (2, M.astype(np.uint8)), {}), (ufuncs.divide, (M.astype(np.int32), 4), {}),
+    (ufuncs.floor_divide, (M.astype(np.int32), -3), {}), (ufuncs.remainder, (M, 2.5), {}),
+    (ufuncs.fmod, (M.astype(np.int32), 0), {}), (ufuncs.absolute, (M.astype(np.uint8),), {}),
+    (ufuncs.absolute, (M + 1j * M,), {}), (ufuncs.sign, (M,), {}), (ufuncs.square, (M > 0,), {}),
+    (ufuncs.reciprocal, (M,), {}), (ufuncs.hypot, (M, 3.0), {}), (ufuncs.logaddexp, (M, -M), {}),
+    (ufuncs.heaviside, (M, 0.5), {}), (ufuncs.copysign, (M, -1.0), {}),
+    (ufuncs.fmax, (M, np.float32(np.nan)), {}), (ufuncs.greater, (M + 1j, M.T[:3, :1] + 0j), {}),
+    (ufuncs.equal, (M, 0.5), {}), (ufuncs.logical_xor, (M, M > 1), {}),
+    (ufuncs.bitwise_and, (M.astype(np.int32), 6), {}), (ufuncs.left_shift, (M.astype(np.int32) % 4, 2), {}),
+    (ufuncs.right_shift, (M.astype(np.uint8), 1), {}), (ufuncs.bitwise_not, (M > 0,), {}),
+    (ufuncs.clip, (M, -1, 2.5), {}), (ufuncs.clip, (M,), dict(max=0)),
 ]
 
 
@@ -38,8 +51,11 @@ CASES = [
 def test_matches_the_function_run_op_by_op(fn, args, kwargs):
     args = tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
     kwargs = {k: jnp.asarray(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
-    want = fn.uncompiled(*args, **kwargs) if hasattr(fn, "uncompiled") else \
-        ufuncs._where3.uncompiled(*args, **kwargs)
+    plain = {ufuncs.where: ufuncs._where3, ufuncs.clip: ufuncs._clip}.get(fn, fn)
+    if fn is ufuncs.clip:  # clip's own argument handling, then the compiled _clip
+        args = (args[0], kwargs.pop("min", args[1] if len(args) > 1 else None),
+                kwargs.pop("max", args[2] if len(args) > 2 else None))
+    want = plain.uncompiled(*args, **kwargs)
     got = fn(*args, **kwargs)
     same(got, want)
     assert got.aval.weak_type == want.aval.weak_type
@@ -85,6 +101,13 @@ def test_other_operands_take_the_plain_function():
         jnp.sum(jnp.ones(3), axis=4)
     with pytest.raises(TypeError):
         jnp.matmul(jnp.ones(3), "a")
+
+
+def test_deprecated_clip_arguments_warn_every_call():
+    x = jnp.arange(4.0)
+    for _ in range(2):
+        with pytest.warns(DeprecationWarning, match="deprecated"):
+            same(jnp.clip(x, a_min=1.0), np.clip(np.arange(4.0, dtype=np.float32), 1.0, None))
 
 
 def test_devices_and_committed_results():

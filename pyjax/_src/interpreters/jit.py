@@ -395,6 +395,8 @@ class Jitted:
                 ids = []
                 for x in args:
                     if type(x) is not ArrayImpl:
+                        if all(type(a) in _LEAF_TYPES for a in args):  # Python scalars too
+                            return self._call_by_args(args, kwargs)
                         break
                     ids.append(id(x.aval))
                 else:
@@ -425,9 +427,12 @@ class Jitted:
                 ids = tuple([id(a) for a in avals])
                 id_cache[ids[0] if len(ids) == 1 else ids] = (entry, x64, avals)
             return self._run(entry, arrays)
-        # Static arguments or keywords: a first-level cache keyed by the arguments themselves
-        # (arrays by the ids of their avals, anything else by type and value), for calls
-        # whose dynamic arguments are all arrays or Python scalars.
+        return self._call_by_args(args, kwargs)
+
+    def _call_by_args(self, args, kwargs):
+        """Static arguments, keywords or Python scalars: a first-level cache keyed by the
+        arguments themselves (arrays by the ids of their avals, anything else by type and
+        value), for calls whose dynamic arguments are all arrays or Python scalars."""
         fkey = None if self.donate_argnums or self.donate_argnames else _call_key(args, kwargs)
         if fkey is not None:
             hit = self._static_cache.get(fkey)

@@ -109,12 +109,14 @@ def _unary_inexact(name, lax_fn, doc):
 
 # ---- arithmetic ----
 
+@compiled_when_eager()
 def add(x, y, /):
     """Elementwise ``x + y`` (logical or for booleans)."""
     x, y = _promote2("add", x, y)
     return lax.bitwise_or(x, y) if dtypes.is_bool(_dt(x)) else lax.add(x, y)
 
 
+@compiled_when_eager()
 def subtract(x, y, /):
     """Elementwise ``x - y``."""
     x, y = _promote2("subtract", x, y)
@@ -124,12 +126,14 @@ def subtract(x, y, /):
     return lax.sub(x, y)
 
 
+@compiled_when_eager()
 def multiply(x, y, /):
     """Elementwise ``x * y`` (logical and for booleans)."""
     x, y = _promote2("multiply", x, y)
     return lax.bitwise_and(x, y) if dtypes.is_bool(_dt(x)) else lax.mul(x, y)
 
 
+@compiled_when_eager()
 def divide(x1, x2, /):
     """Elementwise true division; integers and booleans are promoted to floating point."""
     x1, x2 = util.promote_args_inexact("true_divide", x1, x2)
@@ -162,6 +166,7 @@ def _int_floor_divide(x1, x2):
     return _where(fix, lax.sub(quotient, _const(quotient, 1)), quotient)
 
 
+@compiled_when_eager()
 def floor_divide(x1, x2, /):
     """Elementwise ``x1 // x2``: rounds toward negative infinity (Python's rule)."""
     x1, x2 = util.promote_args_numeric("floor_divide", x1, x2)
@@ -173,6 +178,7 @@ def floor_divide(x1, x2, /):
     return _float_divmod(x1, x2)[0]
 
 
+@compiled_when_eager()
 def remainder(x1, x2, /):
     """Elementwise remainder with the sign of the divisor (Python's ``%``). ``x % 0`` is 0
     for integers."""
@@ -192,6 +198,7 @@ def remainder(x1, x2, /):
 mod = remainder
 
 
+@compiled_when_eager()
 def fmod(x1, x2, /):
     """Elementwise remainder with the sign of the dividend (C's ``fmod``)."""
     x1, x2 = util.promote_args_numeric("fmod", x1, x2)
@@ -281,6 +288,7 @@ def positive(x, /):
     return _asarray(x)
 
 
+@compiled_when_eager()
 def absolute(x, /):
     """Elementwise absolute value (the magnitude for complex inputs, a real dtype)."""
     util.check_arraylike("absolute", x)
@@ -293,6 +301,7 @@ def absolute(x, /):
 abs = absolute  # noqa: A001
 
 
+@compiled_when_eager()
 def fabs(x, /):
     """Elementwise absolute value in an inexact dtype (complex inputs are rejected)."""
     _check_not_complex("fabs", x)
@@ -300,6 +309,7 @@ def fabs(x, /):
     return lax.abs(x)
 
 
+@compiled_when_eager()
 def sign(x, /):
     """-1, 0 or 1 by the sign of ``x``; ``x / |x|`` for complex ``x`` (NumPy 2)."""
     (x,) = util.promote_args("sign", x)
@@ -437,18 +447,21 @@ def cbrt(x, /):
     return lax.cbrt(x)
 
 
+@compiled_when_eager()
 def square(x, /):
     """Elementwise ``x * x`` (booleans are promoted to integers)."""
     (x,) = util.promote_args_numeric("square", x)
     return lax.integer_pow(x, 2)
 
 
+@compiled_when_eager()
 def reciprocal(x, /):
     """Elementwise ``1 / x`` in an inexact dtype."""
     (x,) = util.promote_args_inexact("reciprocal", x)
     return lax.integer_pow(x, -1)
 
 
+@compiled_when_eager()
 def arctan2(x1, x2, /):
     """Elementwise ``atan(x1 / x2)`` choosing the quadrant by the signs of both."""
     _check_not_complex("arctan2", x1, x2)
@@ -459,6 +472,7 @@ def arctan2(x1, x2, /):
 atan2 = arctan2
 
 
+@compiled_when_eager()
 def hypot(x1, x2, /):
     """Elementwise ``sqrt(x1**2 + x2**2)`` without intermediate overflow."""
     _check_not_complex("hypot", x1, x2)
@@ -474,6 +488,7 @@ def hypot(x1, x2, /):
     return _where(idx_inf, inf, out)
 
 
+@compiled_when_eager()
 def logaddexp(x1, x2, /):
     """Elementwise ``log(exp(x1) + exp(x2))`` without overflow."""
     x1, x2 = util.promote_args_inexact("logaddexp", x1, x2)
@@ -483,6 +498,7 @@ def logaddexp(x1, x2, /):
     return _where(lax.ne(delta, delta), lax.add(x1, x2), out)
 
 
+@compiled_when_eager()
 def logaddexp2(x1, x2, /):
     """Elementwise ``log2(2**x1 + 2**x2)`` without overflow."""
     x1, x2 = util.promote_args_inexact("logaddexp2", x1, x2)
@@ -519,6 +535,7 @@ def rad2deg(x, /):
 radians, degrees = deg2rad, rad2deg
 
 
+@compiled_when_eager()
 def heaviside(x1, x2, /):
     """Heaviside step: 0 for ``x1 < 0``, ``x2`` at 0, 1 for ``x1 > 0``."""
     _check_not_complex("heaviside", x1, x2)
@@ -619,7 +636,7 @@ def _comparison(name, lax_fn, ordered):
         return lax_fn(x, y)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` comparison (a boolean array)."
-    return fn
+    return compiled_when_eager()(fn)
 
 
 equal = _comparison("equal", lax.eq, False)
@@ -650,12 +667,14 @@ def minimum(x, y, /):
     return lax.min(x, y)
 
 
+@compiled_when_eager()
 def fmax(x1, x2, /):
     """Elementwise maximum that ignores NaNs (NaN only where both are NaN)."""
     x1, x2 = util.promote_args("fmax", x1, x2)
     return _where(lax.bitwise_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
+@compiled_when_eager()
 def fmin(x1, x2, /):
     """Elementwise minimum that ignores NaNs (NaN only where both are NaN)."""
     x1, x2 = util.promote_args("fmin", x1, x2)
@@ -669,7 +688,7 @@ def _logical(name, lax_fn):
         return lax_fn(x, y)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` of the truth values."
-    return fn
+    return compiled_when_eager()(fn)
 
 
 logical_and = _logical("logical_and", lax.bitwise_and)
@@ -689,7 +708,7 @@ def _bitwise(name, lax_fn):
         return lax_fn(x, y)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` of integers or booleans."
-    return fn
+    return compiled_when_eager()(fn)
 
 
 bitwise_and = _bitwise("bitwise_and", lax.bitwise_and)
@@ -697,6 +716,7 @@ bitwise_or = _bitwise("bitwise_or", lax.bitwise_or)
 bitwise_xor = _bitwise("bitwise_xor", lax.bitwise_xor)
 
 
+@compiled_when_eager()
 def bitwise_not(x, /):
     """Elementwise bitwise inversion (logical not for booleans)."""
     (x,) = util.promote_args("bitwise_not", x)
@@ -717,12 +737,14 @@ def bitwise_count(x, /):
     return lax.convert_element_type(lax.population_count(x), np.uint8)
 
 
+@compiled_when_eager()
 def left_shift(x1, x2, /):
     """Elementwise ``x1 << x2``."""
     x1, x2 = util.promote_args_numeric("left_shift", x1, x2)
     return lax.shift_left(x1, x2)
 
 
+@compiled_when_eager()
 def right_shift(x1, x2, /):
     """Elementwise ``x1 >> x2`` (arithmetic for signed, logical for unsigned integers)."""
     x1, x2 = util.promote_args_numeric("right_shift", x1, x2)
@@ -802,6 +824,7 @@ def signbit(x, /):
     return lax.lt(i, np.asarray(0, int_dt)[()])
 
 
+@compiled_when_eager()
 def copysign(x1, x2, /):
     """``x1`` with the sign of ``x2``."""
     _check_not_complex("copysign", x1, x2)
@@ -810,6 +833,7 @@ def copysign(x1, x2, /):
     return _where(signbit(x2), lax.neg(a), a)
 
 
+@compiled_when_eager()
 def nextafter(x1, x2, /):
     """The next representable value after ``x1`` in the direction of ``x2``."""
     _check_not_complex("nextafter", x1, x2)
@@ -916,9 +940,13 @@ def clip(arr=None, /, min=None, max=None, *, a=_NOVALUE, a_min=_NOVALUE,  # noqa
         if new[name] is not None:
             raise ValueError(f"clip got both {name!r} and its replacement argument")
         new[name] = value
-    arr, min, max = new["a"], new["a_min"], new["a_max"]  # noqa: A001
-    if arr is None:
+    if new["a"] is None:
         raise TypeError("clip() missing the array argument 'arr'")
+    return _clip(new["a"], new["a_min"], new["a_max"])
+
+
+@compiled_when_eager()
+def _clip(arr, min, max):  # noqa: A002
     util.check_arraylike("clip", arr)
     for v in (arr, min, max):
         if v is not None and dtypes.is_complex(_dt(v)):

@@ -275,3 +275,20 @@ def test_calls_with_static_args_and_keywords_hit_their_entries():
     assert g(jnp.arange(3), 2, 1).dtype == np.int32
     with pytest.raises(ValueError, match="Non-hashable static arguments"):
         g(x, [2])
+
+
+def test_compiled_signatures_are_bounded(monkeypatch):
+    f = pyjax.jit(lambda a, k: a * k, static_argnums=1)
+    f.max_entries = 3
+    for n in range(1, 7):
+        for k in (2, 3):
+            np.testing.assert_allclose(f(jnp.ones(n), k), np.full(n, float(k)))
+        assert len(f._cache) <= 3 and len(f._trace_cache) <= 3
+    np.testing.assert_allclose(f(jnp.ones(1), 2), [2.0])  # dropped long ago: compiled again
+    np.testing.assert_allclose(f(jnp.ones(6), 3), np.full(6, 3.0))
+    from pyjax._src.numpy import reductions
+    compiled = reductions.sum.compiled  # eager jnp functions: the same bound, their own value
+    monkeypatch.setattr(compiled, "max_entries", 2)
+    for n in range(1, 6):
+        np.testing.assert_allclose(jnp.sum(jnp.ones((n, 2)), axis=0), [n, n])
+        assert len(compiled._cache) <= 2

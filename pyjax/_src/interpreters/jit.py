@@ -200,6 +200,7 @@ class _Entry:
 
 
 _ID_CACHE_MAX = 256
+_MAX_ENTRIES = 1024
 _LEAF_TYPES = (ArrayImpl, bool, int, float, complex)
 
 
@@ -247,6 +248,8 @@ class Jitted:
         self._fast_cache = {}     # (treedef of args, *avals) -> _Entry, for simple calls
         self._id_cache = {}       # ids of the avals of all-Array positional args -> hit
         self._static_cache = {}   # _call_key(args, kwargs) -> hit, for the other calls
+        # compiled signatures kept (each holds an executable, about 0.25 MB when small)
+        self.max_entries = _MAX_ENTRIES
         self.__name__ = getattr(fun, "__name__", "fun")
         self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
         self.__doc__ = getattr(fun, "__doc__", None)
@@ -332,6 +335,8 @@ class Jitted:
             dbg = staging.DebugInfo(self.__name__, dyn_names, "jit")
             closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
             hit = (closed, out_store[0])
+            if len(self._trace_cache) >= self.max_entries:
+                del self._trace_cache[next(iter(self._trace_cache))]
             self._trace_cache[key] = hit
         donated = self._donated_leaves(dyn_args, dyn_kwargs, len(args))
         return key, hit[0], hit[1], leaves, donated
@@ -353,6 +358,12 @@ class Jitted:
         consts = [dispatch.to_array(c) for c in closed.consts]
         exe = dispatch.compile_jaxpr(jaxpr, self.__name__, donated_invars=donated)
         entry = _Entry(exe, [c._buf for c in consts], out_tree, tuple(jaxpr.out_avals), closed)
+        if len(self._cache) >= self.max_entries:  # drop the oldest signature
+            old = next(iter(self._cache))
+            del self._cache[old]
+            self._trace_cache.pop(old, None)
+            for first_level in (self._fast_cache, self._id_cache, self._static_cache):
+                first_level.clear()  # they may hold the dropped entry
         self._cache[key] = entry
         return entry
 

@@ -17,6 +17,9 @@ from pyjax._src.core.array import ArrayImpl
 from pyjax._src.interpreters.jit import jit
 
 _OPERAND_TYPES = (ArrayImpl, bool, int, float, complex, type(None))
+# Signatures kept per function: eager code over ever new shapes must not keep an executable
+# for each (the oldest is dropped and compiled again if it comes back).
+_MAX_SIGNATURES = 128
 
 
 def compiled_when_eager(*static_argnames):
@@ -29,6 +32,7 @@ def compiled_when_eager(*static_argnames):
         static_pos = frozenset(i for i, p in enumerate(params) if p in static_argnames)
         static_names = frozenset(static_argnames)
         compiled = jit(fn, static_argnames=static_argnames)
+        compiled.max_entries = _MAX_SIGNATURES
         state = trace_mod._state
         operand_types = _OPERAND_TYPES
 

@@ -117,3 +117,24 @@ def test_devices_and_committed_results():
     x = pyjax.device_put(jnp.ones((2, 2)), devs[1])
     for r in (jnp.sum(x), x @ x, jnp.where(x > 0, x, 0.0), jnp.maximum(x, 2.0)):
         assert r.devices() == {devs[1]} and r.committed
+
+
+def test_numpy_operands_are_put_on_the_device():
+    a = np.arange(6.0).reshape(2, 3)  # float64: canonicalized to float32 without x64
+    same(jnp.sum(a, axis=1), a.sum(1).astype(np.float32))
+    same(jnp.asarray(np.ones(3, np.float32)) + a[0].astype(np.float32), 1 + a[0].astype(np.float32))
+    same(jnp.maximum(a, 2.0), np.maximum(a, 2.0).astype(np.float32))
+    same(jnp.sin(a), np.sin(a).astype(np.float32))
+    same(jnp.where(a > 2, a, -1.0), np.where(a > 2, a, -1.0).astype(np.float32))
+    with pytest.raises(TypeError):
+        jnp.sum(np.array(["a", "b"]))
+    with pytest.raises(TypeError):
+        jnp.sin(np.array([object()]))
+
+
+def test_arrays_from_host_data_share_their_aval():
+    # one aval object per (shape, dtype, weak type): caches keyed by aval ids hit
+    x, y = jnp.asarray(np.ones(3, np.float32)), jnp.asarray(np.zeros(3, np.float32))
+    assert x.aval is y.aval
+    assert jnp.asarray(np.ones(3, np.int32)).aval is not x.aval
+    assert pyjax.device_put(np.ones(3, np.float32)).aval is x.aval

@@ -8,6 +8,10 @@ import numpy as np
 from pyjax._src.core import dtypes
 
 
+_interned: dict = {}
+_INTERNED_MAX = 4096
+
+
 class ShapedArray:
     """The abstract value of an array: its shape, dtype and whether it is weakly typed.
 
@@ -36,6 +40,18 @@ class ShapedArray:
 
     def __hash__(self):
         return self._hash
+
+    @staticmethod
+    def interned(shape, dtype, weak_type=False) -> "ShapedArray":
+        """The one shared ShapedArray of these fields: arrays made from host data get the
+        same aval object each time, so caches keyed by aval ids (eager ops, jit calls) hit."""
+        key = (shape, dtype, weak_type)
+        a = _interned.get(key)
+        if a is None:
+            if len(_interned) >= _INTERNED_MAX:
+                _interned.clear()
+            a = _interned[key] = ShapedArray(shape, dtype, weak_type)
+        return a
 
     def update(self, shape=None, dtype=None, weak_type=None):
         return ShapedArray(self.shape if shape is None else shape,

@@ -225,7 +225,7 @@ def from_numpy(x: np.ndarray, device=None, weak_type=False, committed=False) -> 
     if x.size <= _SMALL:
         npy = np.array(x, copy=True)
         npy.flags.writeable = False
-    return ArrayImpl(ShapedArray(x.shape, x.dtype, weak_type), buf, committed, npy)
+    return ArrayImpl(ShapedArray.interned(x.shape, x.dtype, bool(weak_type)), buf, committed, npy)
 
 
 def canonical_numpy(x, dtype=None) -> np.ndarray:

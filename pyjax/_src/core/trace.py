@@ -193,7 +193,7 @@ def _int_aval(x):
 
 
 def _numpy_aval(x):
-    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+    return ShapedArray.interned(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
 
 
 aval_handlers[bool] = lambda x: ShapedArray((), np.dtype(bool), False)

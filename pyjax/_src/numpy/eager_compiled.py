@@ -12,8 +12,11 @@ from __future__ import annotations
 import functools
 import inspect
 
+import numpy as np
+
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
+from pyjax._src.interpreters import dispatch
 from pyjax._src.interpreters.jit import jit
 
 _OPERAND_TYPES = (ArrayImpl, bool, int, float, complex, type(None))
@@ -22,9 +25,15 @@ _OPERAND_TYPES = (ArrayImpl, bool, int, float, complex, type(None))
 _MAX_SIGNATURES = 128
 
 
+def _with_device_arrays(values):
+    """``values`` with NumPy arrays put on the device (TypeError for unsupported dtypes)."""
+    return tuple(dispatch.to_array(v) if type(v) is np.ndarray else v for v in values)
+
+
 def compiled_when_eager(*static_argnames):
-    """Decorator: eager calls whose operands are all Arrays, Python scalars or None (and whose
-    ``static_argnames`` values are hashable) run as one compiled call per signature; any other
+    """Decorator: eager calls whose operands are all Arrays, NumPy arrays, Python scalars or
+    None (and whose ``static_argnames`` values are hashable) run as one compiled call per
+    signature; any other
     call (under a trace, NumPy or list operands, an unhashable configuration value) runs the
     function itself, so behaviour and errors are the function's own."""
     def wrap(fn):
@@ -45,14 +54,20 @@ def compiled_when_eager(*static_argnames):
                     if i in static_pos:
                         hash(a)
                     elif type(a) not in operand_types:
-                        return fn(*args, **kwargs)
+                        if type(a) is not np.ndarray:
+                            return fn(*args, **kwargs)
+                        args = _with_device_arrays(args)  # as jit would transfer them
+                        break
                 for k, v in kwargs.items():
                     if k in static_names:
                         hash(v)
                     elif type(v) not in operand_types:
-                        return fn(*args, **kwargs)
-            except TypeError:  # an unhashable configuration value: the function says why
-                return fn(*args, **kwargs)
+                        if type(v) is not np.ndarray:
+                            return fn(*args, **kwargs)
+                        kwargs = dict(zip(kwargs, _with_device_arrays(kwargs.values())))
+                        break
+            except TypeError:  # an unhashable configuration value, an unsupported dtype:
+                return fn(*args, **kwargs)  # the function says why
             return compiled(*args, **kwargs)
         wrapper.uncompiled = fn
         wrapper.compiled = compiled

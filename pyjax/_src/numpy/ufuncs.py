@@ -16,7 +16,7 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import registry
-from pyjax._src.core.trace import Tracer
+from pyjax._src.core.trace import Tracer, _state
 from pyjax._src.interpreters import dispatch
 from pyjax._src.lax import base as lax_base
 from pyjax._src.lax import elementwise as lax
@@ -96,6 +96,8 @@ def _unary_inexact(name, lax_fn, doc):
     eager = dispatch.eager_unary(registry[lax_fn.__name__], "fc")
 
     def fn(x, /):
+        if type(x) is np.ndarray and x.dtype.kind in "fc" and _state.trace is None:
+            x = dispatch.to_array(x)  # eager host data: on the device first
         if type(x) is ArrayImpl:
             r = eager(x)
             if r is not None:

@@ -126,6 +126,8 @@ def test_numpy_operands_are_put_on_the_device():
     same(jnp.maximum(a, 2.0), np.maximum(a, 2.0).astype(np.float32))
     same(jnp.sin(a), np.sin(a).astype(np.float32))
     same(jnp.where(a > 2, a, -1.0), np.where(a > 2, a, -1.0).astype(np.float32))
+    x = jnp.ones((2, 3))  # an unhashable configuration value: the function itself runs
+    same(jnp.sum(x, axis=np.array(0)), reductions.sum.uncompiled(x, axis=np.array(0)))
     with pytest.raises(TypeError):
         jnp.sum(np.array(["a", "b"]))
     with pytest.raises(TypeError):

@@ -25,17 +25,43 @@ _OPERAND_TYPES = (ArrayImpl, bool, int, float, complex, type(None))
 _MAX_SIGNATURES = 128
 
 
-def _with_device_arrays(values):
-    """``values`` with NumPy arrays put on the device (TypeError for unsupported dtypes)."""
-    return tuple(dispatch.to_array(v) if type(v) is np.ndarray else v for v in values)
+def _kind(value, static):
+    """False for a value ready for the compiled call, True for a NumPy array to transfer,
+    None for anything else (a TypeError for an unhashable static value)."""
+    if static:
+        hash(value)
+        return False
+    t = type(value)
+    return False if t in _OPERAND_TYPES else True if t is np.ndarray else None
+
+
+def _operands_for_compiled(args, kwargs, static_pos, static_names):
+    """``(args, kwargs)`` for the compiled call, with NumPy arrays put on the device (as jit
+    would transfer them); None when an operand is of another type. A TypeError: an
+    unhashable configuration value or an unsupported NumPy dtype."""
+    host = False
+    for i, a in enumerate(args):
+        h = _kind(a, i in static_pos)
+        if h is None:
+            return None
+        host |= h
+    for k, v in kwargs.items():
+        h = _kind(v, k in static_names)
+        if h is None:
+            return None
+        host |= h
+    if host:
+        args = tuple(dispatch.to_array(a) if type(a) is np.ndarray else a for a in args)
+        kwargs = {k: dispatch.to_array(v) if type(v) is np.ndarray else v
+                  for k, v in kwargs.items()}
+    return args, kwargs
 
 
 def compiled_when_eager(*static_argnames):
     """Decorator: eager calls whose operands are all Arrays, NumPy arrays, Python scalars or
     None (and whose ``static_argnames`` values are hashable) run as one compiled call per
-    signature; any other
-    call (under a trace, NumPy or list operands, an unhashable configuration value) runs the
-    function itself, so behaviour and errors are the function's own."""
+    signature. Any other call (under a trace, list operands, an unhashable configuration
+    value) runs the function itself, so its behaviour and errors are its own."""
     def wrap(fn):
         params = list(inspect.signature(fn).parameters)
         static_pos = frozenset(i for i, p in enumerate(params) if p in static_argnames)
@@ -43,32 +69,18 @@ def compiled_when_eager(*static_argnames):
         compiled = jit(fn, static_argnames=static_argnames)
         compiled.max_entries = _MAX_SIGNATURES
         state = trace_mod._state
-        operand_types = _OPERAND_TYPES
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             if state.trace is not None:
                 return fn(*args, **kwargs)
             try:
-                for i, a in enumerate(args):
-                    if i in static_pos:
-                        hash(a)
-                    elif type(a) not in operand_types:
-                        if type(a) is not np.ndarray:
-                            return fn(*args, **kwargs)
-                        args = _with_device_arrays(args)  # as jit would transfer them
-                        break
-                for k, v in kwargs.items():
-                    if k in static_names:
-                        hash(v)
-                    elif type(v) not in operand_types:
-                        if type(v) is not np.ndarray:
-                            return fn(*args, **kwargs)
-                        kwargs = dict(zip(kwargs, _with_device_arrays(kwargs.values())))
-                        break
-            except TypeError:  # an unhashable configuration value, an unsupported dtype:
-                return fn(*args, **kwargs)  # the function says why
-            return compiled(*args, **kwargs)
+                ready = _operands_for_compiled(args, kwargs, static_pos, static_names)
+            except TypeError:  # the function itself says why
+                ready = None
+            if ready is None:
+                return fn(*args, **kwargs)
+            return compiled(*ready[0], **ready[1])
         wrapper.uncompiled = fn
         wrapper.compiled = compiled
         return wrapper

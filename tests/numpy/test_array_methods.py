@@ -334,7 +334,7 @@ def test_scalar_operator_fast_path_matches_jnp(x64):
     for dt in [np.float16, np.float32, np.float64, ml_dtypes.bfloat16, np.int32, np.complex64]:
         for x in (jnp.asarray(np.array([1.5, -2.0, 0.0, np.inf]).astype(dt)), jnp.asarray(2.5)):
             big = x64 and dt != np.int32  # else 2**40 overflows (an error on both paths)
-            others = [1.0, 3, -0.0, float("nan")] + ([2 ** 40] if big else [])
+            others = [1.0, 3, -0.0, float("nan"), 16777217, -7, 0] + ([2 ** 40] if big else [])
             for other in others:
                 for op, ref in ops:
                     for got, want in ((op(x, other), ref(x, other)), (op(other, x), ref(other, x))):

@@ -256,9 +256,16 @@ def eager_binary(primitive, kinds, swapped=False):
     new_array = _new_array
 
     def scalar_entry(x, s, cache):
+        key = s
         t = type(s)
         if t is float and not s:  # 0.0 and -0.0 are equal keys: leave zeros to the general path
             return _NOT_FAST
+        if t is int and s and x.aval.dtype.kind == "f":  # a weak int takes x's float dtype
+            try:
+                get_aval(s)  # the general path's range check (OverflowError)
+            except OverflowError:
+                return _NOT_FAST
+            t, s = float, float(s)
         c = _scalar_cache.get((t, s))
         if c is None:
             try:
@@ -267,9 +274,9 @@ def eager_binary(primitive, kinds, swapped=False):
                 return _NOT_FAST
         if (c.aval.dtype != x.aval.dtype or c.aval.weak_type is not True
                 or x.aval.dtype.kind not in kinds):
-            return _store(cache, id(x.aval), s, _NOT_FAST + (x.aval,))
+            return _store(cache, id(x.aval), key, _NOT_FAST + (x.aval,))
         avals = (c.aval, x.aval) if swapped else (x.aval, c.aval)
-        return _store(cache, id(x.aval), s, _runner_entry(primitive, avals, c._buf, c))
+        return _store(cache, id(x.aval), key, _runner_entry(primitive, avals, c._buf, c))
 
     def with_scalar(cache):
         def run_scalar(x, s):

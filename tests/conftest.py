@@ -20,3 +20,28 @@ def _restore_x64():
 def x64():
     pyjax.config.update("jax_enable_x64", True)
     yield
+
+
+@pytest.fixture
+def in_threads():
+    """``in_threads(work, n)``: runs ``work(k)`` for k in range(n) on n threads at once and
+    re-raises the first exception any of them raised."""
+    import threading
+
+    def run(work, n):
+        errors = []
+
+        def guarded(k):
+            try:
+                work(k)
+            except BaseException as e:  # pragma: no cover - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=guarded, args=(k,)) for k in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+    return run

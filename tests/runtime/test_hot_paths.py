@@ -6,7 +6,6 @@ committed arrays, x64 changes, constants, several outputs). No timings here: the
 itself is measured by benchmarks/bench_foundation.py and benchmarks/bench_runtime.py.
 """
 
-import threading
 
 import numpy as np
 import pytest
@@ -82,27 +81,18 @@ def test_serialized_specialised_program_runs_anywhere(client):
         np.testing.assert_array_equal(out.to_numpy(), 2 * x)
 
 
-def test_specialised_program_from_threads_on_several_devices(client):
+def test_specialised_program_from_threads_on_several_devices(client, in_threads):
     need_devices(client, 4)
     exe = client.compile(ADD, [F32_4, F32_4], [F32_4])
-    errors = []
 
     def work(k):
-        try:
-            d = client.devices[k]
-            x = client.buffer_from_pyval(np.full(4, k, np.float32), device=d)
-            for _ in range(200):
-                (y,) = exe.execute_unchecked([x, x])
-                assert y.device is d and y.to_numpy()[0] == 2 * k
-        except Exception as e:  # pragma: no cover
-            errors.append(e)
+        d = client.devices[k]
+        x = client.buffer_from_pyval(np.full(4, k, np.float32), device=d)
+        for _ in range(200):
+            (y,) = exe.execute_unchecked([x, x])
+            assert y.device is d and y.to_numpy()[0] == 2 * k
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    in_threads(work, 4)
 
 
 def test_executable_with_several_outputs_on_other_device(client):
@@ -302,3 +292,36 @@ def test_jit_in_a_transformation_after_cached_calls():
     f(x)
     np.testing.assert_allclose(pyjax.grad(f)(x), 2 * np.cos(0.5), rtol=1e-6)
     np.testing.assert_allclose(pyjax.vmap(f)(jnp.ones(3)), 2 * np.sin(np.ones(3)), rtol=1e-6)
+
+
+def test_eager_fast_paths_from_threads(in_threads):
+    # the runners share their executables' pools of prepared structs between threads
+    x = jnp.arange(4.0)
+    f = pyjax.jit(lambda a: a * 3.0)
+    base = np.arange(4.0, dtype=np.float32)
+
+    def work(k):
+        for _ in range(500):
+            r = (x + float(k)) * 2.0 - x
+            want = (base + k) * 2 - base
+            np.testing.assert_array_equal(r, want)
+            np.testing.assert_allclose(jnp.sin(r), np.sin(want), rtol=1e-6)
+            np.testing.assert_array_equal(f(r), want * 3)
+
+    in_threads(work, 4)
+
+
+def test_eager_fast_paths_on_deleted_arrays():
+    # PJRT's error comes back through the runner, whose struct goes back to its pool
+    x = jnp.arange(4.0)
+    x + 1.0, jnp.sin(x), x * x  # noqa: B018 - compiles and caches the runners
+    f = pyjax.jit(lambda a: a * 3.0)
+    f(x)
+    gone = jnp.arange(4.0)
+    gone.delete()
+    for op in (lambda: gone + 1.0, lambda: jnp.sin(gone), lambda: gone * gone, lambda: f(gone)):
+        with pytest.raises(XlaRuntimeError, match="deleted or donated"):
+            op()
+    for _ in range(3):
+        np.testing.assert_array_equal(x + 1.0, np.arange(4.0) + 1)
+        np.testing.assert_array_equal(f(x), np.arange(4.0) * 3)

@@ -5,7 +5,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 
 import ml_dtypes
 import numpy as np
@@ -322,24 +321,14 @@ def test_many_buffers_freed(client, add_exe):
     gc.collect()
 
 
-def test_threads(client, add_exe):
-    errors = []
-
+def test_threads(client, add_exe, in_threads):
     def work(k):
-        try:
-            x = client.buffer_from_pyval(np.full(4, k, np.float32))
-            for _ in range(300):
-                (y,) = add_exe.execute_unchecked([x, x])
-                assert y.to_numpy()[0] == 2 * k
-        except Exception as e:  # pragma: no cover
-            errors.append(e)
+        x = client.buffer_from_pyval(np.full(4, k, np.float32))
+        for _ in range(300):
+            (y,) = add_exe.execute_unchecked([x, x])
+            assert y.to_numpy()[0] == 2 * k
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    in_threads(work, 4)
 
 
 # --- multi-device programs -------------------------------------------------------------

@@ -119,10 +119,16 @@ def build_compile_options(num_replicas=1, num_partitions=1, *,
 
 
 # XLA:CPU's "fast" min/max drop NaNs; JAX semantics propagate them.
+# XNNPACK off: this plugin's XNNPACK dot (used from about 128x256 @ 256x256 up) keeps the
+# packed right operand of its previous call keyed by the buffer's address, so a new buffer
+# allocated where a freed one was gives the old product (a silently wrong jnp.dot after a
+# training step; tests/runtime/test_differential.py). Without it dots run at the same speed
+# (128x784 @ 784x512: 0.50-0.63 ms either way; an MLP SGD step 3.4-3.8 ms either way).
 # LLVM optimization level 1 instead of the default: measured 3x faster compiles of dot-heavy
 # programs (dot+tanh at 128x784x512: 182 -> 55 ms) with equal or faster kernels (dots call
 # into a runtime library; elementwise loops ran the same or faster).
 DEFAULT_OPTION_OVERRIDES = {"xla_cpu_enable_fast_min_max": False,
+                            "xla_cpu_use_xnnpack": False,
                             "xla_backend_optimization_level": 1}
 
 

@@ -358,7 +358,7 @@ class Jitted:
         consts = [dispatch.to_array(c) for c in closed.consts]
         exe = dispatch.compile_jaxpr(jaxpr, self.__name__, donated_invars=donated)
         entry = _Entry(exe, [c._buf for c in consts], out_tree, tuple(jaxpr.out_avals), closed)
-        if len(self._cache) >= self.max_entries:  # drop the oldest signature
+        while self._cache and len(self._cache) >= self.max_entries:  # drop the oldest
             old = next(iter(self._cache))
             del self._cache[old]
             self._trace_cache.pop(old, None)

@@ -33,7 +33,7 @@ def pjrt_floor(x, y):
     from ctypes import byref
 
     from pyjax._src.core.primitive import registry
-    from pyjax._src.interpreters import dispatch
+    from pyjax._src.dispatch import eager as dispatch
     from pyjax._src.runtime import capi
     exe, _ = dispatch._cached_executable(registry["add"], {}, (x.aval, y.aval))
     eargs, eref, argv, outv, keep = exe._new_pool_structs()

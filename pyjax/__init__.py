@@ -6,16 +6,16 @@ compiled by XLA through the PJRT C API of an XLA plugin. ``import pyjax as jax``
 from pyjax._src.core.config import config as config
 from pyjax._src.core.array import Array as Array
 from pyjax._src.core.abstract import ShapeDtypeStruct as ShapeDtypeStruct
-from pyjax._src.interpreters import dispatch as _dispatch  # installs the eager trace
-from pyjax._src.interpreters.jit import (
+from pyjax._src.dispatch import eager as _dispatch  # installs the eager trace
+from pyjax._src.transformations.jit import (
     jit as jit, make_jaxpr as make_jaxpr, eval_shape as eval_shape)
-from pyjax._src.api_vmap import vmap as vmap
-from pyjax._src.api_ad import (
+from pyjax._src.transformations.vmap import vmap as vmap
+from pyjax._src.transformations.grad import (
     jvp as jvp, linearize as linearize, vjp as vjp, grad as grad,
     value_and_grad as value_and_grad, jacfwd as jacfwd, jacrev as jacrev,
     jacobian as jacobian, hessian as hessian, linear_transpose as linear_transpose)
-from pyjax._src.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custom_vjp
-from pyjax._src.checkpoint import (
+from pyjax._src.transformations.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custom_vjp
+from pyjax._src.transformations.checkpoint import (
     checkpoint as checkpoint, remat as remat, checkpoint_policies as checkpoint_policies)
 from pyjax._src.api import (
     devices as devices, device_count as device_count, local_devices as local_devices,

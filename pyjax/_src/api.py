@@ -8,7 +8,7 @@ from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.trace import Tracer, get_aval
-from pyjax._src.interpreters import dispatch
+from pyjax._src.dispatch import eager as dispatch
 
 
 def _client(backend=None):

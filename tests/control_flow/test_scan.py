@@ -363,7 +363,7 @@ def test_fori_loop_dynamic_bounds_is_a_while_loop():
 
 
 def test_eager_loops_reuse_the_compiled_body():
-    from pyjax._src.interpreters import dispatch
+    from pyjax._src.dispatch import eager as dispatch
 
     def body(i, x):
         return x * 0.5 + i
@@ -412,7 +412,7 @@ def _weights_step(c, x):
 
 
 def test_eager_grad_of_scan_stops_compiling_after_warm_up():
-    from pyjax._src.interpreters import dispatch
+    from pyjax._src.dispatch import eager as dispatch
 
     def loss(w, xs):
         return jnp.sum(lax.scan(_weights_step, (w, jnp.zeros(2)), xs)[1])

@@ -13,7 +13,7 @@ import pyjax.lax as lax
 import pyjax.numpy as jnp
 from pyjax._src.control_flow.while_loop import while_p
 from pyjax._src.core.jaxpr import check_jaxpr
-from pyjax._src.interpreters import dispatch
+from pyjax._src.dispatch import eager as dispatch
 
 
 def collatz_steps(n):

@@ -13,7 +13,9 @@ import pyjax.lax as lax
 import pyjax.numpy as jnp
 from pyjax import errors
 from pyjax._src.core.jaxpr import check_jaxpr
-from pyjax._src.interpreters import ad, eager_grad, jit as jit_mod
+from pyjax._src.interpreters import ad
+from pyjax._src.dispatch import eager_grad
+from pyjax._src.transformations import jit as jit_mod
 
 float0 = pyjax.dtypes.float0
 

@@ -279,7 +279,7 @@ def _grad():
     grad = getattr(pyjax, "grad", None)
     if grad is None:  # landing in parallel: use it before it is exported
         try:
-            from pyjax._src.api_ad import grad
+            from pyjax._src.transformations.grad import grad
         except ImportError:
             pytest.skip("pyjax.grad has not landed")
     return grad
@@ -378,7 +378,7 @@ def test_unbound_axis_name():
 def test_jacobians_as_vmap_of_jvp_and_vjp():
     # jacfwd = vmap of jvp over the input basis; jacrev = vmap of the vjp over the output basis
     try:
-        from pyjax._src.api_ad import jvp, vjp
+        from pyjax._src.transformations.grad import jvp, vjp
     except ImportError:
         pytest.skip("pyjax.jvp/vjp have not landed")
     w = rand(3, 2)

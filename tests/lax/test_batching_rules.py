@@ -143,8 +143,8 @@ def _higher_order_cases():
     """checkpoint and the custom-derivative calls (landing in parallel: only when present)."""
     cases = []
     try:
-        from pyjax._src.checkpoint import checkpoint
-        from pyjax._src.custom_derivatives import custom_jvp, custom_vjp
+        from pyjax._src.transformations.checkpoint import checkpoint
+        from pyjax._src.transformations.custom_derivatives import custom_jvp, custom_vjp
     except ImportError:
         return cases
     cases.append(Case("checkpoint", [fl(2, 3), fl(2, 3)], fn=checkpoint(_jitted)))

@@ -20,7 +20,7 @@ import numpy as np
 from pyjax._src.core import pytree
 from pyjax._src.core.array import Array
 from pyjax._src.core.trace import Tracer
-from pyjax._src.interpreters import dispatch
+from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.lax import shape_ops
 
 __all__ = ["associative_scan"]

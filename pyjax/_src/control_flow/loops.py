@@ -137,7 +137,7 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
         return ys
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"map batch_size must be a positive int, got {batch_size!r}")
-    from pyjax._src.api_vmap import vmap
+    from pyjax._src.transformations.vmap import vmap
     from pyjax._src.lax.shape_ops import reshape
     leaves, tree = pytree.tree_flatten(xs)
     if not leaves:

@@ -32,7 +32,8 @@ from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_ja
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.trace import Tracer
-from pyjax._src.interpreters import ad, dispatch, staging
+from pyjax._src.interpreters import ad, staging
+from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
 from pyjax._src.control_flow import common

@@ -14,7 +14,7 @@ registry: dict[str, "Primitive"] = {}
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE  # noqa: F401,E402
 
 _state = trace_mod._state
-_eager_apply = None  # set by interpreters.dispatch
+_eager_apply = None  # set by dispatch.eager
 
 
 def set_eager_apply(fn):

@@ -1,7 +1,7 @@
 """Traces, tracers and the current-trace context (the stackless model of DESIGN.md).
 
 ``Primitive.bind`` hands each call to ``current_trace()``. Outside any transformation that is
-the eager evaluation trace (registered by ``interpreters/dispatch.py``). A transformation sets
+the eager evaluation trace (registered by ``dispatch/eager.py``). A transformation sets
 its own trace for the duration of the user function; each trace keeps its parent so nested
 transformations of closures never confuse their values.
 """
@@ -16,7 +16,7 @@ from pyjax._src.core import dtypes
 from pyjax._src.core import errors
 from pyjax._src.core.abstract import ShapedArray
 
-_EVAL_TRACE = None  # set by interpreters.dispatch
+_EVAL_TRACE = None  # set by dispatch.eager
 
 
 class _TraceState(threading.local):

@@ -30,7 +30,7 @@ from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr
 from pyjax._src.core.rules import (  # noqa: F401 - re-exported for rule writers
     NOT_DIFFERENTIABLE, UndefinedPrimal, Zero, is_undefined_primal)
 from pyjax._src.core.trace import Trace, Tracer, get_aval
-from pyjax._src.interpreters import dispatch
+from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters import staging
 

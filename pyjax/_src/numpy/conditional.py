@@ -128,7 +128,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
         return switch(index, branches, x)
     if x.size == 0:
         return lax_shape.full(x.shape, 0, dtype)
-    from pyjax._src.api_vmap import vmap
+    from pyjax._src.transformations.vmap import vmap
     flat = vmap(lambda i, xi: switch(i, branches, xi))(lax_shape.reshape(index, (x.size,)),
                                                        lax_shape.reshape(x, (x.size,)))
     return lax_shape.reshape(flat, x.shape)

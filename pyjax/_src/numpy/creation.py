@@ -125,7 +125,7 @@ def _dim(n, fun, what="N"):
 def _place(x, device):
     if device is None or not isinstance(x, ArrayImpl):
         return x
-    from pyjax._src.interpreters import dispatch
+    from pyjax._src.dispatch import eager as dispatch
     return dispatch.device_put(x, device)
 
 

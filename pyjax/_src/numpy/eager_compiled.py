@@ -16,8 +16,8 @@ import numpy as np
 
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.interpreters import dispatch
-from pyjax._src.interpreters.jit import jit
+from pyjax._src.dispatch import eager as dispatch
+from pyjax._src.transformations.jit import jit
 
 _OPERAND_TYPES = (ArrayImpl, bool, int, float, complex, type(None))
 # Signatures kept per function: eager code over ever new shapes must not keep an executable

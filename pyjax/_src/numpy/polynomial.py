@@ -3,7 +3,7 @@ coefficients (as JAX does), so a long coefficient vector compiles to one loop.""
 from __future__ import annotations
 
 from pyjax._src.control_flow.scan import scan
-from pyjax._src.interpreters.jit import jit
+from pyjax._src.transformations.jit import jit
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import util

@@ -54,7 +54,7 @@ def asarray(x):
                         "functions do not accept lists or tuples here (use jnp.array(x)).")
     av = util.aval(x)
     if trace_mod.is_eager():
-        from pyjax._src.interpreters import dispatch
+        from pyjax._src.dispatch import eager as dispatch
         return dispatch.to_array(x)
     return lax_ew.convert_element_type(x, av.dtype, av.weak_type)
 

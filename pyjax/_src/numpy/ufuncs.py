@@ -17,7 +17,7 @@ from pyjax._src.core import dtypes
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import registry
 from pyjax._src.core.trace import Tracer, _state
-from pyjax._src.interpreters import dispatch
+from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.lax import base as lax_base
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape

@@ -16,7 +16,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.trace import Tracer
-from pyjax._src.interpreters.jit import jit
+from pyjax._src.transformations.jit import jit
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax import sorting as lax_sort

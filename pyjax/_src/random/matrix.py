@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 from pyjax._src.core import dtypes
-from pyjax._src.interpreters.jit import jit
+from pyjax._src.transformations.jit import jit
 from pyjax._src.lax.base import aval_of
 from pyjax._src.numpy import creation as jcr
 from pyjax._src.numpy import products as jpr

@@ -32,7 +32,7 @@ from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import Array, ArrayImpl
 from pyjax._src.core.trace import Tracer
-from pyjax._src.interpreters.jit import jit
+from pyjax._src.transformations.jit import jit
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax import sorting as lax_sort
@@ -289,7 +289,7 @@ class PRNGKeyArray(Array):
     def __init__(self, key_data):
         check_key_data("wrap_key_data", key_data)
         if isinstance(key_data, np.ndarray):
-            from pyjax._src.interpreters import dispatch
+            from pyjax._src.dispatch import eager as dispatch
             key_data = dispatch.to_array(np.asarray(key_data, _U32))
         self._base_array = key_data
 
@@ -525,7 +525,7 @@ def check_key(name, key, allow_batched=False):
         check_key_data(name, key)
         kd, typed = key, False
         if isinstance(kd, (np.ndarray, np.generic)):
-            from pyjax._src.interpreters import dispatch
+            from pyjax._src.dispatch import eager as dispatch
             kd = dispatch.to_array(np.asarray(kd, _U32))
     if not allow_batched and len(np.shape(kd)) != 1:
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
@@ -558,7 +558,7 @@ def key_data_from_seed(name, seed):
     if isinstance(seed, (bool, np.bool_)):
         raise TypeError(f"{name}: PRNG key seed must be an integer, got {seed!r}")
     if isinstance(seed, int):
-        from pyjax._src.interpreters import dispatch
+        from pyjax._src.dispatch import eager as dispatch
         return dispatch.to_array(_python_int_seed(int(seed)))
     if not _is_arraylike(seed):
         raise TypeError(f"{name}: PRNG key seed must be an integer, got a value of type "
@@ -575,7 +575,7 @@ def key_data_from_seed(name, seed):
         # the high word exists only for 64-bit seeds (x32 canonicalizes them to 32 bits)
         wide = np.dtype(dt).itemsize == 8 and dtypes.x64_enabled()
         hi = (value >> 32) & 0xFFFFFFFF if wide else 0
-        from pyjax._src.interpreters import dispatch
+        from pyjax._src.dispatch import eager as dispatch
         return dispatch.to_array(np.array([hi, value & 0xFFFFFFFF], _U32))
     return _seed_jit(seed)
 

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from pyjax._src.core import dtypes
-from pyjax._src.interpreters.jit import jit
+from pyjax._src.transformations.jit import jit
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax.base import aval_of

@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from pyjax._src.interpreters.jit import jit
+from pyjax._src.transformations.jit import jit
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.numpy import reductions as jred
 from pyjax._src.numpy import ufuncs as jnp

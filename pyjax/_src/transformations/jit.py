@@ -18,7 +18,8 @@ from pyjax._src.core.array import ArrayImpl, array_from_buffer
 from pyjax._src.core.jaxpr import Eqn, Var
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import Tracer, get_aval
-from pyjax._src.interpreters import batching, dispatch, lowering, staging
+from pyjax._src.interpreters import batching, lowering, staging
+from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel

@@ -17,7 +17,9 @@ from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.rules import UndefinedPrimal, Zero
 from pyjax._src.core.trace import Tracer, get_aval
-from pyjax._src.interpreters import ad, dispatch, eager_grad, staging
+from pyjax._src.interpreters import ad, staging
+from pyjax._src.dispatch import eager as dispatch
+from pyjax._src.dispatch import eager_grad
 
 float0 = dtypes.float0
 
@@ -465,7 +467,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
     Computed as ``vmap`` of ``jvp`` over the standard basis of the inputs: the primal work is
     done once and every tangent operation once, batched over the basis."""
-    from pyjax._src.api_vmap import vmap
+    from pyjax._src.transformations.vmap import vmap
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
@@ -515,7 +517,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
     Computed as one ``vjp`` and ``vmap`` of its pullback over the standard basis of the
     outputs."""
-    from pyjax._src.api_vmap import vmap
+    from pyjax._src.transformations.vmap import vmap
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):

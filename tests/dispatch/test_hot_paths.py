@@ -14,7 +14,7 @@ import pyjax
 import pyjax.numpy as jnp
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import Primitive, registry
-from pyjax._src.interpreters import dispatch
+from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.runtime import XlaRuntimeError, get_client
 
 F32_4 = (np.float32, (4,))

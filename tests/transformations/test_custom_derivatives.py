@@ -9,7 +9,7 @@ import pytest
 import pyjax
 import pyjax.numpy as jnp
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
-from pyjax._src.custom_derivatives import (
+from pyjax._src.transformations.custom_derivatives import (
     CustomJVPException, CustomVJPException, custom_lin_p)
 
 

@@ -1,0 +1,2 @@
+"""Transformations as users call them (jit, grad and friends, vmap, custom derivatives,
+checkpoint): front ends and the higher-order primitives they bind."""

@@ -17,12 +17,9 @@ import numpy as np
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.dispatch import eager as dispatch
-from pyjax._src.transformations.jit import jit
+from pyjax._src.transformations.jit import Jitted
 
 _OPERAND_TYPES = (ArrayImpl, bool, int, float, complex, type(None))
-# Signatures kept per function: eager code over ever new shapes must not keep an executable
-# for each (the oldest is dropped and compiled again if it comes back).
-_MAX_SIGNATURES = 128
 
 
 def _kind(value, static):
@@ -66,8 +63,9 @@ def compiled_when_eager(*static_argnames):
         params = list(inspect.signature(fn).parameters)
         static_pos = frozenset(i for i, p in enumerate(params) if p in static_argnames)
         static_names = frozenset(static_argnames)
-        compiled = jit(fn, static_argnames=static_argnames)
-        compiled.max_entries = _MAX_SIGNATURES
+        # (its cache is the "eager jnp" one: fewer signatures kept per function than jit's,
+        # as eager code over ever new shapes must not keep an executable for each)
+        compiled = Jitted(fn, static_argnames=static_argnames, _cache_name="eager jnp")
         state = trace_mod._state
 
         @functools.wraps(fn)

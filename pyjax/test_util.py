@@ -1,0 +1,21 @@
+"""Testing helpers for pyjax programs (as ``jax.test_util``), and public views of pyjax's
+caches for tests: how many values each holds and how many programs were compiled."""
+import contextlib
+
+from pyjax._src.dispatch import cache as _cache
+from pyjax._src.dispatch import compiler as _compiler
+
+
+def cache_sizes() -> dict:
+    """``{cache name: number of values}`` for every cache of compiled programs, traces and
+    eager records (names: "eager primitives", "jit", "jit traces", "eager jnp", "eager grad",
+    "eager backward", "host scalars")."""
+    return _cache.sizes()
+
+
+@contextlib.contextmanager
+def count_compiles():
+    """``with count_compiles() as n: ...``; ``n()`` is the number of XLA compilations so far
+    inside the block."""
+    start = _compiler.compile_count[0]
+    yield lambda: _compiler.compile_count[0] - start

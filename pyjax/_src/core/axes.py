@@ -53,27 +53,36 @@ def _out_of_bounds(axis, ndim, name, fun):
                      f"{ndim}{where}")
 
 
-def canonicalize_axis(axis, ndim, name="axis", fun=None) -> int:
-    """``axis`` of an array of rank ``ndim`` as an int in ``[0, ndim)``."""
+def canonicalize_axis(axis, ndim, name="axis", fun=None, *, strict=True) -> int:
+    """``axis`` of an array of rank ``ndim`` as an int in ``[0, ndim)``.
+
+    ``strict=False`` (lax wrappers): only the type is checked and negative axes in range are
+    wrapped; others are returned as they are for the primitive's own check to report, as in
+    JAX's lax."""
     a = index(axis, name, fun)
     if not -ndim <= a < ndim:
+        if not strict:
+            return a
         raise _out_of_bounds(a, ndim, name, fun)
     return a + ndim if a < 0 else a
 
 
-def canonicalize_axes(axes, ndim, name="axis", fun=None, *, allow_none=True) -> tuple:
+def canonicalize_axes(axes, ndim, name="axis", fun=None, *, allow_none=True,
+                      strict=True, unique=None) -> tuple:
     """``axes`` (None: all of them when ``allow_none``; an int; a tuple or list of ints) as a
-    tuple of distinct ints in ``[0, ndim)``, in the order given."""
+    tuple of distinct ints in ``[0, ndim)``, in the order given. ``strict``: as for
+    ``canonicalize_axis``; ``unique`` (default ``strict``): whether repeated axes raise here
+    rather than in the primitive."""
     if axes is None:
         if not allow_none:
             raise TypeError(f"{_prefix(fun)}{name} must be an integer or a sequence of "
                             "integers, got None")
         return tuple(range(ndim))
     if isinstance(axes, (tuple, list)):
-        out = tuple(canonicalize_axis(a, ndim, name, fun) for a in axes)
+        out = tuple(canonicalize_axis(a, ndim, name, fun, strict=strict) for a in axes)
     else:
-        out = (canonicalize_axis(axes, ndim, name, fun),)
-    if len(set(out)) != len(out):
+        out = (canonicalize_axis(axes, ndim, name, fun, strict=strict),)
+    if (strict if unique is None else unique) and len(set(out)) != len(out):
         raise ValueError(f"{_prefix(fun)}repeated axis in `{name}` argument: {axes!r} "
                          f"(duplicate value in '{name}')")
     return out

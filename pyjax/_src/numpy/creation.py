@@ -336,7 +336,8 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
         util.check_arraylike("full_like", a)
     util.check_arraylike("full_like", fill_value)
     dt = _check_dtype(dtype, "full_like")
-    shp = tuple(util.shape_of(a)) if shape is None else axes_mod.canonicalize_shape(shape, "shape", "full_like")
+    shp = util.shape_of(a) if shape is None else \
+        axes_mod.canonicalize_shape(shape, "shape", "full_like")
     if np.ndim(fill_value) != 0:
         out_dt = dt if dt is not None else dtypes.canonicalize_dtype(a.dtype) \
             if hasattr(a, "dtype") else util.dtype_of(a)

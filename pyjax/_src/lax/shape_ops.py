@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from pyjax._src.core import axes
+from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import Array
@@ -60,7 +60,7 @@ def _check_shapelike(fn, arg, obj, nonneg=True):
 def _shape_arg(shape, name, fn):
     """A shape-like lax param (a sequence of ints); signs and ranges are judged by the
     primitive's abstract evaluation, with JAX's messages."""
-    return axes.canonicalize_shape(shape, name, fn, scalar_ok=False, allow_negative=True)
+    return axes_mod.canonicalize_shape(shape, name, fn, scalar_ok=False, allow_negative=True)
 
 
 def _is_array(x):
@@ -743,7 +743,7 @@ def broadcast(operand, sizes, out_sharding=None):
 def broadcast_to_rank(x, rank):
     """Add leading size-1 dimensions to ``x`` until it has rank ``rank``."""
     nd = _ndim(x)
-    rank = axes.index(rank, "rank", "broadcast_to_rank")
+    rank = axes_mod.index(rank, "rank", "broadcast_to_rank")
     if nd == rank and _is_array(x):
         return x
     return broadcast(x, (1,) * max(rank - nd, 0))
@@ -769,8 +769,8 @@ def squeeze(array, dimensions):
     """Remove the size-1 ``dimensions`` (negative values count from the end)."""
     nd = _ndim(array)
     # repeated dimensions are left to the primitive ("not unique", as in JAX)
-    dims = tuple(sorted(axes.canonicalize_axes(dimensions, nd, "dimensions", "squeeze",
-                                               allow_none=False, unique=False)))
+    dims = tuple(sorted(axes_mod.canonicalize_axes(dimensions, nd, "dimensions", "squeeze",
+                                                   allow_none=False, unique=False)))
     if not dims and _is_array(array):
         return array
     return squeeze_p.bind(array, dimensions=dims)
@@ -781,8 +781,8 @@ def expand_dims(array, dimensions):
     count from the end of the result)."""
     shape = list(shape_of(array))
     nd_out = len(shape) + (len(dimensions) if isinstance(dimensions, (tuple, list)) else 1)
-    dims = axes.canonicalize_axes(dimensions, nd_out, "dimensions", "expand_dims",
-                                  allow_none=False)
+    dims = axes_mod.canonicalize_axes(dimensions, nd_out, "dimensions", "expand_dims",
+                                      allow_none=False)
     for d in sorted(dims):
         shape.insert(d, 1)
     kept = tuple(i for i in range(nd_out) if i not in set(dims))
@@ -819,7 +819,7 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
     """``slice`` along one axis; ``None`` and negative indices behave as in Python slices."""
     shape = shape_of(operand)
-    axis = axes.canonicalize_axis(axis, len(shape), "axis", "slice_in_dim")
+    axis = axes_mod.canonicalize_axis(axis, len(shape), "axis", "slice_in_dim")
     n = shape[axis]
     start = 0 if start_index is None else operator.index(start_index)
     limit = n if limit_index is None else operator.index(limit_index)
@@ -834,7 +834,7 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
     """``operand[..., index, ...]`` along ``axis`` for a static ``index``."""
     shape = shape_of(operand)
     index = operator.index(index)
-    axis = axes.canonicalize_axis(axis, len(shape), "axis", "index_in_dim")
+    axis = axes_mod.canonicalize_axis(axis, len(shape), "axis", "index_in_dim")
     n = shape[axis]
     if not -n <= index < n:
         raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
@@ -924,11 +924,11 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
                          allow_negative_indices=True):
     """``dynamic_slice`` along one axis: ``operand[..., start:start + slice_size, ...]``."""
     shape = shape_of(operand)
-    axis = axes.canonicalize_axis(axis, len(shape), "axis", "dynamic_slice_in_dim")
+    axis = axes_mod.canonicalize_axis(axis, len(shape), "axis", "dynamic_slice_in_dim")
     starts = [0] * len(shape)
     sizes = list(shape)
     starts[axis] = start_index
-    sizes[axis] = axes.index(slice_size, "slice_size", "dynamic_slice_in_dim")
+    sizes[axis] = axes_mod.index(slice_size, "slice_size", "dynamic_slice_in_dim")
     allow = [True] * len(shape)
     allow[axis] = bool(allow_negative_indices)
     return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow)
@@ -937,7 +937,7 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
 def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *,
                          allow_negative_indices=True):
     """``operand[..., index, ...]`` along ``axis`` for a (possibly traced) ``index``."""
-    axis = axes.canonicalize_axis(axis, _ndim(operand), "axis", "dynamic_index_in_dim")
+    axis = axes_mod.canonicalize_axis(axis, _ndim(operand), "axis", "dynamic_index_in_dim")
     result = dynamic_slice_in_dim(operand, index, 1, axis,
                                   allow_negative_indices=allow_negative_indices)
     return result if keepdims else squeeze(result, (axis,))
@@ -956,7 +956,7 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
                                 allow_negative_indices=True):
     """``dynamic_update_slice`` with a start index along ``axis`` only (zeros elsewhere)."""
     nd = _ndim(operand)
-    axis = axes.canonicalize_axis(axis, nd, "axis", "dynamic_update_slice_in_dim")
+    axis = axes_mod.canonicalize_axis(axis, nd, "axis", "dynamic_update_slice_in_dim")
     starts = [0] * nd
     starts[axis] = start_index
     allow = [True] * nd
@@ -967,7 +967,7 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
 def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
     """Write ``update`` (of rank ``operand.ndim`` or one less) at ``index`` along ``axis``."""
     nd = _ndim(operand)
-    axis = axes.canonicalize_axis(axis, nd, "axis", "dynamic_update_index_in_dim")
+    axis = axes_mod.canonicalize_axis(axis, nd, "axis", "dynamic_update_index_in_dim")
     if _ndim(update) != nd:
         if _ndim(update) + 1 != nd:
             raise TypeError("dynamic_update_index_in_dim update must have rank equal to the "
@@ -982,7 +982,7 @@ def concatenate(operands, dimension):
     operands = list(operands)
     if not operands:
         raise ValueError("concatenate requires a non-empty sequence of arrays")
-    dimension = axes.index(dimension, "dimension", "concatenate")
+    dimension = axes_mod.index(dimension, "dimension", "concatenate")
     if len(operands) == 1 and _is_array(operands[0]):
         op = operands[0]
         if not 0 <= dimension < op.ndim:  # still report a bad dimension
@@ -1007,14 +1007,14 @@ def broadcasted_iota(dtype, shape, dimension, out_sharding=None):
     """An array of ``shape`` whose values count up along ``dimension``."""
     dtype = dtypes.canonicalize_dtype(dtype)
     shape = _shape_arg(shape, "shape", "broadcasted_iota")
-    return iota_p.bind(dtype=dtype, shape=shape, dimension=axes.index(dimension, "dimension",
+    return iota_p.bind(dtype=dtype, shape=shape, dimension=axes_mod.index(dimension, "dimension",
                                                                 "broadcasted_iota"),
                        sharding=out_sharding)
 
 
 def iota(dtype, size, out_sharding=None):
     """``[0, 1, ..., size - 1]`` as ``dtype`` (like ``numpy.arange``)."""
-    return broadcasted_iota(dtype, (axes.index(size, "size", "iota"),), 0, out_sharding)
+    return broadcasted_iota(dtype, (axes_mod.index(size, "size", "iota"),), 0, out_sharding)
 
 
 def _scalar_check(fn, fill_value):

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
@@ -85,10 +86,8 @@ _NAN = float("nan")  # one object, so NaN fill values compare equal in executabl
 
 
 def _ints(xs, what):
-    try:
-        return tuple(int(x) for x in xs)
-    except TypeError:
-        raise TypeError(f"{what} must be a sequence of ints, got {xs!r}") from None
+    # floats raise (int() would truncate them); ranges are checked by the primitives
+    return axes_mod.canonicalize_shape(xs, what, scalar_ok=False, allow_negative=True)
 
 
 def _check_dims(name, what, dims, rank):

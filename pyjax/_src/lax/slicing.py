@@ -588,7 +588,7 @@ def _scatter_jvp(primals, tangents, **params):
     if type(t_op) is Zero and type(t_upd) is Zero:
         out = scatter_p.bind(operand, indices, updates, **params)
         return out, zero_tangent(aval_of(out))
-    t_op, t_upd = instantiate(t_op, operand), instantiate(t_upd, updates)
+    t_op, t_upd = instantiate(t_op), instantiate(t_upd)
     if params["unique_indices"]:
         return (scatter_p.bind(operand, indices, updates, **params),
                 scatter_p.bind(t_op, indices, t_upd, **params))
@@ -671,7 +671,7 @@ def _make_scatter_extremal_jvp(name):
         out = prim.bind(operand, indices, updates, **params)
         if type(t_op) is Zero and type(t_upd) is Zero:
             return out, zero_tangent(aval_of(out))
-        t_op, t_upd = instantiate(t_op, operand), instantiate(t_upd, updates)
+        t_op, t_upd = instantiate(t_op), instantiate(t_upd)
         dn = params["dimension_numbers"]
         dt = aval_of(out).dtype
         at_dest = _gather_of_scatter(out, indices, aval_of(updates).shape, dn, params)

@@ -24,7 +24,6 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core import trace as trace_mod
-from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.jaxpr import ClosedJaxpr, Literal, eval_jaxpr
 from pyjax._src.core.rules import (  # noqa: F401 - re-exported for rule writers
@@ -32,6 +31,9 @@ from pyjax._src.core.rules import (  # noqa: F401 - re-exported for rule writers
 from pyjax._src.core.trace import Trace, Tracer, get_aval
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters import staging
+# tangent values: one definition each, in the lax layer (the rules use them too)
+from pyjax._src.lax.ad_util import instantiate, tangent_aval  # noqa: F401 (re-exported)
+from pyjax._src.lax.ad_util import zeros as zeros_like_aval  # noqa: F401 (re-exported)
 
 _state = trace_mod._state
 float0 = dtypes.float0
@@ -41,28 +43,6 @@ eager_backward = None
 
 
 # ---- tangent values ----
-
-def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """The abstract value of tangents of ``aval``: itself for inexact dtypes, else float0."""
-    if dtypes.is_inexact(aval.dtype):
-        return aval
-    return ShapedArray(aval.shape, float0, False)
-
-
-def zeros_like_aval(aval: ShapedArray):
-    """A zero array of ``aval`` on the current trace (a NumPy array for float0)."""
-    if aval.dtype == float0:
-        return np.zeros(aval.shape, float0)
-    from pyjax._src.lax.shape_ops import broadcast_in_dim_p
-    z = broadcast_in_dim_p.bind(np.zeros((), aval.dtype)[()], shape=tuple(aval.shape),
-                                broadcast_dimensions=(), sharding=None)
-    return _like(z, aval)
-
-
-def instantiate(t):
-    """``t`` itself, or a zero array when it is a symbolic ``Zero``."""
-    return zeros_like_aval(t.aval) if type(t) is Zero else t
-
 
 def add_tangents(a, b):
     """The sum of two tangents (or cotangents) of one value; ``Zero``s cost nothing."""

@@ -34,13 +34,12 @@ def _prefix(fun):
 
 
 def index(value, name="axis", fun=None) -> int:
-    """``value`` as a Python int by ``operator.index``, booleans excluded (as NumPy 2)."""
+    """``value`` as a Python int by ``operator.index``, as JAX does (so a bool is 0 or 1,
+    where NumPy 2 refuses it)."""
     if type(value) is int:
         return value
     if isinstance(value, Tracer):
         return operator.index(value)  # the tracer raises its concretization error
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{_prefix(fun)}{name} must be an integer, got the bool {value!r}")
     try:
         return operator.index(value)
     except TypeError as e:

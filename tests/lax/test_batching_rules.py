@@ -374,8 +374,9 @@ def test_every_primitive_has_a_batching_case():
 
 
 def test_collectives_are_axis_aware():
-    assert COLLECTIVES <= set(parallel.AXIS_AWARE)
     assert COLLECTIVES <= set(registry)
+    assert all(registry[n].axis_aware is not None for n in COLLECTIVES)
+    assert registry["sin"].axis_aware is None
 
 
 def test_collective_lowering_error():

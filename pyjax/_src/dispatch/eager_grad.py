@@ -109,7 +109,7 @@ def _replayable(primitive, params):
         return False
     if primitive.name in _REPLAYABLE_CALLS:
         return True
-    if primitive.impl is not None or primitive in pe.partial_eval_rules:
+    if primitive.impl is not None or primitive.partial_eval is not None:
         return False
     for v in params.values():
         if isinstance(v, (Jaxpr, ClosedJaxpr)) or (callable(v) and not isinstance(v, type)):

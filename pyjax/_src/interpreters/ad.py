@@ -33,6 +33,8 @@ from pyjax._src.core.trace import Trace, Tracer, get_aval
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters import staging
+from pyjax._src.lax import elementwise as lax_ew
+from pyjax._src.lax import shape_ops as lax_shape
 
 _state = trace_mod._state
 float0 = dtypes.float0
@@ -51,8 +53,7 @@ def zeros_like_aval(aval: ShapedArray):
     """A zero array of ``aval`` on the current trace (a NumPy array for float0)."""
     if aval.dtype == float0:
         return np.zeros(aval.shape, float0)
-    from pyjax._src.lax.shape_ops import broadcast_in_dim_p
-    z = broadcast_in_dim_p.bind(np.zeros((), aval.dtype)[()], shape=tuple(aval.shape),
+    z = lax_shape.broadcast_in_dim_p.bind(np.zeros((), aval.dtype)[()], shape=tuple(aval.shape),
                                 broadcast_dimensions=(), sharding=None)
     return _like(z, aval)
 
@@ -68,8 +69,7 @@ def add_tangents(a, b):
         return b
     if type(b) is Zero:
         return a
-    from pyjax._src.lax.elementwise import prims
-    return prims["add"].bind(a, b)
+    return lax_ew.add_p.bind(a, b)
 
 
 _scalar_zeros: dict = {}

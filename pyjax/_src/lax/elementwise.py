@@ -9,7 +9,7 @@ from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import Primitive, with_self
-from pyjax._src.core.rules import NOT_DIFFERENTIABLE
+from pyjax._src.core.rules import NOT_DIFFERENTIABLE, lower_fun
 from pyjax._src.lax import ad_util
 from pyjax._src.lax import base
 from pyjax._src.lax import batch_util
@@ -53,11 +53,8 @@ def _with_operands_broadcast(fn):
     return lower
 
 
-def _exp2_lower(ctx, x):
-    ln2 = ctx.constant(np.log(2.0), ShapedArray((), x.aval.dtype))
-    ln2 = base.broadcast_operand_lowering(ctx, ln2, x.aval.shape)
-    y = ctx.op("stablehlo.multiply", [x, ln2], x.aval)
-    return ctx.op("stablehlo.exponential", [y], ctx.avals_out[0])
+def _exp2(x):  # lowered through lower_fun: exp(x * ln 2)
+    return exp_p.bind(mul_p.bind(x, _c(x, np.log(2.0))))
 
 
 def _square_lower(ctx, x):
@@ -81,23 +78,18 @@ def _round_lower(ctx, x, *, rounding_method):
     return ctx.op(op, [x], ctx.avals_out[0])
 
 
-def _integer_pow_lower(ctx, x, *, y):
-    out = ctx.avals_out[0]
+def _integer_pow(x, *, y):
+    """x ** y by square-and-multiply, from mul and div (lowered through lower_fun)."""
     if y == 0:
-        one = ctx.constant(np.ones((), out.dtype), ShapedArray((), out.dtype))
-        return base.broadcast_operand_lowering(ctx, one, out.shape)
+        return _full(x, 1)
     n, acc, power = builtins.abs(y), None, x
-    while n:  # square-and-multiply
+    while n:
         if n & 1:
-            acc = power if acc is None else ctx.op("stablehlo.multiply", [acc, power], out)
+            acc = power if acc is None else mul_p.bind(acc, power)
         n >>= 1
         if n:
-            power = ctx.op("stablehlo.multiply", [power, power], out)
-    if y < 0:
-        one = ctx.constant(np.ones((), out.dtype), ShapedArray((), out.dtype))
-        one = base.broadcast_operand_lowering(ctx, one, out.shape)
-        acc = ctx.op("stablehlo.divide", [one, acc], out)
-    return acc
+            power = mul_p.bind(power, power)
+    return div_p.bind(_c(x, 1), acc) if y < 0 else acc
 
 
 def _pow_lower(ctx, x, y):
@@ -148,7 +140,7 @@ _unary = [
     ("ceil", FLOAT, _std_lower("stablehlo.ceil"), None),
     ("is_finite", FLOAT, _is_finite_lower, lambda d: np.dtype(bool)),
     ("exp", INEXACT, _std_lower("stablehlo.exponential"), None),
-    ("exp2", INEXACT, _exp2_lower, None),
+    ("exp2", INEXACT, lower_fun(_exp2), None),
     ("log", INEXACT, _std_lower("stablehlo.log"), None),
     ("log1p", INEXACT, _std_lower("stablehlo.log_plus_one"), None),
     ("expm1", INEXACT, _std_lower("stablehlo.exponential_minus_one"), None),
@@ -547,7 +539,7 @@ def _integer_pow_jvp(primals, tangents, *, y):
 prims["integer_pow"] = Primitive("integer_pow", abstract_eval=_integer_pow_abstract_eval,
                                  jvp=_integer_pow_jvp,
                                  batch=batch_util.elementwise_rule(),
-                                 lower=_integer_pow_lower)
+                                 lower=lower_fun(_integer_pow))
 
 
 def _pow_abstract_eval(x, y):

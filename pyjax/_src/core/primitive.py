@@ -37,7 +37,8 @@ def declare_rule_kind(kind: str, doc: str = "") -> None:
     and ``p.<kind>`` is the rule or ``None``. Declaring a kind again is a no-op."""
     if kind in _rule_kinds:
         return
-    if not kind.isidentifier() or kind.startswith("_") or hasattr(Primitive, kind):
+    if (not kind.isidentifier() or kind.startswith("_") or hasattr(Primitive, kind)
+            or kind in ("name", "multiple_results", "impl", "linear")):
         raise ValueError(f"cannot declare rule kind {kind!r}: not a name, or taken by an "
                          "attribute of Primitive")
     _rule_kinds[kind] = doc

@@ -13,8 +13,8 @@ Rule signatures (each given in the primitive's single ``Primitive(...)`` declara
   (the batch axis) or ``not_mapped``; returns the output and its batch axis (lists of both for
   ``multiple_results``).
 
-Primitives registered as axis-aware (``lax.parallel.register_axis_aware``: collectives, call
-primitives) receive an extra ``axis_data=`` keyword in their ``batch`` rule.
+Primitives declared with an ``axis_aware`` rule (``(params, axis_name) -> bool``: collectives,
+call primitives) receive an extra ``axis_data=`` keyword in their ``batch`` rule.
 
 ``lower_fun(fn)`` as a primitive's ``lower`` writes its lowering as a Python function of other
 primitives (``fn(*operands, **params)``), traced and inlined where the primitive is lowered.

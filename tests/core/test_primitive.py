@@ -111,6 +111,11 @@ def test_generic_rules_bind_their_own_primitive():
     assert ew.sin_p.batch.__name__ == "sin_batch_rule"
 
 
+def test_every_elementwise_primitive_is_a_module_attribute():
+    assert {f"{n}_p" for n in ew.prims} <= set(vars(ew))
+    assert all(getattr(ew, f"{n}_p") is p for n, p in ew.prims.items())
+
+
 def test_no_registry_string_lookups_in_rules():
     # Rules refer to primitives as objects; the registry is for introspection only.
     import pathlib

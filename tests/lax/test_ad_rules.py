@@ -17,7 +17,7 @@ import pyjax
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import registry
-from pyjax._src.core.rules import NOT_DIFFERENTIABLE, UndefinedPrimal, Zero
+from pyjax._src.core.rules import UndefinedPrimal, Zero
 from pyjax._src.lax.slicing import GatherDimensionNumbers as GDN
 from pyjax._src.lax.slicing import GatherScatterMode as GSM
 from pyjax._src.lax.slicing import ScatterDimensionNumbers as SDN

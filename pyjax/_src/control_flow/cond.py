@@ -33,7 +33,7 @@ from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.trace import Tracer
 from pyjax._src.control_flow import common
 from pyjax._src.interpreters import ad, staging
-from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.interpreters import partial_eval as pe  # noqa: F401 - declares partial_eval rules
 from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import parallel

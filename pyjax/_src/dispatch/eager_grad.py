@@ -21,7 +21,6 @@ from pyjax._src.core.rules import Zero
 from pyjax._src.core.trace import Trace, Tracer, get_aval
 from pyjax._src.interpreters import ad, staging
 from pyjax._src.dispatch import eager as dispatch
-from pyjax._src.interpreters import partial_eval as pe
 
 _state = trace_mod._state
 

@@ -210,7 +210,8 @@ def _c(x, v):
 def _bcast_to(t, shape):
     if aval_of(t).shape == tuple(shape):
         return t
-    return shape_ops.broadcast_in_dim_p.bind(t, shape=tuple(shape), broadcast_dimensions=(), sharding=None)
+    return shape_ops.broadcast_in_dim_p.bind(t, shape=tuple(shape), broadcast_dimensions=(),
+                                             sharding=None)
 
 
 def _unbcast(ct, aval):
@@ -761,9 +762,21 @@ prims["copy"] = Primitive("copy", abstract_eval=lambda x: x, lower=lambda ctx, x
                           batch=batch_util.elementwise_rule())
 
 # Every primitive of this module as ``<name>_p`` (``mul_p``, ``and_p``, ``select_n_p``): the
-# objects that rules here and in other modules bind. Made from the table, like the wrappers below.
-for _name, _p in prims.items():
-    globals()[f"{_name}_p"] = _p
+# objects that rules here and in other modules bind (tests/core/test_primitive.py checks them).
+(neg_p, sign_p, floor_p, ceil_p, is_finite_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p,
+ logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p,
+ atanh_p, sqrt_p, rsqrt_p, cbrt_p, square_p, erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p,
+ abs_p, not_p, population_count_p, clz_p, real_p, imag_p, conj_p) = \
+    [prims[r[0]] for r in _unary]
+(add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, nextafter_p, atan2_p, and_p, or_p, xor_p,
+ shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, complex_p) = \
+    [prims[r[0]] for r in _binary]
+(eq_p, ne_p, lt_p, le_p, gt_p, ge_p) = \
+    [prims[r[0]] for r in _comparisons]
+(round_p, integer_pow_p, pow_p, select_n_p, clamp_p, convert_element_type_p,
+ bitcast_convert_type_p, reduce_precision_p, copy_p) = [prims[n] for n in (
+    "round", "integer_pow", "pow", "select_n", "clamp", "convert_element_type",
+    "bitcast_convert_type", "reduce_precision", "copy")]
 
 
 # ---- the lax-level functions ----

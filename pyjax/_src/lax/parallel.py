@@ -3,9 +3,9 @@
 
 An axis name is bound by a mapping transformation (``vmap(..., axis_name=...)`` now; ``pmap`` and
 ``shard_map`` later). Inside ``vmap`` a collective is batched away by its batching rule: the
-trace whose axis it names handles it, receiving that axis as ``axis_data`` (a primitive declared
-with an ``axis_aware`` rule gets the extra keyword). Its lowering is for the device-mapping transformations
-and is not written yet.
+trace whose axis it names handles it, receiving that axis as ``axis_data`` (a primitive
+declared with an ``axis_aware`` rule gets the extra keyword). Its lowering is for the
+device-mapping transformations and is not written yet.
 
 ``axis_env`` is the stack of names bound while a mapped function is being traced, so that the
 functions here can report an unbound name where the user wrote it.

@@ -4,9 +4,10 @@ For every primitive, one or more cases (operands of one example and params); for
 spread of batch-axis placements (each operand batched or not; the batch axis at the front, in
 the middle or at the end). ``vmap(f, in_axes)(*batched)`` must equal ``f`` applied to each
 example in a Python loop, stacked with NumPy. All placements of a case run in one ``jit`` so
-that each case costs one compile. Completeness: every primitive has a batching rule and a case
-here (the collectives over named axes are checked against NumPy in
-tests/interpreters/test_vmap.py).
+that each case costs one compile. ``BATCH_TESTED`` says which primitives the cases cover;
+tests/lax/test_registry.py requires every primitive there or in another module's set (the
+collectives over named axes are checked against NumPy in tests/interpreters/test_vmap.py; their
+JVP and transpose rules here).
 """
 import numpy as np
 import pytest

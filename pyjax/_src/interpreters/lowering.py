@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyjax._src.core import dtypes
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import staging
@@ -63,7 +64,8 @@ _staged_cache: dict = {}
 
 
 def _staged(fn, avals, params, single):
-    key = (fn, avals, tuple(params.items()), single)
+    # x64 decides the dtypes of arrays that fn makes itself (iota, Python scalars)
+    key = (fn, avals, tuple(params.items()), single, dtypes.x64_enabled())
     try:
         hit = _staged_cache.get(key)
     except TypeError:  # unhashable params: trace every time

@@ -67,14 +67,13 @@ def lower_fun(fn, multiple_results=False):
     or a sequence of them when ``multiple_results``; it may close over concrete values (they
     become constants), not over traced ones."""
     def lower(ctx, *operands, **params):
-        outs = ctx.lower_fun(fn, operands, params, multiple_results=True,
-                             single=not multiple_results)
-        for o, want in zip(outs, ctx.avals_out):
+        out = ctx.lower_fun(fn, operands, params, multiple_results=multiple_results)
+        for o, want in zip(out if multiple_results else [out], ctx.avals_out):
             if o.aval.shape != want.shape or o.aval.dtype != want.dtype:
                 raise TypeError(f"lower_fun({getattr(fn, '__name__', fn)}) gave "
                                 f"{o.aval.str_short()} where the primitive's abstract_eval "
                                 f"says {want.str_short()}")
-        return outs if multiple_results else outs[0]
+        return out
     lower.__name__ = f"lower_fun({getattr(fn, '__name__', 'fn')})"
     lower.fn = fn  # for introspection
     return lower

@@ -36,14 +36,12 @@ class LoweringRuleContext:
         """Lower ``jaxpr`` inline into ``block`` (e.g. a region body)."""
         return lower_jaxpr(block, self.module, jaxpr, consts, args, self.platform)
 
-    def lower_fun(self, fn, operands, params=None, *, multiple_results=False, single=None,
-                  block=None):
+    def lower_fun(self, fn, operands, params=None, *, multiple_results=False, block=None):
         """Trace ``fn(*operands, **params)`` on the operands' avals and lower it inline into
         ``block`` (the current one by default; a region's for a reducer or comparator). Returns
-        its result value, or the list of them when ``multiple_results`` (``single``: ``fn``
-        returns one array even so). This is what ``core.rules.lower_fun`` rules call."""
-        closed = _staged(fn, tuple(o.aval for o in operands), params or {},
-                         not multiple_results if single is None else single)
+        its result value, or the list of them when ``multiple_results``. This is what
+        ``core.rules.lower_fun`` rules call."""
+        closed = _staged(fn, tuple(o.aval for o in operands), params or {}, multiple_results)
         block = self.block if block is None else block
         consts = [block.constant(c, v.aval) for c, v in zip(closed.consts,
                                                             closed.jaxpr.constvars)]
@@ -63,9 +61,9 @@ class LoweringRuleContext:
 _staged_cache: dict = {}
 
 
-def _staged(fn, avals, params, single):
+def _staged(fn, avals, params, multiple_results):
     # x64 decides the dtypes of arrays that fn makes itself (iota, Python scalars)
-    key = (fn, avals, tuple(params.items()), single, dtypes.x64_enabled())
+    key = (fn, avals, tuple(params.items()), multiple_results, dtypes.x64_enabled())
     try:
         hit = _staged_cache.get(key)
     except TypeError:  # unhashable params: trace every time
@@ -75,7 +73,7 @@ def _staged(fn, avals, params, single):
 
     def flat(*xs):
         out = fn(*xs, **params)
-        return [out] if single else list(out)
+        return list(out) if multiple_results else [out]
 
     name = getattr(fn, "__name__", "fn")
     closed = staging.trace_to_jaxpr(flat, list(avals),

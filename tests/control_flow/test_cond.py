@@ -306,3 +306,8 @@ def test_predicate_and_argument_errors():
         lax.switch(1.0, BRANCHES, 1.0)
     with pytest.raises(TypeError, match="Branch index must be scalar"):
         lax.switch(np.array([0, 1]), BRANCHES, 1.0)
+
+
+# Read by tests/lax/test_registry.py.
+TESTED_PRIMITIVES = {"cond"}
+JVP_TESTED = {"cond"}  # test_grad_against_finite_differences

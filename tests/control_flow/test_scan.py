@@ -426,3 +426,8 @@ def test_eager_grad_of_scan_stops_compiling_after_warm_up():
         again = g(w, xs)
     assert n() == 0  # derived Jaxprs are cached: params hash equal
     np.testing.assert_allclose(np.asarray(again), np.asarray(first), rtol=1e-6)
+
+
+# Read by tests/lax/test_registry.py.
+TESTED_PRIMITIVES = {"scan"}
+JVP_TESTED = {"scan"}  # test_jvp_of_scan_matches_finite_differences

@@ -344,3 +344,8 @@ def test_cond_must_return_bool_scalar(cond):
 def test_cond_returning_pytree_error():
     with pytest.raises(TypeError, match="cond_fun must return a boolean scalar, but got pytree"):
         lax.while_loop(lambda c: (True, True), lambda c: c, 1.0)
+
+
+# Read by tests/lax/test_registry.py.
+TESTED_PRIMITIVES = {"while"}
+JVP_TESTED = {"while"}  # test_jvp_against_finite_differences

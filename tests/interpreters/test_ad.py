@@ -646,3 +646,8 @@ def test_custom_vjp_bwd_runs_eagerly_every_time():
     for _ in range(3):
         assert float(pyjax.grad(lambda x: f(x) * 3.0)(1.0)) == 15.0
     assert seen == [3.0, 3.0, 3.0]
+
+
+# Read by tests/lax/test_registry.py.
+TESTED_PRIMITIVES = {"stop_gradient"}  # test_stop_gradient
+JVP_TESTED = {"jit"}  # grad and jvp of jitted functions against closed forms and differences

@@ -390,3 +390,7 @@ def test_jacobians_as_vmap_of_jvp_and_vjp():
     _, pullback = vjp(f, x)
     rev = pyjax.vmap(lambda ct: pullback(ct)[0])(np.eye(2, dtype=F32))
     np.testing.assert_allclose(np.asarray(rev), want, rtol=1e-5, atol=1e-6)
+
+
+# Read by tests/lax/test_registry.py: the collectives' batching rules, checked above.
+BATCH_TESTED = {"psum", "pmax", "pmin", "all_gather", "axis_index", "ppermute"}

@@ -4,9 +4,10 @@ For every primitive, one or more cases (operands of one example and params); for
 spread of batch-axis placements (each operand batched or not; the batch axis at the front, in
 the middle or at the end). ``vmap(f, in_axes)(*batched)`` must equal ``f`` applied to each
 example in a Python loop, stacked with NumPy. All placements of a case run in one ``jit`` so
-that each case costs one compile. Completeness: every primitive has a batching rule and a case
-here (the collectives over named axes are checked against NumPy in
-tests/interpreters/test_vmap.py).
+that each case costs one compile. ``BATCH_TESTED`` says which primitives the cases cover;
+tests/lax/test_registry.py requires every primitive there or in another module's set (the
+collectives over named axes are checked against NumPy in tests/interpreters/test_vmap.py; their
+JVP and transpose rules here).
 """
 import numpy as np
 import pytest
@@ -360,22 +361,46 @@ def test_vmap_primitive_eagerly_matches_loop():
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
 
 
-# ---- completeness ----
+# ---- the collectives' JVP and transpose rules, under the vmap that binds their axis ----
 
-def test_every_primitive_has_a_batching_rule():
-    missing = sorted(n for n, p in registry.items() if not callable(p.batch))
-    assert not missing, f"primitives without a batching rule: {missing}"
+def _collective_fns():
+    ring = [(0, 1), (1, 2), (2, 3), (3, 0)]
+    return {"psum": lambda v: lax.psum(v, "i"), "pmax": lambda v: lax.pmax(v, "i"),
+            "pmin": lambda v: lax.pmin(v, "i"), "all_gather": lambda v: lax.all_gather(v, "i"),
+            "all_gather_tiled": lambda v: lax.all_gather(v, "i", axis=0, tiled=True),
+            "ppermute": lambda v: lax.ppermute(v, "i", ring[:3])}
 
 
-def test_every_primitive_has_a_batching_case():
-    covered = {c.prim for c in CASES} | COLLECTIVES | NOT_BATCHED
-    missing = sorted(set(registry) - covered)
-    assert not missing, f"primitives without a batching test case: {missing}"
+LINEAR_COLLECTIVES = {"psum", "all_gather", "all_gather_tiled", "ppermute"}
+
+
+@pytest.mark.parametrize("name", sorted(_collective_fns()))
+def test_collective_jvp_and_transpose(x64, name):
+    g = pyjax.vmap(_collective_fns()[name], axis_name="i")
+    x = RNG.normal(size=(B, 3))  # distinct values: pmax/pmin have no ties
+    t = RNG.normal(size=(B, 3))
+    y, ty = pyjax.jvp(g, (x,), (t,))
+    eps = 1e-6
+    fd = (np.asarray(g(x + eps * t)) - np.asarray(g(x - eps * t))) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(ty), fd, rtol=1e-6, atol=1e-8)
+    if name in LINEAR_COLLECTIVES:
+        ct = RNG.normal(size=np.shape(y))
+        (tx,) = pyjax.linear_transpose(g, x)(ct)
+        np.testing.assert_allclose(np.sum(np.asarray(tx) * x), np.sum(ct * np.asarray(g(x))),
+                                   rtol=1e-10)
 
 
 def test_collectives_are_axis_aware():
-    assert COLLECTIVES <= set(parallel.AXIS_AWARE)
     assert COLLECTIVES <= set(registry)
+    assert all(registry[n].axis_aware is not None for n in COLLECTIVES)
+    assert registry["sin"].axis_aware is None
+
+
+# What this module covers (read by tests/lax/test_registry.py). The collectives' batching is
+# checked against NumPy in tests/interpreters/test_vmap.py.
+BATCH_TESTED = {c.prim for c in CASES} | NOT_BATCHED
+JVP_TESTED = {"psum", "pmax", "pmin", "all_gather", "ppermute"}
+TRANSPOSE_TESTED = {"psum", "all_gather", "ppermute"}
 
 
 def test_collective_lowering_error():

@@ -168,3 +168,8 @@ def test_checkpoint_inside_jit_under_grad_recomputes_in_the_backward_call():
     remat = [e for e in backward.eqns if e.primitive.name == "checkpoint"]
     assert len(remat) == 1 and remat[0].params["differentiated"]
     assert "sin" in [e.primitive.name for e in remat[0].params["jaxpr"].eqns]  # recomputed
+
+
+# Read by tests/lax/test_registry.py: lowering and gradients against the unchecked function.
+TESTED_PRIMITIVES = {"checkpoint"}
+JVP_TESTED = {"checkpoint"}

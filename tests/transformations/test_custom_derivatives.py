@@ -270,3 +270,9 @@ def test_vmap_of_custom_vjp_and_its_grad():
                         argnums=(0, 1))(xs, 2.0)
     np.testing.assert_allclose(np.asarray(gx), 7.0 * np.cos(xs) * 2.0, rtol=1e-5)
     np.testing.assert_allclose(float(gy), np.sum(np.sin(xs)), rtol=1e-5)
+
+
+# Read by tests/lax/test_registry.py. custom_lin is never lowered and its JVP rule is the
+# forward-mode error (test_custom_vjp_forward_mode_is_an_error).
+TESTED_PRIMITIVES = {"custom_jvp_call", "custom_vjp_call", "custom_lin"}
+JVP_TESTED = {"custom_jvp_call", "custom_vjp_call", "custom_lin"}

@@ -292,3 +292,8 @@ def test_compiled_signatures_are_bounded(monkeypatch):
     for n in range(1, 6):
         np.testing.assert_allclose(jnp.sum(jnp.ones((n, 2)), axis=0), [n, n])
         assert compiled._cache_size() <= 2
+
+
+
+# Read by tests/lax/test_registry.py (jit's JVP: tests/interpreters/test_ad.py).
+TESTED_PRIMITIVES = {"jit"}

@@ -33,8 +33,9 @@ from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.trace import Tracer
 from pyjax._src.control_flow import common
 from pyjax._src.interpreters import ad, staging
-from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.interpreters import partial_eval as pe  # noqa: F401 - declares partial_eval rules
 from pyjax._src.lax import elementwise as lax_ew
+from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import parallel
 from pyjax._src.lax.stop_gradient import stop_gradient_p
 
@@ -473,8 +474,7 @@ def _bcast_to(x, shape):
     """Broadcast the rank-1 (batch) ``x`` along the leading axis of ``shape``."""
     if tuple(common.aval_of(x).shape) == tuple(shape):
         return x
-    from pyjax._src.core.primitive import registry
-    return registry["broadcast_in_dim"].bind(x, shape=tuple(shape), broadcast_dimensions=(0,),
+    return lax_shape.broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=(0,),
                                              sharding=None)
 
 
@@ -506,7 +506,7 @@ def _batch(args, dims, *, branches, axis_data):
             a = common.aval_of(x)
             if _inexact(a):
                 p = _bcast_to(pred, a.shape)
-                x = lax_ew.prims["select_n"].bind(p, stop_gradient_p.bind(x), x)
+                x = lax_ew.select_n_p.bind(p, stop_gradient_p.bind(x), x)
             ops_i.append(x)
         branch_outs.append(eval_jaxpr(bj.jaxpr, [], *consts, *ops_i))
     outs = []
@@ -536,7 +536,6 @@ def _uses_axis(params, name):
 
 
 cond_p = Primitive("cond", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
-                   jvp=_jvp, transpose=_transpose, batch=_batch)
-pe.partial_eval_rules[cond_p] = _partial_eval
-pe.partial_eval_jaxpr_rules[cond_p] = _partial_eval_jaxpr
-parallel.register_axis_aware("cond", _uses_axis)  # a branch may use a named axis
+                   jvp=_jvp, transpose=_transpose, batch=_batch, partial_eval=_partial_eval,
+                   partial_eval_jaxpr=_partial_eval_jaxpr,
+                   axis_aware=_uses_axis)  # a branch may use a named axis

@@ -510,7 +510,5 @@ def _batch(args, dims, *, jaxpr, num_consts, num_carry, length, axis_data, **par
 
 
 scan_p = Primitive("scan", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
-                   jvp=_jvp, transpose=_transpose, batch=_batch)
-pe.partial_eval_rules[scan_p] = _partial_eval
-pe.partial_eval_jaxpr_rules[scan_p] = _partial_eval_jaxpr
-parallel.register_axis_aware("scan")
+                   jvp=_jvp, transpose=_transpose, batch=_batch, partial_eval=_partial_eval,
+                   partial_eval_jaxpr=_partial_eval_jaxpr, axis_aware=parallel.params_use_axis)

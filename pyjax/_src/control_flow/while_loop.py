@@ -412,7 +412,6 @@ def _batch(args, dims, *, axis_data, cond_jaxpr, body_jaxpr, cond_nconsts, body_
 
 
 while_p = Primitive("while", abstract_eval=_abstract_eval, lower=_lower, jvp=_jvp,
-                    transpose=_transpose, batch=_batch, multiple_results=True)
-pe.partial_eval_rules[while_p] = _partial_eval
-pe.partial_eval_jaxpr_rules[while_p] = _partial_eval_jaxpr
-parallel.register_axis_aware("while")  # its cond or body may use a named axis
+                    transpose=_transpose, batch=_batch, multiple_results=True,
+                    partial_eval=_partial_eval, partial_eval_jaxpr=_partial_eval_jaxpr,
+                    axis_aware=parallel.params_use_axis)  # cond or body may use a named axis

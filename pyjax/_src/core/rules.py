@@ -13,8 +13,11 @@ Rule signatures (each given in the primitive's single ``Primitive(...)`` declara
   (the batch axis) or ``not_mapped``; returns the output and its batch axis (lists of both for
   ``multiple_results``).
 
-Primitives registered as axis-aware (``lax.parallel.register_axis_aware``: collectives, call
-primitives) receive an extra ``axis_data=`` keyword in their ``batch`` rule.
+Primitives declared with an ``axis_aware`` rule (``(params, axis_name) -> bool``: collectives,
+call primitives) receive an extra ``axis_data=`` keyword in their ``batch`` rule.
+
+``lower_fun(fn)`` as a primitive's ``lower`` writes its lowering as a Python function of other
+primitives (``fn(*operands, **params)``), traced and inlined where the primitive is lowered.
 
 ``NOT_DIFFERENTIABLE`` as a primitive's ``jvp`` marks it as having zero derivative / no JVP
 (integer-valued outputs such as comparisons, argmax, iota).
@@ -54,3 +57,23 @@ class UndefinedPrimal:
 
 def is_undefined_primal(x) -> bool:
     return type(x) is UndefinedPrimal
+
+
+def lower_fun(fn, multiple_results=False):
+    """A lowering rule made of ``fn(*operands, **params)``, a function of lax operations (or
+    any traceable code): where the primitive is lowered, the lowering driver traces ``fn`` on
+    the operands' abstract values and lowers the result inline (``ctx.lower_fun``). Use it for
+    composite primitives (decompositions, loops, special functions). ``fn`` returns one array,
+    or a sequence of them when ``multiple_results``; it may close over concrete values (they
+    become constants), not over traced ones."""
+    def lower(ctx, *operands, **params):
+        out = ctx.lower_fun(fn, operands, params, multiple_results=multiple_results)
+        for o, want in zip(out if multiple_results else [out], ctx.avals_out):
+            if o.aval.shape != want.shape or o.aval.dtype != want.dtype:
+                raise TypeError(f"lower_fun({getattr(fn, '__name__', fn)}) gave "
+                                f"{o.aval.str_short()} where the primitive's abstract_eval "
+                                f"says {want.str_short()}")
+        return out
+    lower.__name__ = f"lower_fun({getattr(fn, '__name__', 'fn')})"
+    lower.fn = fn  # for introspection
+    return lower

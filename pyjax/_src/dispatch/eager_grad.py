@@ -23,7 +23,6 @@ from pyjax._src.interpreters import ad, staging
 from pyjax._src.dispatch import compiler, devices
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.dispatch.cache import Cache
-from pyjax._src.interpreters import partial_eval as pe
 
 _state = trace_mod._state
 
@@ -111,7 +110,7 @@ def _replayable(primitive, params):
         return False
     if primitive.name in _REPLAYABLE_CALLS:
         return True
-    if primitive.impl is not None or primitive in pe.partial_eval_rules:
+    if primitive.impl is not None or primitive.partial_eval is not None:
         return False
     for v in params.values():
         if isinstance(v, (Jaxpr, ClosedJaxpr)) or (callable(v) and not isinstance(v, type)):

@@ -34,6 +34,7 @@ from pyjax._src.interpreters import staging
 # tangent values: one definition each, in the lax layer (the rules use them too)
 from pyjax._src.lax.ad_util import instantiate, tangent_aval  # noqa: F401 (re-exported)
 from pyjax._src.lax.ad_util import zeros as zeros_like_aval  # noqa: F401 (re-exported)
+from pyjax._src.lax import elementwise as lax_ew
 
 _state = trace_mod._state
 float0 = dtypes.float0
@@ -50,8 +51,7 @@ def add_tangents(a, b):
         return b
     if type(b) is Zero:
         return a
-    from pyjax._src.lax.elementwise import prims
-    return prims["add"].bind(a, b)
+    return lax_ew.add_p.bind(a, b)
 
 
 _scalar_zeros: dict = {}

@@ -8,13 +8,13 @@ unbatched work stays unbatched; otherwise its batching rule (declared with the p
 ``core/rules.py``) runs with the parent trace current and says where the output's batch axis is.
 
 Collectives over named axes (``lax.psum`` and friends) and calls whose bodies use them are
-"axis aware" (``lax/parallel.AXIS_AWARE``): the trace that binds the name handles them even when
-no operand is batched, and their rules get the axis as ``axis_data``.
+declared with an ``axis_aware`` rule ((params, axis_name) -> bool): the trace that binds the
+name handles them even when no operand is batched, and their batch rules get ``axis_data``.
 
 A higher-order primitive whose params hold a Jaxpr (``jit``, and later checkpoint, custom
 derivatives, control flow) batches its body with ``batch_jaxpr`` and rebinds itself on the
-batched values (see ``_jit_batch`` in jit.py); it registers with
-``parallel.register_axis_aware(name)`` so that its rule receives ``axis_data`` and so that a body
+batched values (see ``_jit_batch`` in jit.py); it is declared with
+``axis_aware=parallel.params_use_axis`` so that its rule receives ``axis_data`` and so that a body
 using a named axis is batched even when no operand is.
 """
 from __future__ import annotations
@@ -28,7 +28,6 @@ from pyjax._src.core.rules import not_mapped
 from pyjax._src.core.trace import Trace, Tracer, get_aval
 from pyjax._src.interpreters import staging
 from pyjax._src.lax import batch_util
-from pyjax._src.lax import parallel
 
 __all__ = ["AxisData", "BatchTrace", "BatchTracer", "not_mapped", "batch_jaxpr", "move_axis",
            "broadcast_batched"]
@@ -103,7 +102,7 @@ class BatchTrace(Trace):
                     trace_mod.check_tracer_live(x)
                 vals.append(x)
                 dims.append(not_mapped)
-        uses_axis = parallel.AXIS_AWARE.get(primitive.name)
+        uses_axis = primitive.axis_aware
         name = self.axis_data.name
         aware = uses_axis is not None
         prev = _state.trace

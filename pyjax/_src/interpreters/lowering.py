@@ -1,7 +1,12 @@
 """The lowering driver: walks a Jaxpr and asks each primitive's ``lower`` rule for StableHLO."""
 from __future__ import annotations
 
+import numpy as np
+
+from pyjax._src.core import dtypes
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from pyjax._src.core.trace import Tracer
+from pyjax._src.interpreters import staging
 from pyjax._src.lowering import mlir
 
 
@@ -31,12 +36,57 @@ class LoweringRuleContext:
         """Lower ``jaxpr`` inline into ``block`` (e.g. a region body)."""
         return lower_jaxpr(block, self.module, jaxpr, consts, args, self.platform)
 
+    def lower_fun(self, fn, operands, params=None, *, multiple_results=False, block=None):
+        """Trace ``fn(*operands, **params)`` on the operands' avals and lower it inline into
+        ``block`` (the current one by default; a region's for a reducer or comparator). Returns
+        its result value, or the list of them when ``multiple_results``. This is what
+        ``core.rules.lower_fun`` rules call."""
+        closed = _staged(fn, tuple(o.aval for o in operands), params or {}, multiple_results)
+        block = self.block if block is None else block
+        consts = [block.constant(c, v.aval) for c, v in zip(closed.consts,
+                                                            closed.jaxpr.constvars)]
+        outs = lower_jaxpr(block, self.module, closed.jaxpr, consts, operands, self.platform)
+        return outs if multiple_results else outs[0]
+
     def call_function(self, closed: ClosedJaxpr, args, name="fn"):
         """Lower ``closed`` (without consts) as a private function and emit a call to it."""
         fname = private_function(self.module, closed, name, self.platform)
         out_avals = list(closed.out_avals)
         return self.block.op("func.call", args, out_avals,
                              attrs={"callee": f"@{fname}"})
+
+
+# (fn, avals, params) -> ClosedJaxpr with host consts: an executable's lowering traces each
+# lower_fun once, however many times the primitive appears in it.
+_staged_cache: dict = {}
+
+
+def _staged(fn, avals, params, multiple_results):
+    # x64 decides the dtypes of arrays that fn makes itself (iota, Python scalars)
+    key = (fn, avals, tuple(params.items()), multiple_results, dtypes.x64_enabled())
+    try:
+        hit = _staged_cache.get(key)
+    except TypeError:  # unhashable params: trace every time
+        key = hit = None
+    if hit is not None:
+        return hit
+
+    def flat(*xs):
+        out = fn(*xs, **params)
+        return list(out) if multiple_results else [out]
+
+    name = getattr(fn, "__name__", "fn")
+    closed = staging.trace_to_jaxpr(flat, list(avals),
+                                    staging.DebugInfo(name, None, "lower_fun"))
+    if any(isinstance(c, Tracer) for c in closed.consts):
+        raise TypeError(f"the lowering function {name} closes over a traced value; a "
+                        "lower_fun function may only close over concrete values")
+    closed = ClosedJaxpr(closed.jaxpr, [np.asarray(c) for c in closed.consts])
+    if key is not None:
+        if len(_staged_cache) > 1024:
+            _staged_cache.clear()
+        _staged_cache[key] = closed
+    return closed
 
 
 def lower_jaxpr(block, module, jaxpr: Jaxpr, const_values, arg_values, platform="cpu"):

@@ -7,8 +7,8 @@ Two forms, both used by reverse-mode differentiation (linearize = JVP + partial 
   values) are known; an equation whose inputs are all known is evaluated on the parent trace
   right away (concretely when eager), and one with an unknown input (a tracer of this trace) is
   staged into a Jaxpr, with the known values it reads captured as constants: the residuals.
-  Higher-order primitives (``jit``, ``checkpoint``, ...) register a rule in
-  ``partial_eval_rules`` that splits their inner Jaxpr instead of staging the whole call.
+  Higher-order primitives (``jit``, ``checkpoint``, ...) declare a ``partial_eval`` rule that
+  splits their inner Jaxpr instead of staging the whole call.
 * ``partial_eval_jaxpr``, the same split done on a whole Jaxpr (for those rules), with a
   ``saveable`` policy that decides which known intermediate values may be saved as residuals
   and which must be recomputed by the unknown part (``checkpoint``'s policies).
@@ -20,19 +20,23 @@ import weakref
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
+from pyjax._src.core.primitive import declare_rule_kind
 from pyjax._src.core.trace import get_aval
 from pyjax._src.interpreters.staging import DebugInfo, StagingTrace, StagingTracer
 
 _state = trace_mod._state
 
-# primitive -> rule(trace, args, params) -> outputs (a list for multiple_results primitives)
-partial_eval_rules: dict = {}
-# The same split for ``partial_eval_jaxpr``: primitive -> rule(eqn, in_unknowns) -> None (stage
-# the whole equation) or ``(known_eqn, staged_eqn, out_unknowns)``: ``known_eqn`` reads only
-# known values and defines the equation's known outputs; ``staged_eqn`` (None when every output
-# is known) defines the unknown ones and may read known values (they become residuals).
+# The two rule kinds this module reads (given in a primitive's declaration as keywords):
+# ``partial_eval(trace, args, params) -> outputs`` (a list for multiple_results primitives).
+declare_rule_kind("partial_eval", "linearize: split a call into a known call run now and a "
+                  "staged one; rule(trace, args, params) -> outputs")
+# The same split for ``partial_eval_jaxpr``: ``partial_eval_jaxpr(eqn, in_unknowns)`` -> None
+# (stage the whole equation) or ``(known_eqn, staged_eqn, out_unknowns)``: ``known_eqn`` reads
+# only known values and defines the equation's known outputs; ``staged_eqn`` (None when every
+# output is known) defines the unknown ones and may read known values (they become residuals).
 # Loops need it: staging a whole loop would make its primal outputs unknown too.
-partial_eval_jaxpr_rules: dict = {}
+declare_rule_kind("partial_eval_jaxpr", "partial_eval_jaxpr: rule(eqn, in_unknowns) -> None "
+                  "or (known_eqn, staged_eqn, out_unknowns)")
 _aval_cache: dict = {}
 
 
@@ -57,7 +61,7 @@ class PartialEvalTrace(StagingTrace):
                 return primitive.bind(*args, **params)
             finally:
                 _state.trace = prev
-        rule = partial_eval_rules.get(primitive)
+        rule = primitive.partial_eval
         if rule is not None:
             return rule(self, args, params)
         return self.stage(primitive, args, params)
@@ -171,7 +175,7 @@ def _partial_eval_jaxpr(closed, in_unknowns, saveable):
     for e in jaxpr.eqns:
         in_uk = [type(v) is not Literal and v in unknown for v in e.invars]
         if any(in_uk):
-            rule = partial_eval_jaxpr_rules.get(e.primitive)
+            rule = e.primitive.partial_eval_jaxpr
             split = rule(e, in_uk) if rule is not None else None
             if split is None:
                 staged_eqns.append(e)

@@ -1,0 +1,12 @@
+"""Layer 2: the primitives, one module per family.
+
+Importing the package imports every module, in this order. A module imports at its top the lax
+modules whose helpers or primitives it uses while declaring its own, and at its bottom those
+that import it back (``elementwise`` binds ``shape_ops.broadcast_in_dim_p`` in its JVP rules,
+``shape_ops`` declares its primitives with ``elementwise``'s): bottom imports are read only
+inside rules, which run after the whole package is loaded. Rules name other primitives by
+object (``shape_ops.broadcast_in_dim_p``), never by a registry string, so dependencies show.
+"""
+from pyjax._src.lax import ad_util, base, batch_util  # noqa: F401
+from pyjax._src.lax import elementwise, reductions, shape_ops, slicing  # noqa: F401
+from pyjax._src.lax import dot, sorting, stop_gradient, parallel  # noqa: F401

@@ -1,7 +1,8 @@
 """Helpers that the lax modules' ``jvp`` and ``transpose`` rules share (layer 2).
 
-The rule signatures are in ``core/rules.py``. These helpers only build values with primitives
-(looked up in the registry at call time, so that every lax module may import this one).
+The rule signatures are in ``core/rules.py``. Every lax module imports this one to declare its
+primitives, so the primitives these helpers bind come from a module imported at the bottom
+(read when a rule runs, after the whole lax package is loaded).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.primitive import registry
+from pyjax._src.core.primitive import with_self
 from pyjax._src.core.rules import Zero, is_undefined_primal  # noqa: F401 (for rule writers)
 from pyjax._src.lax.base import aval_of
 
@@ -36,8 +37,8 @@ def zeros(aval: ShapedArray):
     array for float0 avals (the tangents of integer values, which nothing computes with)."""
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
-    z = registry["broadcast_in_dim"].bind(np.zeros((), aval.dtype)[()], shape=tuple(aval.shape),
-                                          broadcast_dimensions=(), sharding=None)
+    z = shape_ops.broadcast_in_dim_p.bind(np.zeros((), aval.dtype)[()], shape=tuple(aval.shape),
+                                             broadcast_dimensions=(), sharding=None)
     if type(z) is ArrayImpl and z.aval.weak_type != aval.weak_type:
         z = ArrayImpl(aval, z._buf, z._committed, z._npy)  # same buffer, the aval's weak type
     return z
@@ -48,18 +49,16 @@ def instantiate(t):
     return zeros(t.aval) if type(t) is Zero else t
 
 
-def linear_jvp(name, linear_argnums=None, tangent_params=None):
-    """The JVP rule of the primitive ``name``, linear in the operands ``linear_argnums``
-    (``None``: all of them; the others, e.g. indices, are passed unchanged): the tangent is the
-    primitive applied to the tangents. ``tangent_params(params)`` may adjust the params of that
-    application. The primitive is looked up when the rule first runs, so that the rule can be
-    given in the primitive's own declaration."""
-    prim = None
+def linear_jvp(linear_argnums=None, tangent_params=None):
+    """The JVP rule of a primitive linear in the operands ``linear_argnums`` (``None``: all of
+    them; the others, e.g. indices, are passed unchanged): the tangent is the primitive applied
+    to the tangents. ``tangent_params(params)`` may adjust the params of that application.
+    Given in the primitive's own declaration (``with_self`` hands the rule the primitive)."""
+    return with_self(lambda prim: _linear_jvp(prim, linear_argnums, tangent_params))
 
+
+def _linear_jvp(prim, linear_argnums, tangent_params):
     def jvp(primals, tangents, **params):
-        nonlocal prim
-        if prim is None:
-            prim = registry[name]
         out = prim.bind(*primals, **params)
         argnums = range(len(primals)) if linear_argnums is None else linear_argnums
         if all(type(tangents[i]) is Zero for i in argnums):
@@ -70,9 +69,14 @@ def linear_jvp(name, linear_argnums=None, tangent_params=None):
         tparams = params if tangent_params is None else tangent_params(params)
         return out, prim.bind(*args, **tparams)
 
+    jvp.__name__ = f"{prim.name}_jvp"
     return jvp
 
 
 def zero_cts(args):
     """The transpose result for a ``Zero`` cotangent: ``Zero`` for each linear input."""
     return [Zero(a.aval) if is_undefined_primal(a) else None for a in args]
+
+
+# Last, and read only inside rules: shape_ops declares its primitives with the helpers above.
+from pyjax._src.lax import shape_ops  # noqa: E402

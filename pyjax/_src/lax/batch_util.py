@@ -6,12 +6,13 @@ with the parent trace current, so the primitives they bind apply to the batched 
 computation, a Jaxpr being staged, or an outer ``vmap``). They move the batch axis as little as
 possible: most rules rewrite their params to carry the batch axis where it already is.
 
-The helpers bind primitives through the registry, so every lax module can import this one
-without an import cycle.
+Every lax module imports this one to declare its primitives, so the primitives these helpers
+bind come from a module imported at the bottom (read when a rule runs). The generic rules are
+``with_self`` factories: the declaration hands them the primitive they batch.
 """
 from __future__ import annotations
 
-from pyjax._src.core.primitive import registry
+from pyjax._src.core.primitive import with_self
 from pyjax._src.core.rules import not_mapped
 from pyjax._src.core.trace import shape_of
 
@@ -40,7 +41,7 @@ def move_axis(x, src, dst):
     nd = len(shape_of(x))
     perm = [i for i in range(nd) if i != src]
     perm.insert(dst, src)
-    return registry["transpose"].bind(x, permutation=tuple(perm))
+    return shape_ops.transpose_p.bind(x, permutation=tuple(perm))
 
 
 def broadcast_batched(x, size, dim):
@@ -48,7 +49,7 @@ def broadcast_batched(x, size, dim):
     shape = list(shape_of(x))
     out_shape = tuple(shape[:dim] + [size] + shape[dim:])
     kept = tuple(i for i in range(len(out_shape)) if i != dim)
-    return registry["broadcast_in_dim"].bind(x, shape=out_shape, broadcast_dimensions=kept,
+    return shape_ops.broadcast_in_dim_p.bind(x, shape=out_shape, broadcast_dimensions=kept,
                                              sharding=None)
 
 
@@ -61,7 +62,7 @@ def bdim_to(x, d, dst, size):
 
 # ---- generic rules ----
 
-def elementwise_rule(name, scalar_ok=None):
+def elementwise_rule(scalar_ok=None):
     """The rule of an elementwise primitive whose operands have equal shapes, except that
     rank-0 operands broadcast implicitly. ``scalar_ok(i, n)`` says whether operand ``i`` of
     ``n`` may stay rank 0 while others are not (all of them by default).
@@ -69,6 +70,10 @@ def elementwise_rule(name, scalar_ok=None):
     The batch axis stays where the first full-rank batched operand has it; other batched
     operands are moved there, per-example scalars and unbatched full-rank operands are
     broadcast, unbatched scalars stay scalars."""
+    return with_self(lambda prim: _elementwise_rule(prim, scalar_ok))
+
+
+def _elementwise_rule(prim, scalar_ok):
     def rule(args, dims, **params):
         n = len(args)
         shapes = [shape_of(x) for x in args]
@@ -87,7 +92,7 @@ def elementwise_rule(name, scalar_ok=None):
         size = batch_size(args, dims)
         bshape = full[:d_out] + (size,) + full[d_out:]
         rest = tuple(i for i in range(r + 1) if i != d_out)
-        bcast = registry["broadcast_in_dim"]
+        bcast = shape_ops.broadcast_in_dim_p
         new = []
         for i, (x, d, k) in enumerate(zip(args, dims, ranks)):
             if d is not_mapped:
@@ -101,34 +106,46 @@ def elementwise_rule(name, scalar_ok=None):
             else:  # a per-example scalar among full-rank operands
                 new.append(bcast.bind(x, shape=bshape, broadcast_dimensions=(d_out,),
                                       sharding=None))
-        return registry[name].bind(*new, **params), d_out
-    rule.__name__ = f"{name}_batch_rule"
+        return prim.bind(*new, **params), d_out
+    rule.__name__ = f"{prim.name}_batch_rule"
     return rule
 
 
-def reduce_axes_rule(name):
+def _named(prim, rule):
+    rule.__name__ = f"{prim.name}_batch_rule"
+    return rule
+
+
+def reduce_axes_rule():
     """The rule of a primitive reducing its one operand over the params' ``axes``."""
-    def rule(args, dims, *, axes, **params):
-        (x,), (d,) = args, dims
-        new_axes = tuple(to_batched_axis(a, d) for a in axes)
-        out_d = d - sum(1 for a in axes if a < d)
-        return registry[name].bind(x, axes=new_axes, **params), out_d
-    rule.__name__ = f"{name}_batch_rule"
-    return rule
+    def make(prim):
+        def rule(args, dims, *, axes, **params):
+            (x,), (d,) = args, dims
+            new_axes = tuple(to_batched_axis(a, d) for a in axes)
+            out_d = d - sum(1 for a in axes if a < d)
+            return prim.bind(x, axes=new_axes, **params), out_d
+        return _named(prim, rule)
+    return with_self(make)
 
 
-def axis_param_rule(name):
+def axis_param_rule():
     """The rule of a one-operand primitive acting along the params' ``axis`` (shape kept)."""
-    def rule(args, dims, *, axis, **params):
-        (x,), (d,) = args, dims
-        return registry[name].bind(x, axis=to_batched_axis(axis, d), **params), d
-    rule.__name__ = f"{name}_batch_rule"
-    return rule
+    def make(prim):
+        def rule(args, dims, *, axis, **params):
+            (x,), (d,) = args, dims
+            return prim.bind(x, axis=to_batched_axis(axis, d), **params), d
+        return _named(prim, rule)
+    return with_self(make)
 
 
-def unbatched_rule(name):
+def unbatched_rule():
     """The rule of a primitive without operands (never batched): it binds unbatched."""
-    def rule(args, dims, **params):
-        return registry[name].bind(*args, **params), not_mapped
-    rule.__name__ = f"{name}_batch_rule"
-    return rule
+    def make(prim):
+        def rule(args, dims, **params):
+            return prim.bind(*args, **params), not_mapped
+        return _named(prim, rule)
+    return with_self(make)
+
+
+# Last, and read only inside rules: shape_ops declares its primitives with the helpers above.
+from pyjax._src.lax import shape_ops  # noqa: E402

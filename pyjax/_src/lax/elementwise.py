@@ -8,8 +8,8 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.primitive import Primitive, registry
-from pyjax._src.core.rules import NOT_DIFFERENTIABLE
+from pyjax._src.core.primitive import Primitive, with_self
+from pyjax._src.core.rules import NOT_DIFFERENTIABLE, lower_fun
 from pyjax._src.lax import ad_util
 from pyjax._src.lax import base
 from pyjax._src.lax import batch_util
@@ -53,11 +53,8 @@ def _with_operands_broadcast(fn):
     return lower
 
 
-def _exp2_lower(ctx, x):
-    ln2 = ctx.constant(np.log(2.0), ShapedArray((), x.aval.dtype))
-    ln2 = base.broadcast_operand_lowering(ctx, ln2, x.aval.shape)
-    y = ctx.op("stablehlo.multiply", [x, ln2], x.aval)
-    return ctx.op("stablehlo.exponential", [y], ctx.avals_out[0])
+def _exp2(x):  # lowered through lower_fun: exp(x * ln 2)
+    return exp_p.bind(mul_p.bind(x, _c(x, np.log(2.0))))
 
 
 def _square_lower(ctx, x):
@@ -81,23 +78,18 @@ def _round_lower(ctx, x, *, rounding_method):
     return ctx.op(op, [x], ctx.avals_out[0])
 
 
-def _integer_pow_lower(ctx, x, *, y):
-    out = ctx.avals_out[0]
+def _integer_pow(x, *, y):
+    """x ** y by square-and-multiply, from mul and div (lowered through lower_fun)."""
     if y == 0:
-        one = ctx.constant(np.ones((), out.dtype), ShapedArray((), out.dtype))
-        return base.broadcast_operand_lowering(ctx, one, out.shape)
+        return _full(x, 1)
     n, acc, power = builtins.abs(y), None, x
-    while n:  # square-and-multiply
+    while n:
         if n & 1:
-            acc = power if acc is None else ctx.op("stablehlo.multiply", [acc, power], out)
+            acc = power if acc is None else mul_p.bind(acc, power)
         n >>= 1
         if n:
-            power = ctx.op("stablehlo.multiply", [power, power], out)
-    if y < 0:
-        one = ctx.constant(np.ones((), out.dtype), ShapedArray((), out.dtype))
-        one = base.broadcast_operand_lowering(ctx, one, out.shape)
-        acc = ctx.op("stablehlo.divide", [one, acc], out)
-    return acc
+            power = mul_p.bind(power, power)
+    return div_p.bind(_c(x, 1), acc) if y < 0 else acc
 
 
 def _pow_lower(ctx, x, y):
@@ -148,7 +140,7 @@ _unary = [
     ("ceil", FLOAT, _std_lower("stablehlo.ceil"), None),
     ("is_finite", FLOAT, _is_finite_lower, lambda d: np.dtype(bool)),
     ("exp", INEXACT, _std_lower("stablehlo.exponential"), None),
-    ("exp2", INEXACT, _exp2_lower, None),
+    ("exp2", INEXACT, lower_fun(_exp2), None),
     ("log", INEXACT, _std_lower("stablehlo.log"), None),
     ("log1p", INEXACT, _std_lower("stablehlo.log_plus_one"), None),
     ("expm1", INEXACT, _std_lower("stablehlo.exponential_minus_one"), None),
@@ -210,10 +202,6 @@ _comparisons = [("eq", "EQ", ALL), ("ne", "NE", ALL), ("lt", "LT", "fiub"),
 # Signatures in core/rules.py. Nonlinear work happens on the primals (computed now, kept as
 # residuals); tangents only meet linear ops (mul by a residual, add, neg, select, ...).
 
-def _b(name):
-    return registry[name].bind
-
-
 def _c(x, v):
     """The constant ``v`` as a NumPy scalar of ``x``'s dtype."""
     return np.array(v, aval_of(x).dtype)[()]
@@ -222,41 +210,46 @@ def _c(x, v):
 def _bcast_to(t, shape):
     if aval_of(t).shape == tuple(shape):
         return t
-    return _b("broadcast_in_dim")(t, shape=tuple(shape), broadcast_dimensions=(), sharding=None)
+    return shape_ops.broadcast_in_dim_p.bind(t, shape=tuple(shape), broadcast_dimensions=(),
+                                             sharding=None)
 
 
 def _unbcast(ct, aval):
     """Sum a cotangent down to a rank-0 operand that the op broadcast implicitly."""
     if aval_of(ct).shape == aval.shape:
         return ct
-    return _b("reduce_sum")(ct, axes=tuple(range(len(aval_of(ct).shape))))
+    return reductions.reduce_sum_p.bind(ct, axes=tuple(range(len(aval_of(ct).shape))))
 
 
-def _jvp_unary(name, tangent):
+def _jvp_unary(tangent):
     """jvp of y = f(x): ``tangent(t, x, y)`` (linear in t)."""
-    def jvp(primals, tangents, **params):
-        (x,), (t,) = primals, tangents
-        y = prims[name].bind(x, **params)
-        if ad_util.is_zero(t):
-            return y, ad_util.zero_tangent(aval_of(y))
-        return y, tangent(t, x, y)
-    return jvp
+    def make(prim):
+        def jvp(primals, tangents, **params):
+            (x,), (t,) = primals, tangents
+            y = prim.bind(x, **params)
+            if ad_util.is_zero(t):
+                return y, ad_util.zero_tangent(aval_of(y))
+            return y, tangent(t, x, y)
+        return jvp
+    return with_self(make)
 
 
-def _jvp_nary(name, *partials):
+def _jvp_nary(*partials):
     """jvp of y = f(*xs): the sum over operands i of ``partials[i](t_i, y, *xs)``."""
-    def jvp(primals, tangents, **params):
-        y = prims[name].bind(*primals, **params)
-        out = None
-        for t, d in zip(tangents, partials):
-            if d is not None and type(t) is not ad_util.Zero:
-                ti = d(t, y, *primals)
-                out = ti if out is None else prims["add"].bind(out, ti)
-        if out is None:
-            return y, ad_util.zero_tangent(aval_of(y))
-        shape = y.aval.shape if type(y) is ArrayImpl else aval_of(y).shape
-        return y, out if aval_of(out).shape == shape else _bcast_to(out, shape)
-    return jvp
+    def make(prim):
+        def jvp(primals, tangents, **params):
+            y = prim.bind(*primals, **params)
+            out = None
+            for t, d in zip(tangents, partials):
+                if d is not None and type(t) is not ad_util.Zero:
+                    ti = d(t, y, *primals)
+                    out = ti if out is None else add_p.bind(out, ti)
+            if out is None:
+                return y, ad_util.zero_tangent(aval_of(y))
+            shape = y.aval.shape if type(y) is ArrayImpl else aval_of(y).shape
+            return y, out if aval_of(out).shape == shape else _bcast_to(out, shape)
+        return jvp
+    return with_self(make)
 
 
 def _full(x, v):
@@ -264,15 +257,15 @@ def _full(x, v):
 
 
 def _replace_zero(x):
-    return _b("select_n")(_b("eq")(x, _c(x, 0)), x, _full(x, 1))
+    return select_n_p.bind(eq_p.bind(x, _c(x, 0)), x, _full(x, 1))
 
 
 def _trigamma(x):
     """polygamma(1, x) from lax ops (digamma's derivative): reflection below 1/2, six steps of
     the recurrence, then the asymptotic series."""
-    mul, add, sub, div, one = _b("mul"), _b("add"), _b("sub"), _b("div"), _c(x, 1)
-    reflect = _b("lt")(x, _c(x, 0.5))
-    z = _b("select_n")(reflect, x, sub(one, x))
+    mul, add, sub, div, one = mul_p.bind, add_p.bind, sub_p.bind, div_p.bind, _c(x, 1)
+    reflect = lt_p.bind(x, _c(x, 0.5))
+    z = select_n_p.bind(reflect, x, sub(one, x))
     acc = div(one, mul(z, z))
     for k in range(1, 6):
         zk = add(z, _c(x, k))
@@ -282,25 +275,25 @@ def _trigamma(x):
     tail = sub(_c(x, 1 / 6), mul(iw2, sub(_c(x, 1 / 30), mul(iw2, sub(_c(x, 1 / 42), mul(
         iw2, _c(x, 1 / 30)))))))
     psi1 = add(acc, add(add(iw, mul(iw2, _c(x, 0.5))), mul(mul(iw2, iw), tail)))
-    s = _b("sin")(mul(x, _c(x, np.pi)))
-    return _b("select_n")(reflect, psi1, sub(div(_c(x, np.pi ** 2), mul(s, s)), psi1))
+    s = sin_p.bind(mul(x, _c(x, np.pi)))
+    return select_n_p.bind(reflect, psi1, sub(div(_c(x, np.pi ** 2), mul(s, s)), psi1))
 
 
 def _abs_tangent(t, x, y):
     if dtypes.is_complex(aval_of(x).dtype):
         mag = _replace_zero(convert_element_type(y, aval_of(x).dtype))
-        return _b("real")(_b("mul")(t, _b("div")(_b("conj")(x), mag)))
-    return _b("select_n")(_b("ge")(x, _c(x, 0)), _b("neg")(t), t)
+        return real_p.bind(mul_p.bind(t, div_p.bind(conj_p.bind(x), mag)))
+    return select_n_p.bind(ge_p.bind(x, _c(x, 0)), neg_p.bind(t), t)
 
 
 def _pow_dx(t, y_out, x, y):
     if dtypes.is_integer(aval_of(y).dtype):
         yf = convert_element_type(y, aval_of(x).dtype)
-        jac = _b("mul")(yf, _b("pow")(x, _b("sub")(y, np.array(1, aval_of(y).dtype)[()])))
-        jac = _b("select_n")(_b("eq")(yf, _c(x, 0)), jac, _full(jac, 0))
+        jac = mul_p.bind(yf, pow_p.bind(x, sub_p.bind(y, np.array(1, aval_of(y).dtype)[()])))
+        jac = select_n_p.bind(eq_p.bind(yf, _c(x, 0)), jac, _full(jac, 0))
     else:
-        jac = _b("mul")(y, _b("pow")(x, _b("sub")(y, _c(y, 1))))
-    return _b("mul")(t, jac)
+        jac = mul_p.bind(y, pow_p.bind(x, sub_p.bind(y, _c(y, 1))))
+    return mul_p.bind(t, jac)
 
 
 def _max_min_partial(first):
@@ -308,81 +301,81 @@ def _max_min_partial(first):
     def d(t, ans, x, y):
         a, b = (x, y) if first else (y, x)
         dt = aval_of(ans).dtype
-        ea = convert_element_type(_b("eq")(a, ans), dt)
-        eb = convert_element_type(_b("eq")(b, ans), dt)
-        w = _b("mul")(ea, _b("sub")(_c(ans, 1), _b("mul")(eb, _c(ans, 0.5))))
-        return _b("mul")(t, w)
+        ea = convert_element_type(eq_p.bind(a, ans), dt)
+        eb = convert_element_type(eq_p.bind(b, ans), dt)
+        w = mul_p.bind(ea, sub_p.bind(_c(ans, 1), mul_p.bind(eb, _c(ans, 0.5))))
+        return mul_p.bind(t, w)
     return d
 
 
 def _rem_dy(t, ans, x, y):
-    q = _b("div")(x, y)
-    trunc = _b("mul")(_b("sign")(q), _b("floor")(_b("abs")(q)))
-    return _b("mul")(t, _b("neg")(trunc))
+    q = div_p.bind(x, y)
+    trunc = mul_p.bind(sign_p.bind(q), floor_p.bind(abs_p.bind(q)))
+    return mul_p.bind(t, neg_p.bind(trunc))
 
 
 def _div_jvp(primals, tangents):
     (x, y), (tx, ty) = primals, tangents
-    out = _b("div")(x, y)
+    out = div_p.bind(x, y)
     if ad_util.is_zero(ty):
-        t = _b("div")(tx, y)
+        t = div_p.bind(tx, y)
     else:
-        t = _b("mul")(ty, out)
-        t = _b("neg")(t) if ad_util.is_zero(tx) else _b("sub")(tx, t)
-        t = _b("div")(t, y)
+        t = mul_p.bind(ty, out)
+        t = neg_p.bind(t) if ad_util.is_zero(tx) else sub_p.bind(tx, t)
+        t = div_p.bind(t, y)
     return out, _bcast_to(t, aval_of(out).shape)
 
 
 def _atan2_partial(first):
     def d(t, ans, x, y):
-        den = _b("add")(_b("mul")(x, x), _b("mul")(y, y))
-        num = y if first else _b("neg")(x)
-        return _b("mul")(t, _b("div")(num, den))
+        den = add_p.bind(mul_p.bind(x, x), mul_p.bind(y, y))
+        num = y if first else neg_p.bind(x)
+        return mul_p.bind(t, div_p.bind(num, den))
     return d
 
 
 def _complex_jvp(primals, tangents):
     (x, y), (tx, ty) = primals, tangents
-    out = _b("complex")(x, y)
+    out = complex_p.bind(x, y)
     tx = _c(x, 0) if ad_util.is_zero(tx) else tx
     ty = _c(y, 0) if ad_util.is_zero(ty) else ty
-    return out, _bcast_to(_b("complex")(tx, ty), aval_of(out).shape)
+    return out, _bcast_to(complex_p.bind(tx, ty), aval_of(out).shape)
 
 
 _EXP = {  # unary: name -> tangent(t, x, y)
-    "exp": lambda t, x, y: _b("mul")(t, y),
-    "exp2": lambda t, x, y: _b("mul")(t, _b("mul")(y, _c(x, np.log(2)))),
-    "log": lambda t, x, y: _b("div")(t, x),
-    "log1p": lambda t, x, y: _b("div")(t, _b("add")(x, _c(x, 1))),
-    "expm1": lambda t, x, y: _b("mul")(t, _b("add")(y, _c(x, 1))),
-    "tanh": lambda t, x, y: _b("mul")(t, _b("sub")(_c(x, 1), _b("mul")(y, y))),
-    "logistic": lambda t, x, y: _b("mul")(t, _b("mul")(y, _b("sub")(_c(x, 1), y))),
-    "sin": lambda t, x, y: _b("mul")(t, _b("cos")(x)),
-    "cos": lambda t, x, y: _b("mul")(t, _b("neg")(_b("sin")(x))),
-    "tan": lambda t, x, y: _b("mul")(t, _b("add")(_c(x, 1), _b("mul")(y, y))),
-    "asin": lambda t, x, y: _b("mul")(t, _b("rsqrt")(_b("sub")(_c(x, 1), _b("mul")(x, x)))),
-    "acos": lambda t, x, y: _b("mul")(t, _b("neg")(
-        _b("rsqrt")(_b("sub")(_c(x, 1), _b("mul")(x, x))))),
-    "atan": lambda t, x, y: _b("div")(t, _b("add")(_c(x, 1), _b("mul")(x, x))),
-    "sinh": lambda t, x, y: _b("mul")(t, _b("cosh")(x)),
-    "cosh": lambda t, x, y: _b("mul")(t, _b("sinh")(x)),
-    "asinh": lambda t, x, y: _b("mul")(t, _b("rsqrt")(_b("add")(_b("mul")(x, x), _c(x, 1)))),
-    "acosh": lambda t, x, y: _b("mul")(t, _b("rsqrt")(
-        _b("mul")(_b("sub")(x, _c(x, 1)), _b("add")(x, _c(x, 1))))),
-    "atanh": lambda t, x, y: _b("div")(t, _b("sub")(_c(x, 1), _b("mul")(x, x))),
-    "sqrt": lambda t, x, y: _b("div")(t, _b("mul")(y, _c(x, 2))),
-    "rsqrt": lambda t, x, y: _b("mul")(t, _b("mul")(_b("div")(y, x), _c(x, -0.5))),
-    "cbrt": lambda t, x, y: _b("mul")(t, _b("mul")(
-        _b("integer_pow")(y, y=-2), _c(x, 1 / 3))),
-    "square": lambda t, x, y: _b("mul")(t, _b("mul")(x, _c(x, 2))),
-    "erf": lambda t, x, y: _b("mul")(t, _b("mul")(
-        _b("exp")(_b("neg")(_b("mul")(x, x))), _c(x, 2 / np.sqrt(np.pi)))),
-    "erfc": lambda t, x, y: _b("mul")(t, _b("mul")(
-        _b("exp")(_b("neg")(_b("mul")(x, x))), _c(x, -2 / np.sqrt(np.pi)))),
-    "erf_inv": lambda t, x, y: _b("mul")(t, _b("mul")(
-        _b("exp")(_b("mul")(y, y)), _c(x, np.sqrt(np.pi) / 2))),
-    "lgamma": lambda t, x, y: _b("mul")(t, _b("digamma")(x)),
-    "digamma": lambda t, x, y: _b("mul")(t, _trigamma(x)),
+    "exp": lambda t, x, y: mul_p.bind(t, y),
+    "exp2": lambda t, x, y: mul_p.bind(t, mul_p.bind(y, _c(x, np.log(2)))),
+    "log": lambda t, x, y: div_p.bind(t, x),
+    "log1p": lambda t, x, y: div_p.bind(t, add_p.bind(x, _c(x, 1))),
+    "expm1": lambda t, x, y: mul_p.bind(t, add_p.bind(y, _c(x, 1))),
+    "tanh": lambda t, x, y: mul_p.bind(t, sub_p.bind(_c(x, 1), mul_p.bind(y, y))),
+    "logistic": lambda t, x, y: mul_p.bind(t, mul_p.bind(y, sub_p.bind(_c(x, 1), y))),
+    "sin": lambda t, x, y: mul_p.bind(t, cos_p.bind(x)),
+    "cos": lambda t, x, y: mul_p.bind(t, neg_p.bind(sin_p.bind(x))),
+    "tan": lambda t, x, y: mul_p.bind(t, add_p.bind(_c(x, 1), mul_p.bind(y, y))),
+    "asin": lambda t, x, y: mul_p.bind(t, rsqrt_p.bind(sub_p.bind(_c(x, 1), mul_p.bind(x, x)))),
+    "acos": lambda t, x, y: mul_p.bind(t, neg_p.bind(
+        rsqrt_p.bind(sub_p.bind(_c(x, 1), mul_p.bind(x, x))))),
+    "atan": lambda t, x, y: div_p.bind(t, add_p.bind(_c(x, 1), mul_p.bind(x, x))),
+    "sinh": lambda t, x, y: mul_p.bind(t, cosh_p.bind(x)),
+    "cosh": lambda t, x, y: mul_p.bind(t, sinh_p.bind(x)),
+    "asinh": lambda t, x, y: mul_p.bind(t, rsqrt_p.bind(add_p.bind(mul_p.bind(x, x), _c(x, 1)))),
+    "acosh": lambda t, x, y: mul_p.bind(t, rsqrt_p.bind(
+        mul_p.bind(sub_p.bind(x, _c(x, 1)), add_p.bind(x, _c(x, 1))))),
+    "atanh": lambda t, x, y: div_p.bind(t, sub_p.bind(_c(x, 1), mul_p.bind(x, x))),
+    "sqrt": lambda t, x, y: div_p.bind(t, mul_p.bind(y, _c(x, 2))),
+    "rsqrt": lambda t, x, y: mul_p.bind(t, mul_p.bind(div_p.bind(y, x), _c(x, -0.5))),
+    "cbrt": lambda t, x, y: mul_p.bind(t, mul_p.bind(
+        integer_pow_p.bind(y, y=-2), _c(x, 1 / 3))),
+    "square": lambda t, x, y: mul_p.bind(t, mul_p.bind(x, _c(x, 2))),
+    "erf": lambda t, x, y: mul_p.bind(t, mul_p.bind(
+        exp_p.bind(neg_p.bind(mul_p.bind(x, x))), _c(x, 2 / np.sqrt(np.pi)))),
+    "erfc": lambda t, x, y: mul_p.bind(t, mul_p.bind(
+        exp_p.bind(neg_p.bind(mul_p.bind(x, x))), _c(x, -2 / np.sqrt(np.pi)))),
+    "erf_inv": lambda t, x, y: mul_p.bind(t, mul_p.bind(
+        exp_p.bind(mul_p.bind(y, y)), _c(x, np.sqrt(np.pi) / 2))),
+    "lgamma": lambda t, x, y: mul_p.bind(t, digamma_p.bind(x)),
+    "digamma": lambda t, x, y: mul_p.bind(t, _trigamma(x)),
     "abs": _abs_tangent,
 }
 
@@ -390,13 +383,13 @@ _LINEAR_UNARY = ("neg", "real", "imag", "conj", "reduce_precision", "copy")
 
 _BINARY_PARTIALS = {  # name -> (d/dx, d/dy) as partial(t, out, x, y)
     "add": (lambda t, o, x, y: t, lambda t, o, x, y: t),
-    "sub": (lambda t, o, x, y: t, lambda t, o, x, y: _b("neg")(t)),
-    "mul": (lambda t, o, x, y: _b("mul")(t, y), lambda t, o, x, y: _b("mul")(x, t)),
+    "sub": (lambda t, o, x, y: t, lambda t, o, x, y: neg_p.bind(t)),
+    "mul": (lambda t, o, x, y: mul_p.bind(t, y), lambda t, o, x, y: mul_p.bind(x, t)),
     "rem": (lambda t, o, x, y: t, _rem_dy),
     "max": (_max_min_partial(True), _max_min_partial(False)),
     "min": (_max_min_partial(True), _max_min_partial(False)),
     "atan2": (_atan2_partial(True), _atan2_partial(False)),
-    "pow": (_pow_dx, lambda t, o, x, y: _b("mul")(t, _b("mul")(_b("log")(_replace_zero(x)), o))),
+    "pow": (_pow_dx, lambda t, o, x, y: mul_p.bind(t, mul_p.bind(log_p.bind(_replace_zero(x)), o))),
 }
 
 _NOT_DIFFERENTIABLE = {"sign", "floor", "ceil", "round", "is_finite", "not",
@@ -409,18 +402,18 @@ def _jvp_rule(name):
     if name in _NOT_DIFFERENTIABLE:
         return NOT_DIFFERENTIABLE
     if name in _LINEAR_UNARY:
-        return ad_util.linear_jvp(name)
+        return ad_util.linear_jvp()
     if name in _EXP:
-        return _jvp_unary(name, _EXP[name])
+        return _jvp_unary(_EXP[name])
     if name == "div":
         return _div_jvp
     if name == "complex":
         return _complex_jvp
-    return _jvp_nary(name, *_BINARY_PARTIALS[name])
+    return _jvp_nary(*_BINARY_PARTIALS[name])
 
 
 def _t_neg(ct, x):
-    return [ad_util.Zero(x.aval) if ad_util.is_zero(ct) else _b("neg")(ct)]
+    return [ad_util.Zero(x.aval) if ad_util.is_zero(ct) else neg_p.bind(ct)]
 
 
 def _t_add_sub(negate_y):
@@ -432,7 +425,7 @@ def _t_add_sub(negate_y):
             if not ad_util.is_undefined_primal(a):
                 out.append(None)
                 continue
-            c = _b("neg")(ct) if sign else ct
+            c = neg_p.bind(ct) if sign else ct
             out.append(_unbcast(c, a.aval))
         return out
     return transpose
@@ -446,8 +439,8 @@ def _t_mul(ct, x, y):
     if ad_util.is_zero(ct):
         return ad_util.zero_cts([x, y])
     if ux:
-        return [_unbcast(_b("mul")(ct, y), x.aval), None]
-    return [None, _unbcast(_b("mul")(x, ct), y.aval)]
+        return [_unbcast(mul_p.bind(ct, y), x.aval), None]
+    return [None, _unbcast(mul_p.bind(x, ct), y.aval)]
 
 
 def _t_div(ct, x, y):
@@ -456,43 +449,43 @@ def _t_div(ct, x, y):
                         "transposed is not linear)")
     if ad_util.is_zero(ct):
         return [ad_util.Zero(x.aval), None]
-    return [_unbcast(_b("div")(ct, y), x.aval), None]
+    return [_unbcast(div_p.bind(ct, y), x.aval), None]
 
 
 def _t_real(ct, x):
-    return [_b("complex")(ct, _c(ct, 0))]
+    return [complex_p.bind(ct, _c(ct, 0))]
 
 
 def _t_imag(ct, x):
-    return [_b("complex")(_c(ct, 0), _b("neg")(ct))]
+    return [complex_p.bind(_c(ct, 0), neg_p.bind(ct))]
 
 
 def _t_conj(ct, x):
     if dtypes.is_complex(x.aval.dtype):
-        return [_b("conj")(ct)]
-    return [_b("real")(ct)]
+        return [conj_p.bind(ct)]
+    return [real_p.bind(ct)]
 
 
 def _t_complex(ct, x, y):
     if ad_util.is_zero(ct):
         return ad_util.zero_cts([x, y])
-    return [_unbcast(_b("real")(ct), x.aval) if ad_util.is_undefined_primal(x) else None,
-            _unbcast(_b("imag")(_b("neg")(ct)), y.aval)
+    return [_unbcast(real_p.bind(ct), x.aval) if ad_util.is_undefined_primal(x) else None,
+            _unbcast(imag_p.bind(neg_p.bind(ct)), y.aval)
             if ad_util.is_undefined_primal(y) else None]
 
 
-def _t_self(name):
+def _t_self(prim):
     def transpose(ct, x, **params):
         if ad_util.is_zero(ct):
             return [ad_util.Zero(x.aval)]
-        return [prims[name].bind(ct, **params)]
+        return [prim.bind(ct, **params)]
     return transpose
 
 
 _TRANSPOSE = {"neg": _t_neg, "add": _t_add_sub(False), "sub": _t_add_sub(True),
               "mul": _t_mul, "div": _t_div, "real": _t_real, "imag": _t_imag,
-              "conj": _t_conj, "complex": _t_complex, "copy": _t_self("copy"),
-              "reduce_precision": _t_self("reduce_precision")}
+              "conj": _t_conj, "complex": _t_complex, "copy": with_self(_t_self),
+              "reduce_precision": with_self(_t_self)}
 _LINEAR = {"neg", "add", "sub", "real", "imag", "conj", "complex", "copy", "reduce_precision",
            "convert_element_type"}
 
@@ -500,20 +493,20 @@ prims: dict[str, Primitive] = {}
 
 for _name, _kinds, _lower, _out in _unary:
     prims[_name] = Primitive(_name, abstract_eval=_same_dtype_rule(_name, _kinds, _out),
-                             lower=_lower, batch=batch_util.elementwise_rule(_name),
+                             lower=_lower, batch=batch_util.elementwise_rule(),
                              jvp=_jvp_rule(_name), transpose=_TRANSPOSE.get(_name),
                              linear=_name in _LINEAR)
 
 for _name, _kinds, _lower, _out in _binary:
     prims[_name] = Primitive(_name, abstract_eval=_same_dtype_rule(_name, _kinds, _out),
-                             lower=_lower, batch=batch_util.elementwise_rule(_name),
+                             lower=_lower, batch=batch_util.elementwise_rule(),
                              jvp=_jvp_rule(_name), transpose=_TRANSPOSE.get(_name),
                              linear=_name in _LINEAR)
 
 for _name, _dir, _kinds in _comparisons:
     prims[_name] = Primitive(_name, abstract_eval=_same_dtype_rule(
         _name, _kinds, lambda d: np.dtype(bool)), lower=_compare_lower(_dir),
-        batch=batch_util.elementwise_rule(_name), jvp=NOT_DIFFERENTIABLE)
+        batch=batch_util.elementwise_rule(), jvp=NOT_DIFFERENTIABLE)
 
 
 def _round_abstract_eval(x, *, rounding_method):
@@ -523,7 +516,7 @@ def _round_abstract_eval(x, *, rounding_method):
 
 prims["round"] = Primitive("round", abstract_eval=_round_abstract_eval, lower=_round_lower,
                            jvp=NOT_DIFFERENTIABLE,
-                           batch=batch_util.elementwise_rule("round"))
+                           batch=batch_util.elementwise_rule())
 
 
 def _integer_pow_abstract_eval(x, *, y):
@@ -536,18 +529,18 @@ def _integer_pow_abstract_eval(x, *, y):
 
 def _integer_pow_jvp(primals, tangents, *, y):
     (x,), (t,) = primals, tangents
-    out = prims["integer_pow"].bind(x, y=y)
+    out = integer_pow_p.bind(x, y=y)
     if y == 0 or ad_util.is_zero(t):
         return out, ad_util.zero_tangent(aval_of(out))
-    d = _c(x, y) if y == 1 else _b("mul")(_c(x, y), x if y == 2 else
-                                          prims["integer_pow"].bind(x, y=y - 1))
-    return out, _b("mul")(t, d)
+    d = _c(x, y) if y == 1 else mul_p.bind(_c(x, y), x if y == 2 else
+                                          integer_pow_p.bind(x, y=y - 1))
+    return out, mul_p.bind(t, d)
 
 
 prims["integer_pow"] = Primitive("integer_pow", abstract_eval=_integer_pow_abstract_eval,
                                  jvp=_integer_pow_jvp,
-                                 batch=batch_util.elementwise_rule("integer_pow"),
-                                 lower=_integer_pow_lower)
+                                 batch=batch_util.elementwise_rule(),
+                                 lower=lower_fun(_integer_pow))
 
 
 def _pow_abstract_eval(x, y):
@@ -559,8 +552,8 @@ def _pow_abstract_eval(x, y):
 
 
 prims["pow"] = Primitive("pow", abstract_eval=_pow_abstract_eval, lower=_pow_lower,
-                         jvp=_jvp_nary("pow", *_BINARY_PARTIALS["pow"]),
-                         batch=batch_util.elementwise_rule("pow"))
+                         jvp=_jvp_nary(*_BINARY_PARTIALS["pow"]),
+                         batch=batch_util.elementwise_rule())
 
 
 # select_n(which, *cases): picks cases[which] elementwise; which is bool (2 cases) or int32.
@@ -605,11 +598,11 @@ def _select_n_lower(ctx, which, *cases):
 
 def _select_n_jvp(primals, tangents):
     which, cases = primals[0], primals[1:]
-    out = prims["select_n"].bind(which, *cases)
+    out = select_n_p.bind(which, *cases)
     if all(ad_util.is_zero(t) for t in tangents[1:]):
         return out, ad_util.zero_tangent(aval_of(out))
     ts = [ad_util.instantiate(t) for t in tangents[1:]]
-    return out, prims["select_n"].bind(which, *ts)
+    return out, select_n_p.bind(which, *ts)
 
 
 def _select_n_transpose(ct, which, *cases):
@@ -618,7 +611,7 @@ def _select_n_transpose(ct, which, *cases):
     if ad_util.is_zero(ct):
         return ad_util.zero_cts([which, *cases])
     zeros = ad_util.zeros(aval_of(ct))
-    return [None] + [prims["select_n"].bind(which, *[ct if j == i else zeros
+    return [None] + [select_n_p.bind(which, *[ct if j == i else zeros
                                                     for j in range(len(cases))])
                      if ad_util.is_undefined_primal(c) else None
                      for i, c in enumerate(cases)]
@@ -627,7 +620,7 @@ def _select_n_transpose(ct, which, *cases):
 prims["select_n"] = Primitive("select_n", abstract_eval=_select_n_abstract_eval,
                               jvp=_select_n_jvp, transpose=_select_n_transpose,
                               # only `which` may stay rank 0 among full-rank cases
-                              batch=batch_util.elementwise_rule("select_n", lambda i, n: i == 0),
+                              batch=batch_util.elementwise_rule(lambda i, n: i == 0),
                               lower=_select_n_lower)
 
 
@@ -650,21 +643,21 @@ def _clamp_lower(ctx, lo, x, hi):
 
 def _clamp_partial(which):
     def d(t, out, lo, x, hi):
-        sel = _b("select_n")
+        sel = select_n_p.bind
         if which == 0:
-            pred = _b("and")(_b("gt")(lo, x), _b("lt")(lo, hi))
+            pred = and_p.bind(gt_p.bind(lo, x), lt_p.bind(lo, hi))
         elif which == 1:
-            pred = _b("and")(_b("gt")(x, lo), _b("lt")(x, hi))
+            pred = and_p.bind(gt_p.bind(x, lo), lt_p.bind(x, hi))
         else:
-            pred = _b("lt")(hi, x)
+            pred = lt_p.bind(hi, x)
         t = _bcast_to(t, aval_of(out).shape)
         return sel(pred, ad_util.zeros(aval_of(t)), t)
     return d
 
 
 prims["clamp"] = Primitive("clamp", abstract_eval=_clamp_abstract_eval, lower=_clamp_lower,
-                           jvp=_jvp_nary("clamp", *[_clamp_partial(i) for i in range(3)]),
-                           batch=batch_util.elementwise_rule("clamp", lambda i, n: i != 1))
+                           jvp=_jvp_nary(*[_clamp_partial(i) for i in range(3)]),
+                           batch=batch_util.elementwise_rule(lambda i, n: i != 1))
 
 
 # ---- conversions ----
@@ -692,23 +685,23 @@ def _convert_lower(ctx, x, *, new_dtype, weak_type, sharding=None):
 
 def _convert_jvp(primals, tangents, **params):
     (x,), (t,) = primals, tangents
-    out = prims["convert_element_type"].bind(x, **params)
+    out = convert_element_type_p.bind(x, **params)
     if ad_util.is_zero(t) or not dtypes.is_inexact(params["new_dtype"]):
         return out, ad_util.zero_tangent(aval_of(out))
-    return out, prims["convert_element_type"].bind(t, **params)
+    return out, convert_element_type_p.bind(t, **params)
 
 
 def _convert_transpose(ct, x, **params):
     if ad_util.is_zero(ct):
         return [ad_util.Zero(x.aval)]
-    return [prims["convert_element_type"].bind(ct, new_dtype=x.aval.dtype,
+    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype,
                                                weak_type=x.aval.weak_type)]
 
 
 prims["convert_element_type"] = Primitive(
     "convert_element_type", jvp=_convert_jvp, transpose=_convert_transpose, linear=True,
     abstract_eval=_convert_abstract_eval, lower=_convert_lower,
-    batch=batch_util.elementwise_rule("convert_element_type"))
+    batch=batch_util.elementwise_rule())
 
 
 def _bitcast_abstract_eval(x, *, new_dtype):
@@ -739,7 +732,7 @@ def _bitcast_batch(args, dims, *, new_dtype):
     if d == len(batch_util.shape_of(x)) - 1 and \
             aval_of(x).dtype.itemsize != np.dtype(new_dtype).itemsize:
         x, d = batch_util.move_axis(x, d, 0), 0
-    return prims["bitcast_convert_type"].bind(x, new_dtype=new_dtype), d
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
 
 
 prims["bitcast_convert_type"] = Primitive(
@@ -762,12 +755,28 @@ prims["reduce_precision"] = Primitive(
     "reduce_precision", jvp=_jvp_rule("reduce_precision"),
     transpose=_TRANSPOSE["reduce_precision"], linear=True,
     abstract_eval=_reduce_precision_abstract_eval,
-    lower=_reduce_precision_lower, batch=batch_util.elementwise_rule("reduce_precision"))
+    lower=_reduce_precision_lower, batch=batch_util.elementwise_rule())
 
 prims["copy"] = Primitive("copy", abstract_eval=lambda x: x, lower=lambda ctx, x: x,
                           jvp=_jvp_rule("copy"), transpose=_TRANSPOSE["copy"], linear=True,
-                          batch=batch_util.elementwise_rule("copy"))
-copy_p = prims["copy"]
+                          batch=batch_util.elementwise_rule())
+
+# Every primitive of this module as ``<name>_p`` (``mul_p``, ``and_p``, ``select_n_p``): the
+# objects that rules here and in other modules bind (tests/core/test_primitive.py checks them).
+(neg_p, sign_p, floor_p, ceil_p, is_finite_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p,
+ logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p,
+ atanh_p, sqrt_p, rsqrt_p, cbrt_p, square_p, erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p,
+ abs_p, not_p, population_count_p, clz_p, real_p, imag_p, conj_p) = \
+    [prims[r[0]] for r in _unary]
+(add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, nextafter_p, atan2_p, and_p, or_p, xor_p,
+ shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, complex_p) = \
+    [prims[r[0]] for r in _binary]
+(eq_p, ne_p, lt_p, le_p, gt_p, ge_p) = \
+    [prims[r[0]] for r in _comparisons]
+(round_p, integer_pow_p, pow_p, select_n_p, clamp_p, convert_element_type_p,
+ bitcast_convert_type_p, reduce_precision_p, copy_p) = [prims[n] for n in (
+    "round", "integer_pow", "pow", "select_n", "clamp", "convert_element_type",
+    "bitcast_convert_type", "reduce_precision", "copy")]
 
 
 # ---- the lax-level functions ----
@@ -803,6 +812,7 @@ def _make_unary(name):
         return p.bind(x)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (the ``{name}`` primitive)."
+    fn.primitive = p  # the primitive it binds (for jnp's eager fast paths)
     return fn
 
 
@@ -837,6 +847,7 @@ def _make_nary(name):
         return p.bind(*_weak_coerce(name, args))
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (the ``{name}`` primitive); dtypes must agree."
+    fn.primitive = p
     return fn
 
 
@@ -854,17 +865,17 @@ def convert_element_type(operand, new_dtype, weak_type=False):
         av = operand.aval
         if av.dtype == new_dtype and av.weak_type == bool(weak_type):
             return operand
-    return prims["convert_element_type"].bind(operand, new_dtype=new_dtype,
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype,
                                               weak_type=bool(weak_type))
 
 
 def bitcast_convert_type(operand, new_dtype):
-    return prims["bitcast_convert_type"].bind(operand, new_dtype=dtypes.canonicalize_dtype(
+    return bitcast_convert_type_p.bind(operand, new_dtype=dtypes.canonicalize_dtype(
         new_dtype))
 
 
 def reduce_precision(operand, exponent_bits, mantissa_bits):
-    return prims["reduce_precision"].bind(operand, exponent_bits=int(exponent_bits),
+    return reduce_precision_p.bind(operand, exponent_bits=int(exponent_bits),
                                           mantissa_bits=int(mantissa_bits))
 
 
@@ -874,23 +885,23 @@ class RoundingMethod:
 
 
 def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - JAX's name
-    return prims["round"].bind(x, rounding_method=int(rounding_method))
+    return round_p.bind(x, rounding_method=int(rounding_method))
 
 
 def integer_pow(x, y):
-    return prims["integer_pow"].bind(x, y=int(y))
+    return integer_pow_p.bind(x, y=int(y))
 
 
 def pow(x, y):  # noqa: A001 - JAX's name
     ya = aval_of(y)
     if dtypes.is_integer(ya.dtype) and not ya.weak_type:
-        return prims["pow"].bind(x, y)
+        return pow_p.bind(x, y)
     x, y = _weak_coerce("pow", [x, y])
-    return prims["pow"].bind(x, y)
+    return pow_p.bind(x, y)
 
 
 def select_n(which, *cases):
-    return prims["select_n"].bind(which, *_weak_coerce("select_n", cases))
+    return select_n_p.bind(which, *_weak_coerce("select_n", cases))
 
 
 def select(pred, on_true, on_false):
@@ -898,7 +909,7 @@ def select(pred, on_true, on_false):
 
 
 def clamp(min, x, max):  # noqa: A002 - JAX's names
-    return prims["clamp"].bind(*_weak_coerce("clamp", [min, x, max]))
+    return clamp_p.bind(*_weak_coerce("clamp", [min, x, max]))
 
 
 for _name in [r[0] for r in _unary]:
@@ -916,3 +927,8 @@ __all__ = [r[0] for r in _unary if r[0] != "not"] + [
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "convert_element_type",
     "bitcast_convert_type", "reduce_precision", "RoundingMethod", "round", "integer_pow", "pow",
     "select_n", "select", "clamp"]
+
+
+# Last, and read only inside rules: these modules declare their primitives with this one's.
+from pyjax._src.lax import reductions  # noqa: E402
+from pyjax._src.lax import shape_ops  # noqa: E402

@@ -3,9 +3,9 @@
 
 An axis name is bound by a mapping transformation (``vmap(..., axis_name=...)`` now; ``pmap`` and
 ``shard_map`` later). Inside ``vmap`` a collective is batched away by its batching rule: the
-trace whose axis it names handles it, receiving that axis as ``axis_data`` (a primitive listed in
-``AXIS_AWARE`` gets the extra keyword). Its lowering is for the device-mapping transformations
-and is not written yet.
+trace whose axis it names handles it, receiving that axis as ``axis_data`` (a primitive
+declared with an ``axis_aware`` rule gets the extra keyword). Its lowering is for the
+device-mapping transformations and is not written yet.
 
 ``axis_env`` is the stack of names bound while a mapped function is being traced, so that the
 functions here can report an unbound name where the user wrote it.
@@ -22,11 +22,14 @@ from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
-from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero, is_undefined_primal, not_mapped
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.core.axes import canonicalize_axis
+from pyjax._src.lax import reductions
+from pyjax._src.lax import shape_ops
+from pyjax._src.lax import slicing
 from pyjax._src.lax.base import aval_of
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "pshuffle",
@@ -80,14 +83,16 @@ def axis_size(axis_name):
 
 # ---- which primitives need the axis, and whether a Jaxpr uses it ----
 
-# primitive name -> function(params, axis_name) -> bool: does this application use the axis?
-# The batching trace handles such an application even when no operand is batched, and passes
-# ``axis_data`` (name, size, spmd_name) to the rule.
-AXIS_AWARE: dict = {}
-
+# A primitive's ``axis_aware`` rule (params, axis_name) -> bool says whether an application uses
+# the axis. The batching trace handles such an application even when no operand is batched, and
+# passes ``axis_data`` (name, size, spmd_name) to the batch rule.
 
 def _uses_axes(params, name):
     return name in params["axes"]
+
+
+def _names_axis(params, name):
+    return params["axis_name"] == name
 
 
 def jaxpr_uses_axis(jaxpr, name) -> bool:
@@ -102,7 +107,7 @@ def jaxpr_uses_axis(jaxpr, name) -> bool:
             hit = cache[name] = jaxpr_uses_axis(jaxpr.jaxpr, name)
         return hit
     for eqn in jaxpr.eqns:
-        check = AXIS_AWARE.get(eqn.primitive.name)
+        check = eqn.primitive.axis_aware
         if check is not None and check(eqn.params, name):
             return True
     return False
@@ -111,16 +116,10 @@ def jaxpr_uses_axis(jaxpr, name) -> bool:
 _uses_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _params_use_axis(params, name):
+def params_use_axis(params, name):
+    """The ``axis_aware`` rule of call primitives: a Jaxpr in the params uses the name."""
     return any(isinstance(v, (Jaxpr, ClosedJaxpr)) and jaxpr_uses_axis(v, name)
                for v in params.values())
-
-
-def register_axis_aware(prim_name, uses_axis=None):
-    """Make the batching trace pass ``axis_data`` to ``prim_name``'s rule; ``uses_axis``
-    (params, name) -> bool says when it must handle an application with no batched operand
-    (by default: when a Jaxpr in the params uses the name)."""
-    AXIS_AWARE[prim_name] = uses_axis or _params_use_axis
 
 
 def _not_lowerable(name):
@@ -138,28 +137,25 @@ def _same_avals(*avals, axes, axis_index_groups=None):
     return [a for a in avals]
 
 
-def _make_reducer(name, reduce_name, unbatched):
+def _make_reducer(reduce_p, unbatched):
     """The rule of an all-reduce: reduce over the batch axis when it names this trace's axis
     (``unbatched(x, size)`` for an operand that does not vary along it); otherwise bind the
     collective on the batched values (elementwise in the batch axis)."""
-    def rule(args, dims, *, axes, axis_index_groups=None, axis_data):
-        if axis_index_groups is not None:
-            raise NotImplementedError(f"{name} with axis_index_groups inside vmap")
-        if axis_data.name not in axes:
-            outs = registry_bind(name, args, axes=axes, axis_index_groups=axis_index_groups)
-            return outs, list(dims)
-        red = bu.registry[reduce_name]
-        outs = [unbatched(x, axis_data.size) if d is not_mapped else red.bind(x, axes=(d,))
-                for x, d in zip(args, dims)]
-        rest = tuple(a for a in axes if a != axis_data.name)
-        if rest:
-            outs = registry_bind(name, outs, axes=rest, axis_index_groups=None)
-        return outs, [not_mapped] * len(outs)
-    return rule
-
-
-def registry_bind(name, args, **params):
-    return bu.registry[name].bind(*args, **params)
+    def make(prim):
+        def rule(args, dims, *, axes, axis_index_groups=None, axis_data):
+            if axis_index_groups is not None:
+                raise NotImplementedError(f"{prim} with axis_index_groups inside vmap")
+            if axis_data.name not in axes:
+                outs = prim.bind(*args, axes=axes, axis_index_groups=axis_index_groups)
+                return outs, list(dims)
+            outs = [unbatched(x, axis_data.size) if d is not_mapped else
+                    reduce_p.bind(x, axes=(d,)) for x, d in zip(args, dims)]
+            rest = tuple(a for a in axes if a != axis_data.name)
+            if rest:
+                outs = prim.bind(*outs, axes=rest, axis_index_groups=None)
+            return outs, [not_mapped] * len(outs)
+        return rule
+    return with_self(make)
 
 
 def _times(x, n):
@@ -200,8 +196,8 @@ def _psum_transpose(cts, *args, **params):
 
 psum_p = Primitive("psum", abstract_eval=_same_avals, lower=_not_lowerable("psum"),
                    multiple_results=True, linear=True, jvp=_psum_jvp,
-                   transpose=_psum_transpose,
-                   batch=_make_reducer("psum", "reduce_sum", _times))
+                   transpose=_psum_transpose, axis_aware=_uses_axes,
+                   batch=_make_reducer(reductions.reduce_sum_p, _times))
 
 
 def _pminmax_jvp(prim):
@@ -221,16 +217,11 @@ def _pminmax_jvp(prim):
 
 
 pmax_p = Primitive("pmax", abstract_eval=_same_avals, lower=_not_lowerable("pmax"),
-                   multiple_results=True,
-                   batch=_make_reducer("pmax", "reduce_max", lambda x, n: x))
+                   multiple_results=True, jvp=with_self(_pminmax_jvp), axis_aware=_uses_axes,
+                   batch=_make_reducer(reductions.reduce_max_p, lambda x, n: x))
 pmin_p = Primitive("pmin", abstract_eval=_same_avals, lower=_not_lowerable("pmin"),
-                   multiple_results=True,
-                   batch=_make_reducer("pmin", "reduce_min", lambda x, n: x))
-pmax_p.jvp = _pminmax_jvp(pmax_p)
-pmin_p.jvp = _pminmax_jvp(pmin_p)
-
-for _p in (psum_p, pmax_p, pmin_p):
-    register_axis_aware(_p.name, _uses_axes)
+                   multiple_results=True, jvp=with_self(_pminmax_jvp), axis_aware=_uses_axes,
+                   batch=_make_reducer(reductions.reduce_min_p, lambda x, n: x))
 
 
 def _tree_bind(prim, x, axis_name, **params):
@@ -281,16 +272,15 @@ def _axis_index_abstract_eval(*, axis_name):
 
 
 def _axis_index_rule(args, dims, *, axis_name, axis_data):
-    # Only reached for this trace's own name (AXIS_AWARE says so).
-    iota = bu.registry["iota"].bind(dtype=np.dtype(np.int32), shape=(axis_data.size,),
+    # Only reached for this trace's own name (the axis_aware rule says so).
+    iota = shape_ops.iota_p.bind(dtype=np.dtype(np.int32), shape=(axis_data.size,),
                                     dimension=0, sharding=None)
     return iota, 0
 
 
 axis_index_p = Primitive("axis_index", abstract_eval=_axis_index_abstract_eval,
                          lower=_not_lowerable("axis_index"), jvp=NOT_DIFFERENTIABLE,
-                         batch=_axis_index_rule)
-register_axis_aware("axis_index", lambda params, name: params["axis_name"] == name)
+                         batch=_axis_index_rule, axis_aware=_names_axis)
 
 
 def axis_index(axis_name):
@@ -332,7 +322,7 @@ def _all_gather_rule(args, dims, *, axis_name, all_gather_dimension, axis_size, 
     x = bu.bdim_to(x, d, a, axis_data.size)
     if tiled:
         shape = bu.shape_of(x)
-        x = bu.registry["reshape"].bind(
+        x = shape_ops.reshape_p.bind(
             x, new_sizes=shape[:a] + (shape[a] * shape[a + 1],) + shape[a + 2:],
             dimensions=None, sharding=None)
     return x, not_mapped
@@ -361,16 +351,16 @@ def _all_gather_transpose(ct, x, *, axis_name, all_gather_dimension, axis_size, 
     starts[a] = start
     sizes = list(shape)
     sizes[a] = n
-    piece = bu.registry["dynamic_slice"].bind(total, *starts, slice_sizes=tuple(sizes))
+    piece = shape_ops.dynamic_slice_p.bind(total, *starts, slice_sizes=tuple(sizes))
     if not tiled:
-        piece = bu.registry["squeeze"].bind(piece, dimensions=(a,))
+        piece = shape_ops.squeeze_p.bind(piece, dimensions=(a,))
     return [piece]
 
 
 all_gather_p = Primitive("all_gather", abstract_eval=_all_gather_abstract_eval,
                          lower=_not_lowerable("all_gather"), linear=True, jvp=_all_gather_jvp,
-                         transpose=_all_gather_transpose, batch=_all_gather_rule)
-register_axis_aware("all_gather", lambda params, name: params["axis_name"] == name)
+                         transpose=_all_gather_transpose, batch=_all_gather_rule,
+                         axis_aware=_names_axis)
 
 
 def _single_name(fn, axis_name):
@@ -414,7 +404,6 @@ def _ppermute_rule(args, dims, *, axis_name, perm, axis_data):
     if src_of.tolist() == list(range(n)):  # the identity permutation
         return x, 0
     rest = len(shape) - 1
-    from pyjax._src.lax import slicing  # noqa: PLC0415 - slicing imports nothing from here
     dn = slicing.GatherDimensionNumbers(offset_dims=tuple(range(1, rest + 1)),
                                         collapsed_slice_dims=(0,), start_index_map=(0,))
     idx = np.maximum(src_of, 0)[:, None]
@@ -423,12 +412,11 @@ def _ppermute_rule(args, dims, *, axis_name, perm, axis_data):
                                 mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS,
                                 fill_value=None)
     if (src_of < 0).any():  # examples that receive nothing get zeros
-        keep = bu.registry["broadcast_in_dim"].bind(src_of >= 0, shape=shape,
-                                                    broadcast_dimensions=(0,), sharding=None)
-        zeros = bu.registry["broadcast_in_dim"].bind(np.zeros((), aval_of(x).dtype),
-                                                     shape=shape, broadcast_dimensions=(),
-                                                     sharding=None)
-        out = bu.registry["select_n"].bind(keep, zeros, out)
+        keep = shape_ops.broadcast_in_dim_p.bind(src_of >= 0, shape=shape,
+                                                 broadcast_dimensions=(0,), sharding=None)
+        zeros = shape_ops.broadcast_in_dim_p.bind(np.zeros((), aval_of(x).dtype), shape=shape,
+                                                  broadcast_dimensions=(), sharding=None)
+        out = ew.select_n_p.bind(keep, zeros, out)
     return out, 0
 
 
@@ -446,8 +434,8 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
 
 ppermute_p = Primitive("ppermute", abstract_eval=lambda x, **_: x,
                        lower=_not_lowerable("ppermute"), linear=True, jvp=_ppermute_jvp,
-                       transpose=_ppermute_transpose, batch=_ppermute_rule)
-register_axis_aware("ppermute", lambda params, name: params["axis_name"] == name)
+                       transpose=_ppermute_transpose, batch=_ppermute_rule,
+                       axis_aware=_names_axis)
 
 
 def ppermute(x, axis_name, perm):

@@ -11,7 +11,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero
 from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
@@ -191,18 +191,12 @@ def _make_reduce_lower(name):
 
 # ---- differentiation rules of the monoid reductions ----
 
-def _so():
-    # shape_ops imports this module; import it on use.
-    from pyjax._src.lax import shape_ops
-    return shape_ops
-
-
 def _reduce_sum_transpose(ct, operand, *, axes):
     if type(ct) is Zero:
         return zero_cts([operand])
     shape = operand.aval.shape
     kept = tuple(d for d in range(len(shape)) if d not in axes)
-    return [_so().broadcast_in_dim(ct, shape, kept)]
+    return [shape_ops.broadcast_in_dim(ct, shape, kept)]
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes):
@@ -210,7 +204,7 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
     out = reduce_prod_p.bind(x, axes=axes)
     if type(t) is Zero:
         return out, zero_tangent(aval_of(out))
-    so = _so()
+    so = shape_ops
     shape = aval_of(x).shape
     out_shape = aval_of(out).shape
     n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
@@ -235,16 +229,16 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
     return out, reduce_sum_p.bind(ew.mul(ts, others), axes=(0,))
 
 
-def _make_chooser_jvp(name):
+def _chooser_jvp(prim):
     """max/min: the tangent at the chosen location, split equally among ties (as JAX)."""
     def jvp(primals, tangents, *, axes):
         (x,), (t,) = primals, tangents
-        out = prims[name].bind(x, axes=axes)
+        out = prim.bind(x, axes=axes)
         if type(t) is Zero:
             return out, zero_tangent(aval_of(out))
         shape = aval_of(x).shape
         kept = tuple(d for d in range(len(shape)) if d not in axes)
-        at = ew.eq(x, _so().broadcast_in_dim(out, shape, kept))
+        at = ew.eq(x, shape_ops.broadcast_in_dim(out, shape, kept))
         at = ew.convert_element_type(at, aval_of(t).dtype)
         count = reduce_sum_p.bind(at, axes=axes)
         return out, ew.div(reduce_sum_p.bind(ew.mul(t, at), axes=axes), count)
@@ -252,11 +246,11 @@ def _make_chooser_jvp(name):
 
 
 _REDUCE_RULES = {
-    "reduce_sum": dict(linear=True, jvp=linear_jvp("reduce_sum"),
+    "reduce_sum": dict(linear=True, jvp=linear_jvp(),
                        transpose=_reduce_sum_transpose),
     "reduce_prod": dict(jvp=_reduce_prod_jvp),
-    "reduce_max": dict(jvp=_make_chooser_jvp("reduce_max")),
-    "reduce_min": dict(jvp=_make_chooser_jvp("reduce_min")),
+    "reduce_max": dict(jvp=with_self(_chooser_jvp)),
+    "reduce_min": dict(jvp=with_self(_chooser_jvp)),
     "reduce_and": dict(jvp=NOT_DIFFERENTIABLE),
     "reduce_or": dict(jvp=NOT_DIFFERENTIABLE),
     "reduce_xor": dict(jvp=NOT_DIFFERENTIABLE),
@@ -265,7 +259,7 @@ _REDUCE_RULES = {
 prims: dict[str, Primitive] = {}
 for _name, (_kinds, _, _) in _MONOIDS.items():
     prims[_name] = Primitive(_name, abstract_eval=_make_reduce_abstract_eval(_name, _kinds),
-                             lower=_make_reduce_lower(_name), batch=bu.reduce_axes_rule(_name),
+                             lower=_make_reduce_lower(_name), batch=bu.reduce_axes_rule(),
                              **_REDUCE_RULES[_name])
 
 reduce_sum_p = prims["reduce_sum"]
@@ -428,10 +422,10 @@ def _argminmax_lower(is_max):
 
 argmax_p = Primitive("argmax", abstract_eval=_argminmax_abstract_eval("argmax"),
                      lower=_argminmax_lower(True), jvp=NOT_DIFFERENTIABLE,
-                     batch=bu.reduce_axes_rule("argmax"))
+                     batch=bu.reduce_axes_rule())
 argmin_p = Primitive("argmin", abstract_eval=_argminmax_abstract_eval("argmin"),
                      lower=_argminmax_lower(False), jvp=NOT_DIFFERENTIABLE,
-                     batch=bu.reduce_axes_rule("argmin"))
+                     batch=bu.reduce_axes_rule())
 
 
 def _canonical_axis(name, operand, axis):
@@ -511,7 +505,7 @@ def _prefix_scan(combine, elems, axis):
     n = aval_of(elems[0]).shape[axis]
     if n < 2:
         return list(elems)
-    so = _so()
+    so = shape_ops
 
     def sl(x, start, stop, stride=1):
         return so.slice_in_dim(x, start, stop, stride, axis)
@@ -530,7 +524,7 @@ def _prefix_scan(combine, elems, axis):
 
 def _interleave(ev, od, axis):
     """``ev[0], od[0], ev[1], od[1], ...`` along ``axis`` (``ev`` may be one longer)."""
-    so = _so()
+    so = shape_ops
     m = aval_of(od).shape[axis]
     head = so.slice_in_dim(ev, 0, m, 1, axis)
     shape = list(aval_of(od).shape)
@@ -576,20 +570,21 @@ def _logaddexp_combine(a, b):
     return [out, ew.add(ew.mul(dx, wx), ew.mul(dy, wy))]
 
 
-def _make_cumulative_jvp(name, combine):
+def _make_cumulative_jvp(combine):
     """The tangent of a cumulative reduction is the prefix scan of (value, tangent) pairs
     with the JVP of the binary operation (exact at zeros, unlike formulas that divide)."""
-    def jvp(primals, tangents, *, axis, reverse):
-        (x,), (t,) = primals, tangents
-        out = prims[name].bind(x, axis=axis, reverse=reverse)
-        if type(t) is Zero:
-            return out, zero_tangent(aval_of(out))
-        so = _so()
-        if reverse:
-            x, t = so.rev(x, (axis,)), so.rev(t, (axis,))
-        _, t_out = _prefix_scan(combine, [x, t], axis)
-        return out, so.rev(t_out, (axis,)) if reverse else t_out
-    return jvp
+    def make(prim):
+        def jvp(primals, tangents, *, axis, reverse):
+            (x,), (t,) = primals, tangents
+            out = prim.bind(x, axis=axis, reverse=reverse)
+            if type(t) is Zero:
+                return out, zero_tangent(aval_of(out))
+            if reverse:
+                x, t = shape_ops.rev(x, (axis,)), shape_ops.rev(t, (axis,))
+            _, t_out = _prefix_scan(combine, [x, t], axis)
+            return out, shape_ops.rev(t_out, (axis,)) if reverse else t_out
+        return jvp
+    return with_self(make)
 
 
 def _cumsum_transpose(ct, operand, *, axis, reverse):
@@ -599,16 +594,16 @@ def _cumsum_transpose(ct, operand, *, axis, reverse):
 
 
 _CUMULATIVE_RULES = {
-    "cumsum": dict(linear=True, jvp=linear_jvp("cumsum"), transpose=_cumsum_transpose),
-    "cumprod": dict(jvp=_make_cumulative_jvp("cumprod", _prod_combine)),
-    "cummax": dict(jvp=_make_cumulative_jvp("cummax", _make_chooser_combine(ew.max))),
-    "cummin": dict(jvp=_make_cumulative_jvp("cummin", _make_chooser_combine(ew.min))),
-    "cumlogsumexp": dict(jvp=_make_cumulative_jvp("cumlogsumexp", _logaddexp_combine)),
+    "cumsum": dict(linear=True, jvp=linear_jvp(), transpose=_cumsum_transpose),
+    "cumprod": dict(jvp=_make_cumulative_jvp(_prod_combine)),
+    "cummax": dict(jvp=_make_cumulative_jvp(_make_chooser_combine(ew.max))),
+    "cummin": dict(jvp=_make_cumulative_jvp(_make_chooser_combine(ew.min))),
+    "cumlogsumexp": dict(jvp=_make_cumulative_jvp(_logaddexp_combine)),
 }
 
 for _name, (_kinds, _, _) in _CUMULATIVE.items():
     prims[_name] = Primitive(_name, abstract_eval=_make_cumulative_abstract_eval(_name, _kinds),
-                             lower=_make_cumulative_lower(_name), batch=bu.axis_param_rule(_name),
+                             lower=_make_cumulative_lower(_name), batch=bu.axis_param_rule(),
                              **_CUMULATIVE_RULES[_name])
 
 cumsum_p = prims["cumsum"]
@@ -634,3 +629,7 @@ cumprod = _make_cumulative_fn("cumprod", "product")
 cummax = _make_cumulative_fn("cummax", "maximum")
 cummin = _make_cumulative_fn("cummin", "minimum")
 cumlogsumexp = _make_cumulative_fn("cumlogsumexp", "log-sum-exp")
+
+
+# Last, and read only inside rules: shape_ops declares its primitives with this module's.
+from pyjax._src.lax import shape_ops  # noqa: E402

@@ -181,7 +181,6 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
         sizes = tuple(slice_sizes[:d]) + (size,) + tuple(slice_sizes[d:])
         return dynamic_slice_p.bind(x, *idx, slice_sizes=sizes), d
     # Batched start indices: a gather of one slice per example (clamped like dynamic_slice).
-    from pyjax._src.lax import slicing  # noqa: PLC0415 - slicing is above this module
     n = len(idx)
     indices = _stacked_indices(idx, idims, size)
     window = tuple(range(1, n + 1))
@@ -211,7 +210,6 @@ def _dynamic_update_slice_batch(args, dims):
         idx.insert(d, _index_zero(idx))
         return dynamic_update_slice_p.bind(x, upd, *idx), d
     # Batched start indices: a scatter of one window per example into its own operand.
-    from pyjax._src.lax import slicing  # noqa: PLC0415 - slicing is above this module
     n = len(idx)
     x, upd = bu.bdim_to(x, dx, 0, size), bu.bdim_to(upd, du, 0, size)
     window = tuple(range(1, n + 1))
@@ -306,7 +304,7 @@ def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sha
 broadcast_in_dim_p = Primitive("broadcast_in_dim",
                                abstract_eval=_broadcast_in_dim_abstract_eval,
                                lower=_broadcast_in_dim_lower, linear=True,
-                               jvp=linear_jvp("broadcast_in_dim", (0,)),
+                               jvp=linear_jvp((0,)),
                                transpose=_broadcast_in_dim_transpose,
                                batch=_broadcast_in_dim_batch)
 
@@ -347,7 +345,7 @@ def _reshape_transpose(ct, operand, *, new_sizes, dimensions=None, sharding=None
 
 
 reshape_p = Primitive("reshape", abstract_eval=_reshape_abstract_eval, lower=_reshape_lower,
-                      linear=True, jvp=linear_jvp("reshape"), transpose=_reshape_transpose,
+                      linear=True, jvp=linear_jvp(), transpose=_reshape_transpose,
                       batch=_reshape_batch)
 
 
@@ -373,7 +371,7 @@ def _squeeze_transpose(ct, operand, *, dimensions):
 
 squeeze_p = Primitive("squeeze", abstract_eval=_squeeze_abstract_eval,
                       lower=lambda ctx, x, **_: ctx.op("stablehlo.reshape", [x], ctx.avals_out[0]),
-                      linear=True, jvp=linear_jvp("squeeze"), transpose=_squeeze_transpose,
+                      linear=True, jvp=linear_jvp(), transpose=_squeeze_transpose,
                       batch=_squeeze_batch)
 
 
@@ -400,7 +398,7 @@ def _transpose_transpose(ct, operand, *, permutation):
 
 
 transpose_p = Primitive("transpose", abstract_eval=_transpose_abstract_eval,
-                        lower=_transpose_lower, linear=True, jvp=linear_jvp("transpose"),
+                        lower=_transpose_lower, linear=True, jvp=linear_jvp(),
                         transpose=_transpose_transpose, batch=_transpose_batch)
 
 
@@ -426,7 +424,7 @@ def _rev_transpose(ct, operand, *, dimensions):
 
 
 rev_p = Primitive("rev", abstract_eval=_rev_abstract_eval, lower=_rev_lower, linear=True,
-                  jvp=linear_jvp("rev"), transpose=_rev_transpose, batch=_rev_batch)
+                  jvp=linear_jvp(), transpose=_rev_transpose, batch=_rev_batch)
 
 
 # ---- slice ----
@@ -488,7 +486,7 @@ def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides=None)
 
 
 slice_p = Primitive("slice", abstract_eval=_slice_abstract_eval, lower=_slice_lower,
-                    linear=True, jvp=linear_jvp("slice"), transpose=_slice_transpose,
+                    linear=True, jvp=linear_jvp(), transpose=_slice_transpose,
                     batch=_slice_batch)
 
 
@@ -541,7 +539,7 @@ def _dynamic_slice_transpose(ct, operand, *start_indices, slice_sizes):
 
 dynamic_slice_p = Primitive("dynamic_slice", abstract_eval=_dynamic_slice_abstract_eval,
                             lower=_dynamic_slice_lower, linear=True,
-                            jvp=linear_jvp("dynamic_slice", (0,)),
+                            jvp=linear_jvp((0,)),
                             transpose=_dynamic_slice_transpose, batch=_dynamic_slice_batch)
 
 
@@ -579,7 +577,7 @@ def _dynamic_update_slice_transpose(ct, operand, update, *start_indices):
 dynamic_update_slice_p = Primitive(
     "dynamic_update_slice", abstract_eval=_dynamic_update_slice_abstract_eval,
     lower=_dynamic_update_slice_lower, linear=True,
-    jvp=linear_jvp("dynamic_update_slice", (0, 1)),
+    jvp=linear_jvp((0, 1)),
     transpose=_dynamic_update_slice_transpose, batch=_dynamic_update_slice_batch)
 
 
@@ -632,7 +630,7 @@ def _concatenate_transpose(ct, *operands, dimension):
 
 
 concatenate_p = Primitive("concatenate", abstract_eval=_concatenate_abstract_eval,
-                          lower=_concatenate_lower, linear=True, jvp=linear_jvp("concatenate"),
+                          lower=_concatenate_lower, linear=True, jvp=linear_jvp(),
                           transpose=_concatenate_transpose, batch=_concatenate_batch)
 
 
@@ -689,7 +687,7 @@ def _pad_transpose(ct, operand, padding_value, *, padding_config):
 
 
 pad_p = Primitive("pad", abstract_eval=_pad_abstract_eval, lower=_pad_lower, linear=True,
-                  jvp=linear_jvp("pad", (0, 1)), transpose=_pad_transpose, batch=_pad_batch)
+                  jvp=linear_jvp((0, 1)), transpose=_pad_transpose, batch=_pad_batch)
 
 
 # ---- iota ----
@@ -712,7 +710,7 @@ def _iota_lower(ctx, *, dtype, shape, dimension, sharding=None):
 
 
 iota_p = Primitive("iota", abstract_eval=_iota_abstract_eval, lower=_iota_lower,
-                   jvp=NOT_DIFFERENTIABLE, batch=bu.unbatched_rule("iota"))
+                   jvp=NOT_DIFFERENTIABLE, batch=bu.unbatched_rule())
 
 
 # ---- the lax-level functions ----
@@ -1063,3 +1061,7 @@ def collapse(operand, start_dimension, stop_dimension=None):
                          f"{stop_dimension}) for operand of shape {shape}")
     size = math.prod(shape[lo:hi])
     return reshape(operand, shape[:lo] + (size,) + shape[hi:])
+
+
+# Last, and read only inside rules: slicing imports this module back.
+from pyjax._src.lax import slicing  # noqa: E402

@@ -20,7 +20,7 @@ import numpy as np
 from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import Zero
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import base
@@ -152,16 +152,16 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, indices_are_sor
                          **params), 0
 
 
-def _make_scatter_batch(name):
+def _scatter_batch(prim):
     def rule(args, dims, *, dimension_numbers, indices_are_sorted, unique_indices, mode,
-             update_jaxpr=None, update_consts=()):
+             update_fn=None):
         (x, idx, upd), (dx, di, du) = args, dims
         dn = dimension_numbers
         size = bu.batch_size(args, dims)
         params = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
                       mode=mode)
-        if update_jaxpr is not None:
-            params.update(update_jaxpr=update_jaxpr, update_consts=update_consts)
+        if update_fn is not None:
+            params.update(update_fn=update_fn)
         # Every example scatters into its own copy of the operand.
         x = bu.bdim_to(x, dx, 0, size)
         upd = bu.bdim_to(upd, du, 0, size)
@@ -180,8 +180,8 @@ def _make_scatter_batch(name):
                 scatter_dims_to_operand_dims=_inc(dn.scatter_dims_to_operand_dims),
                 operand_batching_dims=(0,) + _inc(dn.operand_batching_dims),
                 scatter_indices_batching_dims=(0,) + _inc(dn.scatter_indices_batching_dims))
-        return bu.registry[name].bind(x, idx, upd, dimension_numbers=new, **params), 0
-    rule.__name__ = f"{name}_batch_rule"
+        return prim.bind(x, idx, upd, dimension_numbers=new, **params), 0
+    rule.__name__ = f"{prim.name}_batch_rule"
     return rule
 
 
@@ -377,7 +377,7 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
 
 
 gather_p = Primitive("gather", abstract_eval=_gather_abstract_eval, lower=_gather_lower,
-                     linear=True, jvp=linear_jvp("gather", (0,), _tangent_gather_params),
+                     linear=True, jvp=linear_jvp((0,), _tangent_gather_params),
                      transpose=_gather_transpose, batch=_gather_batch)
 
 
@@ -493,14 +493,14 @@ _BOOL_COMBINE = {"scatter-add": "stablehlo.or", "scatter-mul": "stablehlo.and",
 
 def _make_scatter(name):
     def abstract_eval(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
-                      unique_indices, mode, update_jaxpr=None, update_consts=()):
+                      unique_indices, mode, update_fn=None):
         _scatter_check(name, operand, indices, updates, dimension_numbers)
         if name != "scatter":
             base.check_kinds(name, [operand], "fciub" if name != "scatter-sub" else "fciu")
         return operand
 
     def lower(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
-              unique_indices, mode, update_jaxpr=None, update_consts=()):
+              unique_indices, mode, update_fn=None):
         dn = dimension_numbers
         out = ctx.avals_out[0].strip_weak_type()
         if mode == GatherScatterMode.CLIP:
@@ -509,11 +509,12 @@ def _make_scatter(name):
             indices = _clamp_indices(ctx, indices, upper)
         scalar = ShapedArray((), out.dtype)
         region = _region(ctx, [scalar, scalar])
-        if update_jaxpr is not None:
-            consts = [region.constant(np.asarray(c), ShapedArray(np.shape(c), np.asarray(c).dtype))
-                      for c in update_consts]
-            res = ctx.lower_sub_jaxpr(region, update_jaxpr, consts, region.args)
-            region.ret(res)
+        if update_fn is not None:  # scatter_apply: the region is update_fn of the old value
+            res = ctx.lower_fun(lambda old, _: update_fn(old), region.args, block=region)
+            if res.aval.shape != () or res.aval.dtype != out.dtype:
+                raise TypeError(f"scatter_apply func must map a {out.dtype.name} scalar to a "
+                                f"{out.dtype.name} scalar, got {res.aval.str_short()}")
+            region.ret([res])
         else:
             op = _COMBINE[name]
             if dtypes.is_bool(out.dtype):
@@ -527,7 +528,7 @@ def _make_scatter(name):
                       regions=[region])
 
     return Primitive(name, abstract_eval=abstract_eval, lower=lower,
-                     batch=_make_scatter_batch(name), **_SCATTER_RULES[name])
+                     batch=with_self(_scatter_batch), **_SCATTER_RULES[name])
 
 
 # ---- differentiation rules of the scatters ----
@@ -549,7 +550,7 @@ def _gather_of_scatter(x, indices, updates_shape, dn, params):
 
 
 def _scatter_params(params):
-    if params.get("update_jaxpr") is not None:
+    if params.get("update_fn") is not None:
         raise NotImplementedError("differentiation of scatter_apply is not supported")
     return {k: params[k] for k in ("dimension_numbers", "indices_are_sorted", "unique_indices",
                                    "mode")}
@@ -573,7 +574,6 @@ def _make_scatter_add_transpose(negate):
 
 def _update_ids(updates_shape, dn):
     """1, 2, ... numbering each update window, as an int32 array of the updates' shape."""
-    from pyjax._src.lax import shape_ops
     scatter_dims = tuple(d for d in range(len(updates_shape)) if d not in dn.update_window_dims)
     scatter_shape = tuple(updates_shape[d] for d in scatter_dims)
     n = int(np.prod(scatter_shape, dtype=np.int64))
@@ -660,14 +660,13 @@ def _scatter_mul_transpose(ct, operand, indices, updates, **params):
     return [scatter_mul_p.bind(ct, indices, updates, **params), None, None]
 
 
-def _make_scatter_extremal_jvp(name):
+def _scatter_extremal_jvp(prim):
     """scatter-min/max: the tangent of whichever of the operand and the updates that land on
     a position equal the result there, split equally among ties (as for reduce_max)."""
     def jvp(primals, tangents, **params):
         operand, indices, updates = primals
         t_op, _, t_upd = tangents
         params = _scatter_params(params)
-        prim = _SCATTER_PRIMS[name]
         out = prim.bind(operand, indices, updates, **params)
         if type(t_op) is Zero and type(t_upd) is Zero:
             return out, zero_tangent(aval_of(out))
@@ -687,13 +686,13 @@ def _make_scatter_extremal_jvp(name):
 
 _SCATTER_RULES = {
     "scatter": dict(linear=True, jvp=_scatter_jvp, transpose=_scatter_transpose),
-    "scatter-add": dict(linear=True, jvp=linear_jvp("scatter-add", (0, 2)),
+    "scatter-add": dict(linear=True, jvp=linear_jvp((0, 2)),
                         transpose=_make_scatter_add_transpose(False)),
-    "scatter-sub": dict(linear=True, jvp=linear_jvp("scatter-sub", (0, 2)),
+    "scatter-sub": dict(linear=True, jvp=linear_jvp((0, 2)),
                         transpose=_make_scatter_add_transpose(True)),
     "scatter-mul": dict(linear=True, jvp=_scatter_mul_jvp, transpose=_scatter_mul_transpose),
-    "scatter-min": dict(jvp=_make_scatter_extremal_jvp("scatter-min")),
-    "scatter-max": dict(jvp=_make_scatter_extremal_jvp("scatter-max")),
+    "scatter-min": dict(jvp=with_self(_scatter_extremal_jvp)),
+    "scatter-max": dict(jvp=with_self(_scatter_extremal_jvp)),
 }
 
 
@@ -703,7 +702,6 @@ scatter_sub_p = _make_scatter("scatter-sub")
 scatter_mul_p = _make_scatter("scatter-mul")
 scatter_min_p = _make_scatter("scatter-min")
 scatter_max_p = _make_scatter("scatter-max")
-_SCATTER_PRIMS = {"scatter-min": scatter_min_p, "scatter-max": scatter_max_p}
 
 
 def _match_updates(name, operand, updates):
@@ -756,27 +754,22 @@ scatter_max = _make_scatter_fn(scatter_max_p, "scatter_max", "takes the maximum 
 def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
                   indices_are_sorted=False, unique_indices=False, mode=None):
     """Apply the unary ``func`` to the windows of ``operand`` chosen by ``scatter_indices``
-    (once per occurrence of an index). ``update_shape`` is the shape the updates would have."""
-    # Tracing ``func`` needs the staging interpreter, a layer above lax: import it on use.
-    from pyjax._src.interpreters import staging
+    (once per occurrence of an index). ``update_shape`` is the shape the updates would have.
+
+    ``func`` is traced when the scatter is lowered (its update region is a ``lower_fun``), so
+    it may close over concrete values but not over traced ones."""
     av = aval_of(operand)
-    scalar = ShapedArray((), av.dtype)
-    closed = staging.trace_to_jaxpr(lambda x, _: [func(x)], [scalar, scalar])
-    if any(isinstance(c, Tracer) for c in closed.consts):
-        raise NotImplementedError("scatter_apply: func may not close over traced values")
-    consts = tuple(np.asarray(c) for c in closed.consts)
-    if closed.jaxpr.out_avals[0].dtype != av.dtype or closed.jaxpr.out_avals[0].shape != ():
-        raise TypeError(f"scatter_apply func must map a {av.dtype.name} scalar to a "
-                        f"{av.dtype.name} scalar, got {closed.jaxpr.out_avals[0].str_short()}")
-    from pyjax._src.lax import shape_ops
     zero = np.zeros((), av.dtype)
     updates = shape_ops.broadcast_in_dim(zero, tuple(update_shape), ())
     return _scatter_bind(scatter_p, operand, scatter_indices, updates, dimension_numbers,
-                         indices_are_sorted, unique_indices, mode,
-                         update_jaxpr=closed.jaxpr, update_consts=consts)
+                         indices_are_sorted, unique_indices, mode, update_fn=func)
 
 
 __all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather",
            "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
            "scatter_apply", "gather_p", "scatter_p", "scatter_add_p", "scatter_sub_p",
            "scatter_mul_p", "scatter_min_p", "scatter_max_p"]
+
+
+# Last, and read only inside rules: shape_ops imports this module back.
+from pyjax._src.lax import shape_ops  # noqa: E402

@@ -14,7 +14,6 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.primitive import registry
 from pyjax._src.core.trace import Tracer
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.lax import elementwise as lax
@@ -64,15 +63,14 @@ def _accepts(other, opchar, self):
 # of ``x + 1.0`` goes from the operator straight to PJRT (dispatch.eager_binary). Each entry
 # says for which dtype kinds that holds (true division of integers is not ``div``; bool ``+``
 # is ``or``). Reflected forms swap the operands.
-_FAST = {"add": ("add", "iufc"), "subtract": ("sub", "iufc"), "multiply": ("mul", "iufc"),
-         "true_divide": ("div", "fc")}
+_FAST = {"add": (lax.add_p, "iufc"), "subtract": (lax.sub_p, "iufc"),
+         "multiply": (lax.mul_p, "iufc"), "true_divide": (lax.div_p, "fc")}
 
 
 def _binop(opchar, fn_name, swapped=False):
     spec = _FAST.get(fn_name)
     if spec is not None:
-        with_float, with_int, with_array = dispatch.eager_binary(
-            registry[spec[0]], spec[1], swapped)
+        with_float, with_int, with_array = dispatch.eager_binary(spec[0], spec[1], swapped)
 
     def op(self, other):
         if spec is not None and type(self) is ArrayImpl:

@@ -15,7 +15,6 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.primitive import registry
 from pyjax._src.core.trace import Tracer, _state
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.lax import base as lax_base
@@ -93,7 +92,7 @@ def _check_not_complex(name, *args):
 
 def _unary_inexact(name, lax_fn, doc):
     # an inexact array needs no promotion: eagerly, straight to PJRT (dispatch.eager_unary)
-    eager = dispatch.eager_unary(registry[lax_fn.__name__], "fc")
+    eager = dispatch.eager_unary(lax_fn.primitive, "fc")
 
     def fn(x, /):
         if type(x) is np.ndarray and x.dtype.kind in "fc" and _state.trace is None:

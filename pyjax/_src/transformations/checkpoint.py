@@ -215,7 +215,6 @@ def _batch(args, dims, *, jaxpr, axis_data, **params):
 
 checkpoint_p = Primitive("checkpoint", abstract_eval=_abstract_eval, lower=_lower,
                          multiple_results=True, impl=_impl, jvp=_jvp, transpose=_transpose,
-                         batch=_batch)
-pe.partial_eval_rules[checkpoint_p] = _partial_eval
-pe.partial_eval_jaxpr_rules[checkpoint_p] = _partial_eval_jaxpr
-parallel.register_axis_aware("checkpoint")
+                         batch=_batch, partial_eval=_partial_eval,
+                         partial_eval_jaxpr=_partial_eval_jaxpr,
+                         axis_aware=parallel.params_use_axis)

@@ -21,11 +21,11 @@ import inspect
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.jaxpr import eval_jaxpr
-from pyjax._src.core.primitive import Primitive, registry
+from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero
 from pyjax._src.core.trace import get_aval
 from pyjax._src.interpreters import ad, batching, staging
-from pyjax._src.lax import batch_util, parallel
+from pyjax._src.lax import batch_util, parallel, reductions
 
 _state = trace_mod._state
 
@@ -257,8 +257,7 @@ def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts, symbolic_
 custom_jvp_call_p = Primitive(
     "custom_jvp_call", abstract_eval=_call_abstract_eval, lower=_call_lower,
     multiple_results=True, impl=_call_impl, jvp=_custom_jvp_call_jvp,
-    batch=_custom_jvp_call_batch)
-parallel.register_axis_aware("custom_jvp_call")
+    batch=_custom_jvp_call_batch, axis_aware=parallel.params_use_axis)
 
 
 # ---- custom_vjp ----
@@ -379,8 +378,7 @@ def _custom_vjp_call_batch(args, dims, *, call_jaxpr, rules, num_consts, axis_da
 custom_vjp_call_p = Primitive(
     "custom_vjp_call", abstract_eval=_call_abstract_eval, lower=_call_lower,
     multiple_results=True, impl=_call_impl, jvp=_custom_vjp_call_jvp,
-    batch=_custom_vjp_call_batch)
-parallel.register_axis_aware("custom_vjp_call")
+    batch=_custom_vjp_call_batch, axis_aware=parallel.params_use_axis)
 
 
 # custom_lin: linear in its tangent inputs; only ever transposed (which calls bwd).
@@ -500,7 +498,7 @@ class _BatchedVJPRules:
                 out.append(Zero(_batched_aval(v.aval, want, self.axis_data.size)))
             elif want is batching.not_mapped:  # an unbatched input: sum over the batch
                 out.append(v if d is batching.not_mapped else
-                           registry["reduce_sum"].bind(v, axes=(d,)))
+                           reductions.reduce_sum_p.bind(v, axes=(d,)))
             else:
                 out.append(batch_util.bdim_to(v, d, want, self.axis_data.size))
         return out

@@ -119,10 +119,9 @@ def _jit_partial_eval_jaxpr(eqn, in_unknowns):
 
 jit_p = Primitive("jit", abstract_eval=_jit_abstract_eval, lower=_jit_lower,
                   multiple_results=True, impl=_jit_impl, batch=_jit_batch,
-                  jvp=_jit_jvp, transpose=_jit_transpose)
-pe.partial_eval_rules[jit_p] = _jit_partial_eval
-pe.partial_eval_jaxpr_rules[jit_p] = _jit_partial_eval_jaxpr
-parallel.register_axis_aware("jit")  # its body may use a named axis
+                  jvp=_jit_jvp, transpose=_jit_transpose, partial_eval=_jit_partial_eval,
+                  partial_eval_jaxpr=_jit_partial_eval_jaxpr,
+                  axis_aware=parallel.params_use_axis)  # its body may use a named axis
 
 
 # ---- argument handling ----

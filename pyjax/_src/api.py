@@ -12,9 +12,7 @@ from pyjax._src.dispatch import eager as dispatch
 
 
 def _client(backend=None):
-    if backend not in (None, "cpu"):
-        raise RuntimeError(f"Unknown backend {backend!r}: this pyjax has the 'cpu' backend only.")
-    return runtime.get_client()
+    return runtime.backend_client(backend)
 
 
 def devices(backend=None):

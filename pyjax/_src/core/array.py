@@ -13,6 +13,7 @@ from pyjax._src import runtime
 from pyjax._src.core import dtypes
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.sharding import SingleDeviceSharding
 
 _SMALL = 64  # arrays with at most this many elements keep a host copy when made from host data
 
@@ -63,8 +64,7 @@ class ArrayImpl(Array):
 
     @property
     def sharding(self):
-        from pyjax._src.core import sharding_base
-        return sharding_base.SingleDeviceSharding(self._buf.device)
+        return SingleDeviceSharding(self._buf.device)
 
     # -- host access --
     @property

@@ -128,8 +128,10 @@ def on_device(bufs, device):
 
 
 def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
-                  num_partitions=1, device_assignment=None, **lower_kw):
-    """Lower and compile a Jaxpr whose ``@main`` takes constvars then invars."""
+                  num_partitions=1, device_assignment=None, option_overrides=None,
+                  **lower_kw):
+    """Lower and compile a Jaxpr whose ``@main`` takes constvars then invars.
+    ``option_overrides``: XLA options (``runtime.compile_options.option_overrides``)."""
     text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
                                  num_replicas=num_replicas, num_partitions=num_partitions,
                                  **lower_kw)
@@ -138,7 +140,8 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
     client = runtime.get_client()
     return client.compile(text, in_types, out_types, num_replicas=num_replicas,
-                          num_partitions=num_partitions, device_assignment=device_assignment)
+                          num_partitions=num_partitions, device_assignment=device_assignment,
+                          env_option_overrides=option_overrides)
 
 
 def _compile_primitive(primitive, params, avals):

@@ -411,6 +411,32 @@ def cpu_device_count():
     return n
 
 
+# JAX's names for platform families (a backend name may name one of several platforms)
+_PLATFORM_ALIASES = {"gpu": ("cuda", "rocm")}
+
+
+def backend_client(backend=None):
+    """The client of ``backend`` (None: the default one); for a backend this process does not
+    have, the RuntimeError JAX raises (pyjax has the CPU backend only)."""
+    check_backend(backend)
+    return get_client()
+
+
+def check_backend(backend):
+    """Raises JAX's RuntimeError unless ``backend`` is None or a backend this process has;
+    creates no client."""
+    if backend is None or backend == "cpu":
+        return
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a str or None, got {backend!r}")
+    present = "cpu"
+    if backend in _PLATFORM_ALIASES:
+        raise RuntimeError(
+            f"Unknown backend: '{backend}' requested, but no platforms that are instances "
+            f"of {backend} are present. Platforms present are: {present}")
+    raise RuntimeError(f"Unknown backend {backend}. Available backends are ['{present}']")
+
+
 def get_client(platform="cpu"):
     """Returns the process-wide client for ``platform``, creating it on first use.
 

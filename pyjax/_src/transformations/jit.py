@@ -15,7 +15,10 @@ from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
-from pyjax._src.core.jaxpr import Eqn, Var
+from pyjax._src import runtime
+from pyjax._src.core.jaxpr import Eqn, Var, eval_jaxpr
+from pyjax._src.core.sharding import Sharding, SingleDeviceSharding
+from pyjax._src.runtime.compile_options import option_overrides
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
@@ -239,10 +242,21 @@ class Jitted:
         (self._sig, self.static_argnums, self.static_argnames, self.donate_argnums,
          self.donate_argnames) = _normalize_argnums(
             fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
+        if abstracted_axes is not None:
+            raise NotImplementedError(
+                f"jit(abstracted_axes={abstracted_axes!r}): shape polymorphism is not "
+                "supported by pyjax")
+        self._pinned = None  # the device of SingleDeviceSharding in/out shardings
+        device = _check_placement(device, backend, in_shardings, out_shardings, self)
         self.device = device
-        self.inline = inline
+        self.inline = bool(inline)
+        # Unused arguments are never pruned, so keep_unused=True holds either way.
+        self.keep_unused = bool(keep_unused)
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
+        self.compiler_options = compiler_options
+        self._option_overrides = (None if compiler_options is None
+                                  else option_overrides(compiler_options))
         self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
         self._cache = {}          # signature -> _Entry (compiled)
         self._trace_cache = {}    # signature -> (ClosedJaxpr, out_tree, const values)
@@ -357,7 +371,8 @@ class Jitted:
     def _compile(self, key, closed, out_tree, donated):
         jaxpr = closed.jaxpr
         consts = [dispatch.to_array(c) for c in closed.consts]
-        exe = dispatch.compile_jaxpr(jaxpr, self.__name__, donated_invars=donated)
+        exe = dispatch.compile_jaxpr(jaxpr, self.__name__, donated_invars=donated,
+                                     option_overrides=self._option_overrides)
         entry = _Entry(exe, [c._buf for c in consts], out_tree, tuple(jaxpr.out_avals), closed)
         while self._cache and len(self._cache) >= self.max_entries:  # drop the oldest
             old = next(iter(self._cache))
@@ -369,6 +384,8 @@ class Jitted:
         return entry
 
     def __call__(self, *args, **kwargs):
+        if config.jax_disable_jit:
+            return self.fun(*args, **kwargs)
         t = _state.trace
         if t is not None and t is not dispatch.eval_trace:
             return self._call_traced(args, kwargs)
@@ -385,7 +402,8 @@ class Jitted:
                         b = x._buf
                         committed = x._committed
                         device = b.device
-                        if not committed and self.device is not None:
+                        if self.device is not None and (not committed or
+                                                        device is not self.device):
                             return self._run(entry, args)  # jit(device=...): placement
                         run_one = entry.run_one
                         if run_one is not None:
@@ -457,8 +475,11 @@ class Jitted:
             entry = self._compile(key, closed, out_tree, donated)
         if fkey is not None:
             self._remember_static_call(fkey, entry, args, kwargs)
-        return self._run(entry, [x if type(x) is ArrayImpl else dispatch.to_array(x)
-                                 for x in leaves])
+        out = self._run(entry, [x if type(x) is ArrayImpl else dispatch.to_array(x)
+                                for x in leaves])
+        if donated:
+            _forget_host_copies(leaves, donated)
+        return out
 
     def _remember_static_call(self, fkey, entry, args, kwargs):
         n = len(args)
@@ -488,6 +509,13 @@ class Jitted:
                 committed = True
             elif device is None:
                 device = b.device
+        if self._pinned is not None:  # SingleDeviceSharding in/out shardings
+            if committed and device is not self._pinned:
+                raise ValueError(
+                    "Received incompatible devices for jitted computation. Got an argument "
+                    f"of {self.__name__} committed to {device} and an explicit sharding on "
+                    f"{self._pinned}")
+            committed = True
         if not committed and self.device is not None:
             device = self.device
         if device is None:
@@ -513,7 +541,10 @@ class Jitted:
         if hit is None:
             hit = _call_jaxprs[closed] = staging.convert_constvars_jaxpr(closed)
         call_jaxpr, consts = hit
-        outs = jit_p.bind(*consts, *leaves, jaxpr=call_jaxpr, name=self.__name__)
+        if self.inline:  # the body's equations go into the outer Jaxpr, not one call
+            outs = eval_jaxpr(call_jaxpr, (), *consts, *leaves)
+        else:
+            outs = jit_p.bind(*consts, *leaves, jaxpr=call_jaxpr, name=self.__name__)
         return pytree.tree_unflatten(out_tree, outs)
 
     # -- ahead-of-time API --
@@ -534,6 +565,51 @@ class Jitted:
         self._id_cache.clear()
         self._static_cache.clear()
         self._trace_cache.clear()
+
+
+def _forget_host_copies(leaves, donated):
+    # A donated array's buffer is gone: drop its host copy so that a later read raises.
+    for x, d in zip(leaves, donated):
+        if d and type(x) is ArrayImpl:
+            x._npy = None
+
+
+def _check_placement(device, backend, in_shardings, out_shardings, jitted):
+    """Validates jit's device, backend and shardings; returns the device to run on (None:
+    the arguments decide). SingleDeviceSharding shardings all on one device pin the call
+    there (committed arguments elsewhere are an error, outputs are committed)."""
+    if device is not None and backend is not None:
+        raise ValueError("can't specify both a device and a backend for jit, got "
+                         f"device={device!r} and backend={backend!r}")
+    runtime.check_backend(backend)  # JAX's RuntimeError for a missing backend
+    if device is not None and not isinstance(device, runtime.Device):
+        raise TypeError(f"jit(device=...) expects a Device (from pyjax.devices()), got "
+                        f"{device!r}")
+    shardings = {}
+    for option, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
+        for s in pytree.tree_leaves(value):
+            if isinstance(s, SingleDeviceSharding):
+                shardings.setdefault(s.device_set.pop(), option)
+            elif isinstance(s, Sharding):
+                raise NotImplementedError(
+                    f"jit({option}=...) with {type(s).__name__}: pyjax supports None and "
+                    "SingleDeviceSharding so far")
+            else:
+                raise TypeError(
+                    f"jit({option}=...) expects None, a Sharding or a pytree of them, got "
+                    f"{s!r} of type {type(s).__name__}")
+    if not shardings:
+        return device
+    if device is not None or backend is not None:
+        raise ValueError("If backend or device is specified on jit, then in_shardings and "
+                         "out_shardings should not be specified.")
+    if len(shardings) > 1:
+        raise NotImplementedError(
+            "jit in_shardings/out_shardings on several devices "
+            f"({sorted(d.id for d in shardings)}): pyjax runs a jitted function on one "
+            "device so far")
+    jitted._pinned = device = next(iter(shardings))
+    return device
 
 
 def _avals_of(args, kwargs, jitted):
@@ -619,7 +695,11 @@ class Compiled:
                 "Argument types differ from the types for which this computation was compiled: "
                 f"expected {[a.str_short() for a in self._key[2]]}, "
                 f"got {[a.str_short() for a in in_avals]}")
-        return j._run(self._entry, [dispatch.to_array(x) for x in leaves])
+        out = j._run(self._entry, [dispatch.to_array(x) for x in leaves])
+        donated = j._donated_leaves(dyn_args, dyn_kwargs, len(args))
+        if donated:
+            _forget_host_copies(leaves, donated)
+        return out
 
     def as_text(self):
         return lowering.lower_module(self._entry.closed.jaxpr, self._jitted.__name__)

@@ -8,7 +8,8 @@ from pyjax._src.core.array import Array as Array
 from pyjax._src.core.abstract import ShapeDtypeStruct as ShapeDtypeStruct
 from pyjax._src.dispatch import eager as _dispatch  # installs the eager trace
 from pyjax._src.transformations.jit import (
-    jit as jit, make_jaxpr as make_jaxpr, eval_shape as eval_shape)
+    jit as jit, make_jaxpr as make_jaxpr, eval_shape as eval_shape, disable_jit as disable_jit,
+    clear_caches as clear_caches)
 from pyjax._src.transformations.vmap import vmap as vmap
 from pyjax._src.transformations.grad import (
     jvp as jvp, linearize as linearize, vjp as vjp, grad as grad,

@@ -11,6 +11,7 @@ import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import dtypes
+from pyjax._src.core.config import config
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.sharding import SingleDeviceSharding
@@ -25,7 +26,11 @@ class Array(abc.ABC):
 
 
 def default_device():
-    return runtime.get_client().devices[0]
+    """Where uncommitted values go: the ``jax_default_device`` config, else device 0."""
+    d = config.jax_default_device
+    if d is None or d == "cpu":
+        return runtime.get_client().devices[0]
+    return d
 
 
 class ArrayImpl(Array):

@@ -2,6 +2,8 @@
 executable, asynchronously (results come back before they are computed)."""
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from pyjax._src import runtime
@@ -15,6 +17,7 @@ from pyjax._src.core.trace import Trace, Tracer, get_aval
 from pyjax._src.interpreters import lowering
 
 config = config_mod.config
+_log = logging.getLogger("pyjax")
 
 # (primitive, params, input avals) -> (executable, output avals), least recently used first.
 # Bounded: eager control flow with a fresh lambda per call makes new params every call, and a
@@ -44,6 +47,27 @@ def _on_x64_change(*_):
 
 
 config.on_change("jax_enable_x64", _on_x64_change)
+
+
+def _on_default_device_change(_):
+    _DEFAULT_DEVICE.clear()
+    clear_caches()  # cached scalar arrays live on the old default device
+
+
+def _check_default_device(value):
+    if value is None or value == "cpu":
+        return
+    if not isinstance(value, runtime.Device) or value.client is not runtime.get_client():
+        raise TypeError(f"jax_default_device must be a device of pyjax.devices(), got {value!r}")
+
+
+config.on_change("jax_default_device", _on_default_device_change)
+config.add_validator("jax_default_device", _check_default_device)
+# The CPU device count of the config (also from JAX_NUM_CPU_DEVICES), and later changes,
+# go to the runtime, which refuses a different count once the client exists.
+config.add_validator("jax_num_cpu_devices", runtime.set_cpu_device_count)
+if config.jax_num_cpu_devices != -1:
+    runtime.set_cpu_device_count(config.jax_num_cpu_devices)
 
 
 def scalar_to_array(x, device=None) -> ArrayImpl:
@@ -139,6 +163,10 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
                 [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
     client = runtime.get_client()
+    if config.jax_log_compiles:
+        _log.warning("Compiling %s with global shapes and types %s.", name,
+                     [a.str_short() for a in [v.aval for v in jaxpr.constvars] +
+                      jaxpr.in_avals])
     return client.compile(text, in_types, out_types, num_replicas=num_replicas,
                           num_partitions=num_partitions, device_assignment=device_assignment,
                           env_option_overrides=option_overrides)

@@ -389,12 +389,33 @@ _clients = {}
 _clients_lock = threading.Lock()
 
 
+_requested_cpu_devices = []  # set by set_cpu_device_count (the jax_num_cpu_devices config)
+
+
+def set_cpu_device_count(n):
+    """Asks for ``n`` CPU devices (-1: the default), before the CPU client is created; after
+    that, a different count raises RuntimeError (as JAX's jax_num_cpu_devices)."""
+    n = int(n)
+    if n == 0 or n < -1:
+        raise ValueError(f"jax_num_cpu_devices must be a positive integer or -1, got {n}")
+    client = _clients.get("cpu")
+    if client is not None:
+        if n != -1 and n != len(client.devices):
+            raise RuntimeError(
+                "jax_num_cpu_devices config should be updated before backends are "
+                f"initialized: the CPU backend already has {len(client.devices)} devices")
+        return
+    _requested_cpu_devices[:] = [] if n == -1 else [n]
+
+
 def cpu_device_count():
     """The number of CPU devices to create.
 
-    ``PYJAX_CPU_DEVICES`` if set; else the N of JAX's
-    ``XLA_FLAGS=--xla_force_host_platform_device_count=N``; else 1 (as JAX).
+    ``set_cpu_device_count``'s if called; else ``PYJAX_CPU_DEVICES`` if set; else the N of
+    JAX's ``XLA_FLAGS=--xla_force_host_platform_device_count=N``; else 1 (as JAX).
     """
+    if _requested_cpu_devices:
+        return _requested_cpu_devices[0]
     raw = os.environ.get(CPU_DEVICES_ENV)
     name = CPU_DEVICES_ENV
     if raw is None or raw.strip() == "":

@@ -229,6 +229,27 @@ _new_array = ArrayImpl.__new__  # creating without ArrayImpl.__init__ saves a Py
 _state = trace_mod._state
 
 
+_live_jitted: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def clear_caches():
+    """Drops every jitted function's traces and executables (``pyjax.clear_caches``)."""
+    for j in list(_live_jitted):
+        j.clear_cache()
+    _impl_cache.clear()
+    dispatch.clear_caches()
+
+
+def _on_trace_config_change(_):
+    # Flags that change what a function traces to: cached traces no longer hold.
+    clear_caches()
+
+
+for _flag in ("jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
+              "jax_default_matmul_precision", "jax_enable_checks"):
+    config.on_change(_flag, _on_trace_config_change)
+
+
 class Jitted:
     """The callable that ``jit`` returns."""
 
@@ -258,6 +279,7 @@ class Jitted:
         self._option_overrides = (None if compiler_options is None
                                   else option_overrides(compiler_options))
         self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
+        _live_jitted.add(self)
         self._cache = {}          # signature -> _Entry (compiled)
         self._trace_cache = {}    # signature -> (ClosedJaxpr, out_tree, const values)
         self._fast_cache = {}     # (treedef of args, *avals) -> _Entry, for simple calls
@@ -726,8 +748,29 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     return functools.wraps(fun, assigned=(), updated=())(Jitted(fun, **kw))
 
 
+class disable_jit:
+    """Context manager (``with pyjax.disable_jit():``) in which jitted functions run their
+    Python directly, op by op (the ``jax_disable_jit`` config), e.g. to print values."""
+
+    def __init__(self, disable: bool = True):
+        self._disable = bool(disable)
+
+    def __enter__(self):
+        self._old = config.jax_disable_jit
+        config.update("jax_disable_jit", self._disable)
+
+    def __exit__(self, *exc):
+        config.update("jax_disable_jit", self._old)
+
+
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
     """``make_jaxpr(f)(*args)`` returns the ClosedJaxpr that ``f`` traces to at ``args``."""
+    if abstracted_axes is not None:
+        raise NotImplementedError(
+            f"make_jaxpr(abstracted_axes={abstracted_axes!r}): shape polymorphism is not "
+            "supported by pyjax")
+    if axis_env is not None:
+        raise NotImplementedError("make_jaxpr(axis_env=...) is not supported by pyjax yet")
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
 

@@ -178,6 +178,8 @@ def broadcast_arrays(*args):
 
 _plan_cache: dict = {}
 _KEEP = 0
+# plans hold promotion results, which the promotion mode changes
+config.on_change("jax_numpy_dtype_promotion", lambda _: _plan_cache.clear())
 
 
 def _sig(a):

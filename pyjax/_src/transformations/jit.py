@@ -390,12 +390,16 @@ class Jitted:
             out += [k] * len(pytree.tree_leaves(dyn_kwargs[k]))
         return out
 
-    def _compile(self, key, closed, out_tree, donated):
+    def _compile(self, key, closed, out_tree, donated, overrides=None):
+        """Compile and cache an entry; with ``overrides`` (XLA options of an AOT
+        ``compile(compiler_options=)``), an uncached one."""
         jaxpr = closed.jaxpr
         consts = [dispatch.to_array(c) for c in closed.consts]
         exe = dispatch.compile_jaxpr(jaxpr, self.__name__, donated_invars=donated,
-                                     option_overrides=self._option_overrides)
+                                     option_overrides=overrides or self._option_overrides)
         entry = _Entry(exe, [c._buf for c in consts], out_tree, tuple(jaxpr.out_avals), closed)
+        if overrides is not None:
+            return entry
         while self._cache and len(self._cache) >= self.max_entries:  # drop the oldest
             old = next(iter(self._cache))
             del self._cache[old]
@@ -537,6 +541,7 @@ class Jitted:
                     "Received incompatible devices for jitted computation. Got an argument "
                     f"of {self.__name__} committed to {device} and an explicit sharding on "
                     f"{self._pinned}")
+            device = self._pinned
             committed = True
         if not committed and self.device is not None:
             device = self.device
@@ -564,7 +569,7 @@ class Jitted:
             hit = _call_jaxprs[closed] = staging.convert_constvars_jaxpr(closed)
         call_jaxpr, consts = hit
         if self.inline:  # the body's equations go into the outer Jaxpr, not one call
-            outs = eval_jaxpr(call_jaxpr, (), *consts, *leaves)
+            outs = eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *consts, *leaves)
         else:
             outs = jit_p.bind(*consts, *leaves, jaxpr=call_jaxpr, name=self.__name__)
         return pytree.tree_unflatten(out_tree, outs)
@@ -689,8 +694,15 @@ class Lowered:
     def compiler_ir(self, dialect=None):
         return self.as_text()
 
-    def compile(self):
+    def compile(self, compiler_options=None):
+        """The executable; ``compiler_options`` (XLA options, over the jit's own) compile a
+        separate one."""
         t = self._traced
+        if compiler_options is not None:
+            merged = dict(t._jitted.compiler_options or {}, **compiler_options)
+            entry = t._jitted._compile(t._key, t.jaxpr, t._out_tree, t._donated,
+                                       overrides=option_overrides(merged))
+            return Compiled(t._jitted, entry, t._key)
         entry = t._jitted._cache.get(t._key)
         if entry is None:
             entry = t._jitted._compile(t._key, t.jaxpr, t._out_tree, t._donated)

@@ -63,6 +63,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     """
     if not callable(f):
         raise TypeError(f"scan: f argument should be callable, got {f!r}")
+    if _split_transpose:
+        raise NotImplementedError("scan(_split_transpose=True) is not supported by pyjax")
     xs_leaves, xs_tree = pytree.tree_flatten(xs)
     lengths = set()
     for x in xs_leaves:

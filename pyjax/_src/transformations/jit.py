@@ -594,6 +594,12 @@ class Jitted:
         self._trace_cache.clear()
 
 
+def _check_dialect(dialect):
+    if dialect not in (None, "stablehlo"):
+        raise NotImplementedError(f"dialect={dialect!r}: pyjax emits StableHLO only "
+                                  "(dialect='stablehlo')")
+
+
 def _forget_host_copies(leaves, donated):
     # A donated array's buffer is gone: drop its host copy so that a later read raises.
     for x, d in zip(leaves, donated):
@@ -685,6 +691,7 @@ class Lowered:
         self._text = None
 
     def as_text(self, dialect=None):
+        _check_dialect(dialect)
         if self._text is None:
             self._text = lowering.lower_module(self._traced.jaxpr.jaxpr,
                                                self._traced._jitted.__name__,
@@ -692,7 +699,7 @@ class Lowered:
         return self._text
 
     def compiler_ir(self, dialect=None):
-        return self.as_text()
+        return self.as_text(dialect)
 
     def compile(self, compiler_options=None):
         """The executable; ``compiler_options`` (XLA options, over the jit's own) compile a

@@ -160,3 +160,44 @@ def test_donate_argnums_donates():
     s, b = f(x, y)
     np.testing.assert_array_equal(s, np.full(3, 3.0))
     assert x.is_deleted() and not y.is_deleted()
+
+
+# ---- other transformations: options that are not implemented raise ----
+
+def test_transformation_options_that_raise():
+    from pyjax._src.transformations.custom_derivatives import custom_vjp
+
+    f = lambda x: jnp.sum(x ** 2)  # noqa: E731
+    x = jnp.arange(3.0)
+    np.testing.assert_allclose(pyjax.grad(f, reduce_axes=())(x), 2 * np.arange(3.0))
+    with pytest.raises(NotImplementedError, match="reduce_axes argument to grad is deprecated"):
+        pyjax.grad(f, reduce_axes=("i",))
+    with pytest.raises(NotImplementedError, match="reduce_axes"):
+        pyjax.value_and_grad(f, reduce_axes=("i",))
+    with pytest.raises(NotImplementedError, match="reduce_axes argument to transpose"):
+        pyjax.linear_transpose(lambda v: v * 2.0, x, reduce_axes=("i",))
+    with pytest.raises(NotImplementedError, match="spmd_axis_name"):
+        pyjax.vmap(f, spmd_axis_name="data")
+    np.testing.assert_allclose(pyjax.vmap(f, spmd_axis_name=None)(jnp.ones((2, 3))), [3, 3])
+    with pytest.raises(NotImplementedError, match="allow_int"):
+        pyjax.jacrev(f, allow_int=True)
+
+    g = custom_vjp(lambda v: v * 2.0)
+    fwd, bwd = (lambda v: (v * 2.0, None)), (lambda _, ct: (ct * 2.0,))
+    with pytest.raises(NotImplementedError, match="symbolic_zeros"):
+        g.defvjp(fwd, bwd, symbolic_zeros=True)
+    with pytest.raises(NotImplementedError, match="optimize_remat"):
+        g.defvjp(fwd, bwd, optimize_remat=True)
+    g.defvjp(fwd, bwd)
+    np.testing.assert_allclose(pyjax.grad(lambda v: g(v))(1.5), 2.0)
+
+    with pytest.raises(NotImplementedError, match="_split_transpose"):
+        lax.scan(lambda c, v: (c + v, v), 0.0, x, _split_transpose=True)
+
+
+def test_lowered_dialects():
+    lowered = pyjax.jit(_f).lower(jnp.ones(2))
+    assert "stablehlo" in lowered.as_text() and lowered.as_text("stablehlo") == lowered.as_text()
+    assert lowered.compiler_ir("stablehlo") == lowered.as_text()
+    with pytest.raises(NotImplementedError, match="dialect='hlo'"):
+        lowered.as_text(dialect="hlo")

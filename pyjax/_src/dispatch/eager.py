@@ -63,11 +63,9 @@ def _check_default_device(value):
 
 config.on_change("jax_default_device", _on_default_device_change)
 config.add_validator("jax_default_device", _check_default_device)
-# The CPU device count of the config (also from JAX_NUM_CPU_DEVICES), and later changes,
-# go to the runtime, which refuses a different count once the client exists.
+# Updates of the CPU device count go to the runtime, which refuses a different count once the
+# client exists (its initial value, from the environment, the runtime reads itself).
 config.add_validator("jax_num_cpu_devices", runtime.set_cpu_device_count)
-if config.jax_num_cpu_devices != -1:
-    runtime.set_cpu_device_count(config.jax_num_cpu_devices)
 
 
 def scalar_to_array(x, device=None) -> ArrayImpl:

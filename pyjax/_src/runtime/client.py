@@ -411,13 +411,17 @@ def set_cpu_device_count(n):
 def cpu_device_count():
     """The number of CPU devices to create.
 
-    ``set_cpu_device_count``'s if called; else ``PYJAX_CPU_DEVICES`` if set; else the N of
-    JAX's ``XLA_FLAGS=--xla_force_host_platform_device_count=N``; else 1 (as JAX).
+    ``set_cpu_device_count``'s if called; else ``PYJAX_CPU_DEVICES`` or JAX's
+    ``JAX_NUM_CPU_DEVICES`` if set; else the N of JAX's
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=N``; else 1 (as JAX).
     """
     if _requested_cpu_devices:
         return _requested_cpu_devices[0]
     raw = os.environ.get(CPU_DEVICES_ENV)
     name = CPU_DEVICES_ENV
+    if raw is None or raw.strip() == "":
+        raw = os.environ.get("JAX_NUM_CPU_DEVICES")
+        name = "JAX_NUM_CPU_DEVICES"
     if raw is None or raw.strip() == "":
         raw = xla_flags_device_count()
         name = "--xla_force_host_platform_device_count in XLA_FLAGS"

@@ -95,3 +95,11 @@ def test_device_queries():
         pyjax.process_index("tpu")
     with pytest.raises(RuntimeError, match="Unknown backend tpu"):
         pyjax.local_devices(backend="tpu")
+
+
+def test_einsum_optimize_names():
+    a = np.arange(6.0).reshape(2, 3)
+    for opt in ("auto", "greedy", "optimal", True, False, None):
+        np.testing.assert_allclose(jnp.einsum("ij,jk->ik", a, a.T, optimize=opt), a @ a.T)
+    with pytest.raises(ValueError, match="optimize"):
+        jnp.einsum("ij,jk->ik", a, a.T, optimize="nonsense")

@@ -201,3 +201,17 @@ def test_lowered_dialects():
     assert lowered.compiler_ir("stablehlo") == lowered.as_text()
     with pytest.raises(NotImplementedError, match="dialect='hlo'"):
         lowered.as_text(dialect="hlo")
+
+
+def test_unusable_donation_warns_and_keeps_the_input():
+    g = pyjax.jit(lambda a: a.sum(), donate_argnums=0)
+    x = jnp.ones(4)
+    with pytest.warns(UserWarning, match=r"Some donated buffers were not usable: "
+                                         r"ShapedArray\(float32\[4\]\)"):
+        assert float(g(x)) == 4.0
+    assert not x.is_deleted()
+    np.testing.assert_array_equal(x, np.ones(4))
+    f = pyjax.jit(lambda a, b: a + b, donate_argnums=(0,))
+    y = jnp.ones(4) + 0.0
+    with pytest.raises(RuntimeError, match="previously donated in the same call"):
+        f(y, y)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 import weakref
 
 
@@ -394,6 +395,8 @@ class Jitted:
         """Compile and cache an entry; with ``overrides`` (XLA options of an AOT
         ``compile(compiler_options=)``), an uncached one."""
         jaxpr = closed.jaxpr
+        if donated:
+            _warn_unusable_donations(jaxpr, donated)
         consts = [dispatch.to_array(c) for c in closed.consts]
         exe = dispatch.compile_jaxpr(jaxpr, self.__name__, donated_invars=donated,
                                      option_overrides=overrides or self._option_overrides)
@@ -592,6 +595,25 @@ class Jitted:
         self._id_cache.clear()
         self._static_cache.clear()
         self._trace_cache.clear()
+
+
+def _warn_unusable_donations(jaxpr, donated):
+    # JAX's warning for donated inputs that no output of their type can reuse (the same
+    # matching as lowering.lower_module's aliasing): those inputs stay alive.
+    free = [(a.shape, a.dtype) for a in jaxpr.out_avals]
+    unusable = []
+    for flag, v in zip(donated, jaxpr.invars):
+        if flag:
+            t = (v.aval.shape, v.aval.dtype)
+            if t in free:
+                free.remove(t)
+            else:
+                unusable.append(v.aval)
+    if unusable:
+        warnings.warn("Some donated buffers were not usable: " + ", ".join(
+            f"ShapedArray({a.dtype.name}[{','.join(map(str, a.shape))}])" for a in unusable)
+            + ".\nSee an explanation at "
+            "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", stacklevel=4)
 
 
 def _check_dialect(dialect):

@@ -102,6 +102,30 @@ def _disable_jit():
     assert config.jax_disable_jit is False
     f(jnp.ones(3))
     assert seen[-1] != "ArrayImpl"
+    # control flow runs as the Python it means: only the branch taken, a loop for scan
+    from pyjax import lax
+    taken = []
+    branch = lambda name: lambda v: taken.append(name) or v * 2.0  # noqa: E731
+    with pyjax.disable_jit():
+        assert float(lax.cond(jnp.float32(1.0) > 0, branch("t"), branch("f"), 1.5)) == 3.0
+        assert taken == ["t"]
+        assert float(lax.switch(5, [branch("a"), branch("b")], 1.0)) == 2.0
+        assert taken == ["t", "b"]
+        carries = []
+
+        def body(c, x):
+            carries.append(type(c).__name__)
+            return c + x, c * x
+
+        c, ys = lax.scan(body, jnp.float32(0.0), jnp.arange(4.0), reverse=True)
+        assert len(carries) == 4 and "ArrayImpl" in carries
+        np.testing.assert_allclose(c, 6.0)
+        np.testing.assert_allclose(ys, [0.0 * 5, 1.0 * 5, 2.0 * 3, 0.0])
+        with pytest.raises(ValueError, match="zero-length scan"):
+            lax.scan(body, 0.0, jnp.zeros((0,)))
+    taken.clear()
+    lax.cond(True, branch("t"), branch("f"), 1.5)
+    assert sorted(taken) == ["f", "t"]  # both traced when jit is on
 
 
 def _num_cpu_devices():

@@ -23,6 +23,7 @@ def test_array_sharding_is_single_device():
     assert s.addressable_devices_indices_map((4,)) == {d0: (slice(None),)}
     assert repr(s) == f"SingleDeviceSharding(device={d0!r}, memory_kind=device)"
     assert x.devices() == {d0} and isinstance(x.devices(), set)
+    assert x.is_fully_replicated and x.is_fully_addressable
 
 
 def test_equality_and_hash_by_device():

@@ -68,6 +68,10 @@ class ArrayImpl(Array):
         return True
 
     @property
+    def is_fully_replicated(self):
+        return True  # one device holds all of it
+
+    @property
     def sharding(self):
         return SingleDeviceSharding(self._buf.device)
 

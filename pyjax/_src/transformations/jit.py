@@ -11,22 +11,22 @@ import warnings
 import weakref
 
 
+from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
-from pyjax._src import runtime
 from pyjax._src.core.jaxpr import Eqn, Var, eval_jaxpr
-from pyjax._src.core.sharding import Sharding, SingleDeviceSharding
-from pyjax._src.runtime.compile_options import option_overrides
 from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.sharding import Sharding, SingleDeviceSharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
+from pyjax._src.runtime.compile_options import option_overrides
 
 config = config_mod.config
 _LEAF = pytree.tree_structure(0)

@@ -8,7 +8,7 @@ from pyjax._src.core.array import Array as Array
 from pyjax._src.core.abstract import ShapeDtypeStruct as ShapeDtypeStruct
 from pyjax._src.dispatch import eager as _dispatch  # installs the eager trace
 from pyjax._src.transformations.jit import (
-    jit as jit, make_jaxpr as make_jaxpr, eval_shape as eval_shape)
+    jit as jit, make_jaxpr as make_jaxpr, eval_shape as eval_shape, disable_jit as disable_jit)
 from pyjax._src.transformations.vmap import vmap as vmap
 from pyjax._src.transformations.grad import (
     jvp as jvp, linearize as linearize, vjp as vjp, grad as grad,
@@ -33,5 +33,6 @@ from pyjax import lax as lax
 from pyjax import dtypes as dtypes
 from pyjax import random as random
 from pyjax import test_util as test_util
+from pyjax import sharding as sharding
 
 __version__ = "0.1.0"

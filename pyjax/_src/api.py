@@ -7,14 +7,13 @@ from pyjax._src import runtime
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
+from pyjax._src.core.sharding import Sharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.dispatch import eager as dispatch
 
 
 def _client(backend=None):
-    if backend not in (None, "cpu"):
-        raise RuntimeError(f"Unknown backend {backend!r}: this pyjax has the 'cpu' backend only.")
-    return runtime.get_client()
+    return runtime.backend_client(backend)
 
 
 def devices(backend=None):
@@ -23,7 +22,10 @@ def devices(backend=None):
 
 
 def local_devices(process_index=None, backend=None, host_id=None):
-    return devices(backend)
+    """The devices of process ``process_index`` (default: this one, the only one)."""
+    if process_index is None:
+        process_index = host_id if host_id is not None else 0
+    return [d for d in devices(backend) if d.process_index == process_index]
 
 
 def device_count(backend=None):
@@ -31,7 +33,7 @@ def device_count(backend=None):
 
 
 def local_device_count(backend=None):
-    return device_count(backend)
+    return len(local_devices(backend=backend))
 
 
 def default_backend():
@@ -39,22 +41,49 @@ def default_backend():
 
 
 def process_index(backend=None):
-    return 0
+    return _client(backend).process_index
 
 
 def process_count(backend=None):
-    return 1
+    _client(backend)
+    return 1  # pyjax runs in one process
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-    """Put every leaf of the pytree ``x`` on ``device`` (committing it there)."""
-    return pytree.tree_map(lambda leaf: _put_leaf(leaf, device), x)
+    """Put every leaf of the pytree ``x`` on ``device`` (a Device or a SingleDeviceSharding),
+    committing it there.
+
+    ``donate=True`` (or a pytree of bools like ``x``): the input arrays are deleted after the
+    transfer. ``may_alias=False``: the result never shares the input's buffer (None/True: it
+    may, when ``x`` is already there). ``src`` is not supported (it is for transfers between
+    processes)."""
+    if src is not None:
+        raise NotImplementedError("device_put(src=...) is not supported by pyjax: it is for "
+                                  "transfers between processes")
+    if device is not None and not isinstance(device, (runtime.Device, Sharding)):
+        raise TypeError(f"device_put expects a Device or a Sharding for device=, got "
+                        f"{device!r} of type {type(device).__name__}")
+    if may_alias not in (None, True, False):
+        raise TypeError(f"may_alias must be None or a bool, got {may_alias!r}")
+    if isinstance(donate, bool):
+        return pytree.tree_map(lambda leaf: _put_leaf(leaf, device, donate, may_alias), x)
+    return pytree.tree_map(lambda leaf, d: _put_leaf(leaf, device, bool(d), may_alias),
+                           x, donate)
 
 
-def _put_leaf(leaf, device):
+def _put_leaf(leaf, device, donate, may_alias):
     if isinstance(leaf, Tracer):
         return leaf
-    return dispatch.device_put(leaf, device)
+    out = dispatch.device_put(leaf, device)
+    if type(leaf) is ArrayImpl:
+        if (donate or may_alias is False) and out._buf is leaf._buf:
+            # a fresh buffer, so that the result outlives the donated input (and never
+            # aliases it when may_alias=False)
+            out = ArrayImpl(out.aval, leaf._buf.copy_to_device(leaf._buf.device),
+                            out._committed)
+        if donate:
+            leaf.delete()
+    return out
 
 
 def device_get(x):

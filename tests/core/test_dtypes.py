@@ -13,6 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import pyjax
 from pyjax._src.core import dtypes
 from pyjax._src.core.config import Config, config, disable_x64, enable_x64
 
@@ -515,16 +516,20 @@ def test_config_defaults_and_read():
 
 
 def test_config_update_and_validation():
-    config.update("jax_debug_nans", True)
-    assert config.jax_debug_nans is True
+    config.update("jax_log_compiles", True)
+    assert config.jax_log_compiles is True
+    with pytest.raises(NotImplementedError, match="jax_debug_nans=True"):
+        config.update("jax_debug_nans", True)
+    assert config.jax_debug_nans is False
     config.update("jax_numpy_rank_promotion", "raise")
     assert config.jax_numpy_rank_promotion == "raise"
     config.update("jax_default_matmul_precision", "highest")
     assert config.jax_default_matmul_precision == "highest"
     config.update("jax_platforms", "cpu")
     assert config.jax_platforms == "cpu"
-    config.update("jax_num_cpu_devices", 8)
-    assert config.jax_num_cpu_devices == 8
+    config.update("jax_num_cpu_devices", len(pyjax.devices()))  # the count it has
+    with pytest.raises(RuntimeError, match="jax_num_cpu_devices"):
+        config.update("jax_num_cpu_devices", len(pyjax.devices()) + 1)
     with pytest.raises(AttributeError, match="jax_no_such_flag"):
         config.update("jax_no_such_flag", True)
     with pytest.raises(AttributeError, match="jax_no_such_flag"):
@@ -540,23 +545,23 @@ def test_config_update_and_validation():
     with pytest.raises(ValueError, match="precision"):
         config.update("jax_default_matmul_precision", "extreme")
     # attribute assignment goes through update (validation + callbacks)
-    config.jax_debug_nans = False
-    assert config.jax_debug_nans is False
+    config.jax_log_compiles = False
+    assert config.jax_log_compiles is False
     with pytest.raises(TypeError):
-        config.jax_debug_nans = "no"
+        config.jax_log_compiles = "no"
 
 
 def test_config_on_change():
     seen = []
-    fn = config.on_change("jax_debug_infs", seen.append)
+    fn = config.on_change("jax_log_compiles", seen.append)
     try:
-        config.update("jax_debug_infs", True)
-        config.update("jax_debug_infs", True)    # unchanged: no callback
-        config.update("jax_debug_infs", False)
+        config.update("jax_log_compiles", True)
+        config.update("jax_log_compiles", True)    # unchanged: no callback
+        config.update("jax_log_compiles", False)
         assert seen == [True, False]
     finally:
-        config.remove_on_change("jax_debug_infs", fn)
-    config.update("jax_debug_infs", True)
+        config.remove_on_change("jax_log_compiles", fn)
+    config.update("jax_log_compiles", True)
     assert seen == [True, False]
     with pytest.raises(AttributeError, match="jax_bogus"):
         config.on_change("jax_bogus", print)
@@ -574,9 +579,9 @@ def test_enable_x64_context():
         with enable_x64():
             raise RuntimeError
     assert config.jax_enable_x64 is False
-    with config.override(jax_enable_x64=True, jax_debug_nans=True):
-        assert config.jax_enable_x64 and config.jax_debug_nans
-    assert not config.jax_enable_x64 and not config.jax_debug_nans
+    with config.override(jax_enable_x64=True, jax_log_compiles=True):
+        assert config.jax_enable_x64 and config.jax_log_compiles
+    assert not config.jax_enable_x64 and not config.jax_log_compiles
 
 
 def test_env_vars_subprocess():

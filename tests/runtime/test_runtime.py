@@ -288,7 +288,7 @@ def test_delete_then_use(client, add_exe):
     assert b.is_deleted()
     for use in (b.to_numpy, b.block_until_ready, lambda: b.copy_to_device(client.devices[0]),
                 lambda: add_exe.execute([b, b])[0].to_numpy()):
-        with pytest.raises(XlaRuntimeError, match="deleted or donated"):
+        with pytest.raises(XlaRuntimeError, match=r"Array has been deleted with shape=float32\[4\]\."):
             use()
     e = client.buffer_from_pyval(np.ones((0, 3), np.float32))
     e.delete()
@@ -307,7 +307,7 @@ def test_donation(client):
     (y,) = exe.execute([x])
     np.testing.assert_array_equal(y.to_numpy(), 2 * np.arange(4))
     assert x.is_deleted() and not y.is_deleted()
-    with pytest.raises(XlaRuntimeError, match="deleted or donated"):
+    with pytest.raises(XlaRuntimeError, match=r"Array has been deleted with shape=float32\[4\]\."):
         x.to_numpy()
     with pytest.raises(XlaRuntimeError):
         exe.execute([x])

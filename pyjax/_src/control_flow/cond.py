@@ -26,6 +26,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
+from pyjax._src.core.config import config
 from pyjax._src.core.abstract import same_type
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
@@ -88,6 +89,8 @@ def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
         if pred_dtype.kind not in "iuf":
             raise TypeError(f"Pred type must be either boolean or number, got {pred_dtype}.")
         pred = _not_zero(pred, pred_dtype)
+    if config.jax_disable_jit and not isinstance(pred, Tracer):  # run only the branch taken
+        return true_fun(*operands) if bool(pred) else false_fun(*operands)
     index = lax_ew.convert_element_type(pred, np.int32)
 
     ops, ops_tree = pytree.tree_flatten(operands)
@@ -147,6 +150,8 @@ def switch(index, branches, *operands, operand=_no_operand):
         index = lax_ew.clamp(np.int32(0), index, np.int32(hi))
     else:  # a host value: clamp it here
         index = np.asarray(np.clip(index, 0, hi), np.int32)
+    if config.jax_disable_jit and not isinstance(index, Tracer):  # run only the branch taken
+        return branches[int(index)](*operands)
 
     ops, ops_tree = pytree.tree_flatten(operands)
     avals = [common.aval_of(x) for x in ops]

@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 from pyjax._src.core import pytree
+from pyjax._src.core.config import config
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
@@ -26,6 +27,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import ad, staging
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
+from pyjax._src.lax import shape_ops
 from pyjax._src.lowering import mlir
 from pyjax._src.control_flow import common
 
@@ -63,6 +65,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     """
     if not callable(f):
         raise TypeError(f"scan: f argument should be callable, got {f!r}")
+    if _split_transpose:
+        raise NotImplementedError("scan(_split_transpose=True) is not supported by pyjax")
     xs_leaves, xs_tree = pytree.tree_flatten(xs)
     lengths = set()
     for x in xs_leaves:
@@ -89,6 +93,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         length = lengths.pop()
     if length < 0:
         raise ValueError(f"scan length must be non-negative, got {length}")
+    if config.jax_disable_jit:
+        return _scan_in_python(f, init, xs_leaves, xs_tree, length, reverse)
 
     init_leaves, init_tree = pytree.tree_flatten(init)
     carry_avals = [common.aval_of(x) for x in init_leaves]
@@ -120,6 +126,22 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     n = len(init_leaves)
     return (pytree.tree_unflatten(init_tree, outs[:n]),
             pytree.tree_unflatten(y_tree, outs[n:]))
+
+
+def _scan_in_python(f, init, xs_leaves, xs_tree, length, reverse):
+    """``scan`` as the Python loop it means (the ``jax_disable_jit`` config), as JAX does."""
+    if length == 0:
+        raise ValueError("zero-length scan is not supported in disable_jit() mode because "
+                         "the output type is unknown.")
+    order = range(length - 1, -1, -1) if reverse else range(length)
+    carry, ys = init, [None] * length
+    for i in order:
+        x = [shape_ops.index_in_dim(v, i, 0, keepdims=False) for v in xs_leaves]
+        carry, ys[i] = f(carry, pytree.tree_unflatten(xs_tree, x))
+    stacked = pytree.tree_map(
+        lambda *y: shape_ops.concatenate([shape_ops.expand_dims(v, (0,)) for v in y], 0),
+        *ys)
+    return carry, stacked
 
 
 def _unroll(unroll, length):

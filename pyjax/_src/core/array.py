@@ -11,8 +11,10 @@ import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import dtypes
+from pyjax._src.core.config import config
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.sharding import SingleDeviceSharding
 
 _SMALL = 64  # arrays with at most this many elements keep a host copy when made from host data
 
@@ -24,7 +26,11 @@ class Array(abc.ABC):
 
 
 def default_device():
-    return runtime.get_client().devices[0]
+    """Where uncommitted values go: the ``jax_default_device`` config, else device 0."""
+    d = config.jax_default_device
+    if d is None or d == "cpu":
+        return runtime.get_client().devices[0]
+    return d
 
 
 class ArrayImpl(Array):
@@ -62,9 +68,12 @@ class ArrayImpl(Array):
         return True
 
     @property
+    def is_fully_replicated(self):
+        return True  # one device holds all of it
+
+    @property
     def sharding(self):
-        from pyjax._src.core import sharding_base
-        return sharding_base.SingleDeviceSharding(self._buf.device)
+        return SingleDeviceSharding(self._buf.device)
 
     # -- host access --
     @property

@@ -55,9 +55,11 @@ def _str_env(*names: str, default: str | None) -> str | None:
 
 
 class _Flag:
-    __slots__ = ("name", "default", "kind", "choices", "allow_none", "help", "validator")
+    __slots__ = ("name", "default", "kind", "choices", "allow_none", "help", "validator",
+                 "supported", "unsupported_why")
 
-    def __init__(self, name, default, kind, choices, allow_none, help, validator):
+    def __init__(self, name, default, kind, choices, allow_none, help, validator,
+                 supported=None, unsupported_why=""):
         self.name = name
         self.default = default
         self.kind = kind
@@ -65,6 +67,15 @@ class _Flag:
         self.allow_none = allow_none
         self.help = help
         self.validator = validator
+        # the valid values pyjax honours (a tuple, or a predicate); None: all of them
+        self.supported = supported
+        self.unsupported_why = unsupported_why
+
+    def is_supported(self, value) -> bool:
+        sup = self.supported
+        if sup is None:
+            return True
+        return sup(value) if callable(sup) else value in sup
 
     def check(self, value: Any) -> Any:
         if value is None and self.allow_none:
@@ -96,7 +107,20 @@ class _Flag:
                 f"got {value!r}")
         if self.validator is not None:
             self.validator(value)
+        if not self.is_supported(value):
+            raise NotImplementedError(
+                f"config option {self.name}={value!r} is not implemented in pyjax"
+                + (f": {self.unsupported_why}" if self.unsupported_why else ""))
         return value
+
+
+def _check_default_device(value: Any) -> None:
+    # a Device (checked by its attributes: this module imports nothing of pyjax) or 'cpu'
+    if value == "cpu":
+        return
+    if not (hasattr(value, "platform") and hasattr(value, "id") and hasattr(value, "client")):
+        raise TypeError(f"config option jax_default_device expects a Device, a platform "
+                        f"name or None, got {value!r}")
 
 
 def _check_matmul_precision(value: Any) -> None:
@@ -130,12 +154,16 @@ class Config:
 
     def define(self, name: str, default: Any, *, kind: type | None = None,
                choices: Any = None, allow_none: bool = False, help: str = "",
-               validator: Callable[[Any], None] | None = None) -> None:
-        """Declares a new flag. ``kind`` is bool/int/float/str or None (any value)."""
+               validator: Callable[[Any], None] | None = None, supported: Any = None,
+               unsupported_why: str = "") -> None:
+        """Declares a new flag. ``kind`` is bool/int/float/str or None (any value).
+        ``supported`` (a tuple of values or a predicate) lists the valid values pyjax
+        implements; others raise NotImplementedError, on update and at definition (where
+        the default comes from an environment variable)."""
         if name in self._flags:
             raise ValueError(f"config option {name} is already defined")
         flag = _Flag(name, default, kind, None if choices is None else tuple(choices),
-                     allow_none, help, validator)
+                     allow_none, help, validator, supported, unsupported_why)
         self._flags[name] = flag
         object.__setattr__(self, name, flag.check(default))
 
@@ -154,6 +182,12 @@ class Config:
 
     def flag_names(self) -> list[str]:
         return list(self._flags)
+
+    def flag(self, name: str) -> _Flag:
+        """The definition of flag ``name`` (kind, choices, default, supported values)."""
+        if name not in self._flags:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        return self._flags[name]
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names that are not flags (flags are real attributes).
@@ -187,6 +221,18 @@ class Config:
             raise AttributeError(f"Unrecognized config option: {name}")
         self._callbacks.setdefault(name, []).append(fn)
         return fn
+
+    def add_validator(self, name: str, fn: Callable[[Any], None]) -> None:
+        """Adds a check that runs before flag ``name`` takes a new value (for checks that need
+        a layer above this one, e.g. whether the backend has started); it raises to refuse."""
+        flag = self.flag(name)
+        prev = flag.validator
+
+        def chained(value):
+            if prev is not None:
+                prev(value)
+            fn(value)
+        flag.validator = chained
 
     def remove_on_change(self, name: str, fn: Callable[[Any], None]) -> None:
         cbs = self._callbacks.get(name, [])
@@ -225,47 +271,86 @@ def _same(a: Any, b: Any) -> bool:
 
 config = Config()
 
+
+def _only_cpu(value):
+    # None or '' pick the default (CPU); 'cpu' names it; pyjax has no other platform.
+    return not value or all(p.strip() == "cpu" for p in value.split(","))
+
+
+# Precision names lax.Precision takes; the dot-algorithm presets are not implemented.
+_PRECISIONS = (None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+               "fastest", "bfloat16_3x")
+
+
+def _precision_supported(value):
+    return value is None or not isinstance(value, str) or value.lower() in _PRECISIONS
+
+
 _d = config.define
+# Each flag is honoured where noted, or its other values raise NotImplementedError.
 _d("jax_enable_x64", bool_env("PYJAX_ENABLE_X64", "JAX_ENABLE_X64"), kind=bool,
    help="Enable 64-bit types (int64, uint64, float64, complex128).")
+# read by lax.dot_general's canonicalize_precision (a precision_config on every dot)
 _d("jax_default_matmul_precision", _str_env("JAX_DEFAULT_MATMUL_PRECISION", default=None),
    kind=None, allow_none=True, validator=_check_matmul_precision,
+   supported=_precision_supported,
+   unsupported_why="dot algorithm presets are not supported; use a lax.Precision name",
    help="Default precision for matmul-like ops (None means the backend default).")
+# read by jnp's broadcasting (numpy/util.py)
 _d("jax_numpy_rank_promotion", _str_env("JAX_NUMPY_RANK_PROMOTION", default="allow"),
    kind=str, choices=("allow", "warn", "raise"),
    help="What to do when jax.numpy broadcasting promotes ranks implicitly.")
+# read by dtype promotion (core/dtypes.py)
 _d("jax_numpy_dtype_promotion", _str_env("JAX_NUMPY_DTYPE_PROMOTION", default="standard"),
    kind=str, choices=("standard", "strict"),
    help="'standard' uses JAX's promotion lattice; 'strict' forbids implicit promotion.")
-_d("jax_debug_nans", bool_env("JAX_DEBUG_NANS"), kind=bool,
+_d("jax_debug_nans", bool_env("JAX_DEBUG_NANS"), kind=bool, supported=(False,),
+   unsupported_why="NaN checking comes with the debugging tools",
    help="Raise FloatingPointError when a computation produces a NaN.")
-_d("jax_debug_infs", bool_env("JAX_DEBUG_INFS"), kind=bool,
+_d("jax_debug_infs", bool_env("JAX_DEBUG_INFS"), kind=bool, supported=(False,),
+   unsupported_why="inf checking comes with the debugging tools",
    help="Raise FloatingPointError when a computation produces an inf.")
+# read by jit (calls the function), while_loop and eager grad
 _d("jax_disable_jit", bool_env("JAX_DISABLE_JIT"), kind=bool,
    help="Run jitted functions eagerly (for debugging).")
 _d("jax_platforms", _str_env("PYJAX_PLATFORMS", "JAX_PLATFORMS", default=None), kind=str,
-   allow_none=True, help="Comma-separated platform priority list, e.g. 'cpu' or 'cuda,cpu'.")
+   allow_none=True, supported=_only_cpu, unsupported_why="pyjax has the 'cpu' platform only",
+   help="Comma-separated platform priority list, e.g. 'cpu' or 'cuda,cpu'.")
 _d("jax_platform_name", _str_env("JAX_PLATFORM_NAME", default=""), kind=str,
+   supported=_only_cpu, unsupported_why="pyjax has the 'cpu' platform only",
    help="Deprecated single-platform selector (use jax_platforms).")
+# read by the runtime when it creates the CPU client (dispatch/eager.py passes it on)
 _d("jax_num_cpu_devices", _int_env("PYJAX_CPU_DEVICES", "JAX_NUM_CPU_DEVICES", default=-1),
    kind=int, help="Number of virtual CPU devices (-1: backend default).")
+# read by dispatch.compiler.compile_jaxpr (a log record per compile)
 _d("jax_log_compiles", bool_env("JAX_LOG_COMPILES"), kind=bool,
    help="Log a message each time a function is compiled.")
+# read by jit and make_jaxpr (check_jaxpr on every traced Jaxpr)
 _d("jax_enable_checks", bool_env("JAX_ENABLE_CHECKS"), kind=bool,
    help="Run internal consistency checks (slow).")
 _d("jax_check_tracer_leaks", bool_env("JAX_CHECK_TRACER_LEAKS"), kind=bool,
+   supported=(False,), unsupported_why="tracer leak detection is not implemented",
    help="Detect leaked tracers.")
+# pyjax never filters its frames out of tracebacks: 'off', and 'auto' means the same
 _d("jax_traceback_filtering", _str_env("JAX_TRACEBACK_FILTERING", default="auto"), kind=str,
    choices=("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),
+   supported=("off", "auto"), unsupported_why="pyjax does not filter tracebacks",
    help="How pyjax-internal frames are filtered from tracebacks.")
 _d("jax_default_prng_impl", _str_env("JAX_DEFAULT_PRNG_IMPL", default="threefry2x32"), kind=str,
+   choices=("threefry2x32", "rbg", "unsafe_rbg"), supported=("threefry2x32",),
+   unsupported_why="pyjax implements the threefry2x32 PRNG only",
    help="Default PRNG implementation.")
 _d("jax_threefry_partitionable", bool_env("JAX_THREEFRY_PARTITIONABLE", default=True), kind=bool,
+   supported=(True,), unsupported_why="pyjax's keys use the partitionable derivation only",
    help="Use the partitionable threefry key derivation.")
+# read where uncommitted values are placed (core/array.py, dispatch/eager.py)
 _d("jax_default_device", None, kind=None, allow_none=True,
+   validator=lambda v: _check_default_device(v),
    help="Device on which to place uncommitted values (None: first device).")
 _d("jax_compilation_cache_dir", _str_env("JAX_COMPILATION_CACHE_DIR", default=None), kind=str,
-   allow_none=True, help="Persistent compilation cache directory (unused by pyjax for now).")
+   allow_none=True, supported=(None,),
+   unsupported_why="pyjax has no persistent compilation cache",
+   help="Persistent compilation cache directory.")
 del _d
 
 

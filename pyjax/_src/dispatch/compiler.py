@@ -6,9 +6,11 @@ executables live exactly as long as the Jaxpr, which the jitted function's cache
 """
 from __future__ import annotations
 
+import logging
 import weakref
 
 from pyjax._src import runtime
+from pyjax._src.core.config import config
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
 from pyjax._src.dispatch import cache
 from pyjax._src.interpreters import lowering
@@ -18,13 +20,20 @@ _calls: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 cache.on_clear(_calls.clear)
 
 
+_log = logging.getLogger("pyjax")
 compile_count = [0]  # programs compiled in this process (test_util.count_compiles reads it)
 
 
 def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
-                  num_partitions=1, device_assignment=None, **lower_kw):
-    """Lower and compile a Jaxpr whose ``@main`` takes constvars then invars."""
+                  num_partitions=1, device_assignment=None, option_overrides=None,
+                  **lower_kw):
+    """Lower and compile a Jaxpr whose ``@main`` takes constvars then invars.
+    ``option_overrides``: XLA options (``runtime.compile_options.option_overrides``)."""
     compile_count[0] += 1
+    if config.jax_log_compiles:
+        _log.warning("Compiling %s with global shapes and types %s.", name,
+                     [a.str_short() for a in [v.aval for v in jaxpr.constvars] +
+                      jaxpr.in_avals])
     text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
                                  num_replicas=num_replicas, num_partitions=num_partitions,
                                  **lower_kw)
@@ -33,19 +42,22 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
     client = runtime.get_client()
     return client.compile(text, in_types, out_types, num_replicas=num_replicas,
-                          num_partitions=num_partitions, device_assignment=device_assignment)
+                          num_partitions=num_partitions, device_assignment=device_assignment,
+                          env_option_overrides=option_overrides)
 
 
-def compiled_call(closed: ClosedJaxpr, name, donated_invars=()):
-    """The executable of the const-free ``closed``, compiled once per donation pattern."""
+def compiled_call(closed: ClosedJaxpr, name, donated_invars=(), option_overrides=None):
+    """The executable of the const-free ``closed``, compiled once per donation pattern and
+    XLA options."""
     per = _calls.get(closed)
     if per is None:
         per = _calls[closed] = {}
-    donated_invars = tuple(donated_invars)
-    exe = per.get(donated_invars)
+    key = (tuple(donated_invars),
+           None if option_overrides is None else tuple(sorted(option_overrides.items())))
+    exe = per.get(key)
     if exe is None:
-        exe = per[donated_invars] = compile_jaxpr(closed.jaxpr, name,
-                                                  donated_invars=donated_invars)
+        exe = per[key] = compile_jaxpr(closed.jaxpr, name, donated_invars=key[0],
+                                       option_overrides=option_overrides)
     return exe
 
 

@@ -2,8 +2,11 @@
 executable, asynchronously (results come back before they are computed)."""
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
+from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
 from pyjax._src.core import primitive as primitive_mod
 from pyjax._src.core import trace as trace_mod
@@ -15,6 +18,7 @@ from pyjax._src.dispatch import compiler, devices
 from pyjax._src.dispatch.cache import Cache
 
 config = config_mod.config
+_log = logging.getLogger("pyjax")
 
 # One-op executables: (primitive, params, *input avals) -> (executable, output avals). Its
 # first level (``fast``) serves the hot paths by identity: (primitive, id(aval), ...) for
@@ -32,6 +36,25 @@ def _on_x64_change(*_):
 
 
 config.on_change("jax_enable_x64", _on_x64_change)
+
+
+def _on_default_device_change(_):
+    devices._DEFAULT_DEVICE.clear()
+    cache_mod.clear_all()  # cached scalar arrays live on the old default device
+
+
+def _check_default_device(value):
+    if value is None or value == "cpu":
+        return
+    if not isinstance(value, runtime.Device) or value.client is not runtime.get_client():
+        raise TypeError(f"jax_default_device must be a device of pyjax.devices(), got {value!r}")
+
+
+config.on_change("jax_default_device", _on_default_device_change)
+config.add_validator("jax_default_device", _check_default_device)
+# Updates of the CPU device count go to the runtime, which refuses a different count once the
+# client exists (its initial value, from the environment, the runtime reads itself).
+config.add_validator("jax_num_cpu_devices", runtime.set_cpu_device_count)
 
 
 def scalar_to_array(x, device=None) -> ArrayImpl:

@@ -6,7 +6,8 @@ import numpy as np
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from pyjax._src.core.config import config
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, check_jaxpr
 from pyjax._src.core.trace import Trace, Tracer, get_aval
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -139,6 +140,8 @@ def trace_to_jaxpr(flat_fun, in_avals, debug_info=None) -> ClosedJaxpr:
             closed = trace.to_jaxpr(outs)
     finally:
         trace.finish()
+    if config.jax_enable_checks:
+        check_jaxpr(closed.jaxpr)
     return closed
 
 

@@ -11,6 +11,7 @@ import enum
 import numpy as np
 
 from pyjax._src.core import dtypes
+from pyjax._src.core.config import config
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero
@@ -26,7 +27,8 @@ __all__ = ["Precision", "dot_general", "dot", "batch_matmul"]
 
 
 class Precision(enum.Enum):
-    """Matmul precision hint (``lax.Precision``). Accepted and ignored on CPU."""
+    """Matmul precision (``lax.Precision``), lowered as the dot's ``precision_config``. XLA:CPU
+    computes float32 dots in float32 whatever it says (as it does for JAX)."""
 
     DEFAULT = 0
     HIGH = 1
@@ -48,7 +50,10 @@ class Precision(enum.Enum):
 
 
 def canonicalize_precision(precision):
-    """None, one precision (for both operands) or a pair, as None or a pair of ``Precision``."""
+    """None, one precision (for both operands) or a pair, as None or a pair of ``Precision``.
+    None takes the ``jax_default_matmul_precision`` config (as JAX)."""
+    if precision is None:
+        precision = config.jax_default_matmul_precision
     if precision is None:
         return None
     if isinstance(precision, (Precision, str)):

@@ -567,6 +567,8 @@ def triu(m, k=0):
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """Coordinate arrays from 1-D coordinate vectors (``indexing`` 'xy' or 'ij')."""
     util.check_arraylike("meshgrid", *xi)
+    if not copy:  # as JAX: its arrays are never views
+        raise ValueError("jax.numpy.meshgrid only supports copy=True")
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing!r}")
     args = [asarray(x) for x in xi]

@@ -523,6 +523,21 @@ def _label_size(ops, labels, c):
     return 1
 
 
+# opt_einsum's strategy names, which JAX's einsum takes; each gives the same values here
+# (contraction order changes only rounding), so pyjax contracts greedily for all of them.
+_OPTIMIZE_NAMES = ("auto", "auto-hq", "optimal", "greedy", "eager", "opportunistic", "dp",
+                   "dynamic-programming", "branch-all", "branch-2", "branch-1",
+                   "random-greedy", "random-greedy-128", "none")
+
+
+def _check_optimize(optimize):
+    if optimize is None or isinstance(optimize, (bool, list, tuple)):  # a list: a path
+        return
+    if not isinstance(optimize, str) or optimize not in _OPTIMIZE_NAMES:
+        raise ValueError(f"einsum: optimize must be a bool, a contraction path or one of "
+                         f"{list(_OPTIMIZE_NAMES)}, got {optimize!r}")
+
+
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
            preferred_element_type=None):
     """Einstein summation: ``einsum("ij,jk->ik", a, b)``; implicit output, ``...`` ellipsis,
@@ -531,6 +546,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     ``optimize=False``)."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
+    _check_optimize(optimize)
     if not isinstance(subscripts, str):
         subscripts, operands = _operand_list_to_subscripts((subscripts,) + operands)
     if not operands:

@@ -46,6 +46,17 @@ def _check_out(out, fun):
         raise NotImplementedError(f"The 'out' argument to jnp.{fun} is not supported.")
 
 
+def _check_overwrite_input(overwrite_input, fun):
+    if overwrite_input:  # arrays are immutable: there is no input to overwrite
+        raise ValueError(f"jax.numpy.{fun} does not support overwrite_input=True")
+
+
+def _check_sort_kind(kind, fun):
+    if kind is not None:  # JAX removed it for stable=
+        raise TypeError(f"'kind' argument to {fun} is not supported. Use stable=True or "
+                        "stable=False to specify sort stability.")
+
+
 def _keepdims_shape(shape, axes):
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
@@ -387,6 +398,7 @@ def _reduced_axes_last(name, a, axis):
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median over ``axis`` (a NaN anywhere in a slice gives NaN)."""
     _check_out(out, "median")
+    _check_overwrite_input(overwrite_input, "median")
     a, axes, x, n = _reduced_axes_last("median", a, axis)
     res = _median_sorted_last(x, n)
     return _finish(res, a.shape, axes, keepdims)
@@ -395,6 +407,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median ignoring NaNs (all-NaN slices give NaN)."""
     _check_out(out, "nanmedian")
+    _check_overwrite_input(overwrite_input, "nanmedian")
     a, axes, x, n = _reduced_axes_last("nanmedian", a, axis)
     if n == 0:
         return _finish(lax_shape.full(x.shape[:-1], np.nan, x.dtype), a.shape, axes, keepdims)
@@ -712,6 +725,7 @@ def array_equiv(a1, a2):
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """A sorted copy of ``a`` (NaNs last); ``axis=None`` sorts the flattened array."""
     util.check_arraylike("sort", a)
+    _check_sort_kind(kind, "sort")
     if order is not None:
         raise ValueError("The 'order' argument to sort is not supported.")
     a = asarray(a)
@@ -725,6 +739,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """Indices that sort ``a`` along ``axis``; stable, also when ``descending``."""
     util.check_arraylike("argsort", a)
+    _check_sort_kind(kind, "argsort")
     if order is not None:
         raise ValueError("The 'order' argument to argsort is not supported.")
     a = asarray(a)

@@ -1,9 +1,12 @@
 """Helpers shared by the ``pyjax.numpy`` modules: argument checks, promotion, broadcasting."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from pyjax._src.core import dtypes
+from pyjax._src.core.config import config
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.trace import Tracer
 from pyjax._src.core.trace import aval_of, shape_of  # noqa: F401 (for the numpy modules)
@@ -105,6 +108,26 @@ def broadcast_shapes(*shapes):
     return tuple(out)
 
 
+def check_rank_promotion(fun_name, shapes):
+    """The ``jax_numpy_rank_promotion`` config: 'warn' or 'raise' when operands of different
+    non-zero ranks broadcast (scalars broadcast freely), with JAX's messages."""
+    mode = config.jax_numpy_rank_promotion
+    if mode == "allow" or len({len(s) for s in shapes if s}) < 2:
+        return
+    shapes_str = " ".join(str(tuple(s)) for s in shapes)
+    if mode == "warn":
+        warnings.warn(
+            f"Following NumPy automatic rank promotion for {fun_name} on shapes {shapes_str}. "
+            "Set the jax_numpy_rank_promotion config option to 'allow' to disable this "
+            "warning; for more information, see "
+            "https://docs.jax.dev/en/latest/rank_promotion_warning.html.", stacklevel=4)
+    else:
+        raise ValueError(
+            f"Operands could not be broadcast together for {fun_name} on shapes {shapes_str} "
+            "and with the config option jax_numpy_rank_promotion='raise'. For more "
+            "information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+
+
 def broadcast_to(x, shape):
     """Broadcast one operand to ``shape`` (NumPy rules) with ``lax.broadcast_in_dim``."""
     from pyjax._src.lax import shape_ops
@@ -134,6 +157,8 @@ def broadcast_arrays(*args):
     shapes = [shape_of(a) for a in args]
     if all(s == shapes[0] for s in shapes):
         return list(args)
+    if config.jax_numpy_rank_promotion != "allow":
+        check_rank_promotion("broadcast_arrays", shapes)
     shape = broadcast_shapes(*shapes)
     return [a if (s == shape or (s == () and type(a) in _SCALARS)) else broadcast_to(a, shape)
             for a, s in zip(args, shapes)]
@@ -146,6 +171,8 @@ def broadcast_arrays(*args):
 
 _plan_cache: dict = {}
 _KEEP = 0
+# plans hold promotion results, which the promotion mode changes
+config.on_change("jax_numpy_dtype_promotion", lambda _: _plan_cache.clear())
 
 
 def _sig(a):
@@ -193,6 +220,8 @@ def _run_plan(args, plan):
 
 
 def _promote_and_broadcast(kind, fun_name, args):
+    if config.jax_numpy_rank_promotion != "allow" and len(args) > 1:
+        check_rank_promotion(fun_name, [np.shape(a) for a in args])
     try:
         key = (kind, dtypes.x64_enabled(), *[_sig(a) for a in args])
         plan = _plan_cache.get(key)

@@ -406,6 +406,8 @@ class PRNGKeyArray(Array):
 
     # -- shape manipulation --
     def reshape(self, *shape, order="C"):
+        if order != "C":
+            raise NotImplementedError(f"key array reshape with order={order!r}: only 'C'")
         if len(shape) == 1:
             shape = shape[0]
         try:
@@ -418,7 +420,7 @@ class PRNGKeyArray(Array):
         return PRNGKeyArray._wrap(shape_ops.reshape(self._base_array, shape + (2,)))
 
     def ravel(self, order="C"):
-        return self.reshape(self.size)
+        return self.reshape(self.size, order=order)
 
     flatten = ravel
 

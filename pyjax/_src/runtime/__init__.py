@@ -4,14 +4,15 @@ This is the only part of pyjax that touches ctypes and the PJRT C API.
 """
 
 from .buffer import Buffer, aval_str, dtype_to_pjrt_type
-from .client import Client, Device, cpu_device_count, get_client
+from .client import (Client, Device, backend_client, check_backend, cpu_device_count,
+                     get_client, set_cpu_device_count)
 from .compile_options import build_compile_options
 from .errors import PluginNotFoundError, XlaRuntimeError
 from .executable import Executable
 from .plugin import find_plugin_path
 
 __all__ = [
-    "Buffer", "Client", "Device", "Executable", "PluginNotFoundError", "XlaRuntimeError",
+    "Buffer", "Client", "backend_client", "check_backend", "Device", "Executable", "PluginNotFoundError", "XlaRuntimeError",
     "aval_str", "build_compile_options", "cpu_device_count", "dtype_to_pjrt_type",
-    "find_plugin_path", "get_client",
+    "find_plugin_path", "get_client", "set_cpu_device_count",
 ]

@@ -7,7 +7,7 @@ import ml_dtypes
 import numpy as np
 
 from . import capi
-from .errors import XlaRuntimeError
+from .errors import DeletedBufferError, XlaRuntimeError
 
 # PJRT_Buffer_Type values (pjrt_c_api.h enum order).
 _PJRT_TYPES = [
@@ -43,6 +43,16 @@ def dtype_to_pjrt_type(dtype):
 def aval_str(dtype, shape):
     """``float32[4,3]``: how errors name a type."""
     return f"{np.dtype(dtype).name}[{','.join(str(d) for d in shape)}]"
+
+
+def deleted_or(error, buffers):
+    """``error`` (raised by the plugin for a call on ``buffers``), or a DeletedBufferError
+    naming the first of them that was deleted or donated: the plugin's own messages for that
+    differ per call ("GetReadyFuture() called on deleted ...", "Invalid buffer passed ...")."""
+    for b in buffers:
+        if b._ptr and b.is_deleted():
+            return DeletedBufferError(aval_str(b.dtype, b.shape))
+    return error
 
 
 _c_char = ctypes.c_char
@@ -107,9 +117,12 @@ class Buffer:
         """
         if self._ready:  # computed before: only deletion/donation can have happened since
             if self.is_deleted():
-                raise XlaRuntimeError("Buffer has been deleted or donated.", 3)
+                raise DeletedBufferError(aval_str(self.dtype, self.shape))
             return self
-        self._client._await_ready(self._ptr)
+        try:
+            self._client._await_ready(self._ptr)
+        except XlaRuntimeError as e:
+            raise deleted_or(e, (self,)) from None
         self._ready = True
         return self
 
@@ -125,7 +138,10 @@ class Buffer:
         client = self._client
         ptr = self._ptr
         if not self._ready:
-            client._await_ready(ptr)
+            try:
+                client._await_ready(ptr)
+            except XlaRuntimeError as e:
+                raise deleted_or(e, (self,)) from None
             self._ready = True
         shape, dtype = self.shape, self.dtype
         if not client._host_pointer_ok:
@@ -135,7 +151,7 @@ class Buffer:
             nbytes *= d
         if not nbytes:
             if self.is_deleted():
-                raise XlaRuntimeError("Buffer has been deleted or donated.", 3)
+                raise DeletedBufferError(aval_str(dtype, shape))
             return np.empty(shape, dtype)
         # CPU fast path: pin (external reference, so the memory cannot be donated
         # meanwhile), read the host pointer, copy with numpy, unpin.
@@ -150,7 +166,7 @@ class Buffer:
         err = api.Buffer_IncreaseExternalReferenceCount(r_ref)
         if err:
             pool.append(scratch)
-            raise api.error_to_exception(err)
+            raise deleted_or(api.error_to_exception(err), (self,))
         err = api.Buffer_UnsafePointer(p_ref)
         if err:
             api.Buffer_DecreaseExternalReferenceCount(r_ref)
@@ -175,7 +191,10 @@ class Buffer:
         if device.client is not client:
             raise ValueError(f"{device!r} belongs to another client")
         args = capi.Buffer_CopyToDevice_Args(buffer=self._ptr, dst_device=device._ptr)
-        client._api.call("Buffer_CopyToDevice", args)
+        try:
+            client._api.call("Buffer_CopyToDevice", args)
+        except XlaRuntimeError as e:
+            raise deleted_or(e, (self,)) from None
         return Buffer(client, args.dst_buffer, self.shape, self.dtype, device)
 
     # --- lifetime --------------------------------------------------------------------

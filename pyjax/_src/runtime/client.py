@@ -389,14 +389,39 @@ _clients = {}
 _clients_lock = threading.Lock()
 
 
+_requested_cpu_devices = []  # set by set_cpu_device_count (the jax_num_cpu_devices config)
+
+
+def set_cpu_device_count(n):
+    """Asks for ``n`` CPU devices (-1: the default), before the CPU client is created; after
+    that, a different count raises RuntimeError (as JAX's jax_num_cpu_devices)."""
+    n = int(n)
+    if n == 0 or n < -1:
+        raise ValueError(f"jax_num_cpu_devices must be a positive integer or -1, got {n}")
+    client = _clients.get("cpu")
+    if client is not None:
+        if n != -1 and n != len(client.devices):
+            raise RuntimeError(
+                "jax_num_cpu_devices config should be updated before backends are "
+                f"initialized: the CPU backend already has {len(client.devices)} devices")
+        return
+    _requested_cpu_devices[:] = [] if n == -1 else [n]
+
+
 def cpu_device_count():
     """The number of CPU devices to create.
 
-    ``PYJAX_CPU_DEVICES`` if set; else the N of JAX's
+    ``set_cpu_device_count``'s if called; else ``PYJAX_CPU_DEVICES`` or JAX's
+    ``JAX_NUM_CPU_DEVICES`` if set; else the N of JAX's
     ``XLA_FLAGS=--xla_force_host_platform_device_count=N``; else 1 (as JAX).
     """
+    if _requested_cpu_devices:
+        return _requested_cpu_devices[0]
     raw = os.environ.get(CPU_DEVICES_ENV)
     name = CPU_DEVICES_ENV
+    if raw is None or raw.strip() == "":
+        raw = os.environ.get("JAX_NUM_CPU_DEVICES")
+        name = "JAX_NUM_CPU_DEVICES"
     if raw is None or raw.strip() == "":
         raw = xla_flags_device_count()
         name = "--xla_force_host_platform_device_count in XLA_FLAGS"
@@ -409,6 +434,32 @@ def cpu_device_count():
     if n < 1:
         raise ValueError(f"{name} must be a positive integer, got {raw!r}")
     return n
+
+
+# JAX's names for platform families (a backend name may name one of several platforms)
+_PLATFORM_ALIASES = {"gpu": ("cuda", "rocm")}
+
+
+def backend_client(backend=None):
+    """The client of ``backend`` (None: the default one); for a backend this process does not
+    have, the RuntimeError JAX raises (pyjax has the CPU backend only)."""
+    check_backend(backend)
+    return get_client()
+
+
+def check_backend(backend):
+    """Raises JAX's RuntimeError unless ``backend`` is None or a backend this process has;
+    creates no client."""
+    if backend is None or backend == "cpu":
+        return
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a str or None, got {backend!r}")
+    present = "cpu"
+    if backend in _PLATFORM_ALIASES:
+        raise RuntimeError(
+            f"Unknown backend: '{backend}' requested, but no platforms that are instances "
+            f"of {backend} are present. Platforms present are: {present}")
+    raise RuntimeError(f"Unknown backend {backend}. Available backends are ['{present}']")
 
 
 def get_client(platform="cpu"):

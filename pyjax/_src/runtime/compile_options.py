@@ -142,3 +142,29 @@ def _option_override(value):
         import struct
         return _tag(4, 1) + struct.pack("<d", value)
     return _bytes_field(1, str(value).encode())
+
+
+def option_overrides(compiler_options):
+    """``DEFAULT_OPTION_OVERRIDES`` updated with a user's ``compiler_options`` (as
+    ``jit(..., compiler_options=)`` takes them), after checking their types here: the plugin
+    rejects an unknown name or a value it cannot parse with a clean error at compile time,
+    but only str, bool, int and float values have an encoding."""
+    if compiler_options is None:
+        return DEFAULT_OPTION_OVERRIDES
+    if not isinstance(compiler_options, dict):
+        raise TypeError(f"compiler_options must be a dict of option names to values, got "
+                        f"{compiler_options!r}")
+    merged = dict(DEFAULT_OPTION_OVERRIDES)
+    for name, value in compiler_options.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"compiler_options keys must be option names (str), got {name!r}")
+        if type(value).__name__ in ("bool_", "int64", "int32", "float64", "float32"):
+            value = value.item()  # NumPy scalars
+        if not isinstance(value, (str, bool, int, float)):
+            raise TypeError(f"compiler_options[{name!r}] must be a str, bool, int or float, "
+                            f"got {value!r} of type {type(value).__name__}")
+        if (isinstance(value, int) and not isinstance(value, bool)
+                and not -(1 << 63) <= value < (1 << 63)):
+            raise ValueError(f"compiler_options[{name!r}] = {value} does not fit in int64")
+        merged[name] = value
+    return merged

@@ -43,5 +43,17 @@ class XlaRuntimeError(RuntimeError):
         super().__init__(f"{self.code_name}: {message}")
 
 
+class DeletedBufferError(XlaRuntimeError):
+    """A deleted or donated buffer was used. Its message is JAX's for a deleted Array (the
+    buffer is the storage of one): ``Array has been deleted with shape=float32[4].``"""
+
+    def __init__(self, type_str):
+        message = f"Array has been deleted with shape={type_str}."
+        self.code = 3
+        self.code_name = "INVALID_ARGUMENT"
+        self.message = message
+        RuntimeError.__init__(self, message)
+
+
 class PluginNotFoundError(RuntimeError):
     """No usable PJRT plugin could be found or loaded."""

@@ -6,7 +6,7 @@ from ctypes import addressof, byref, c_void_p
 import numpy as np
 
 from . import capi
-from .buffer import PJRT_TO_DTYPE, Buffer, _Result, aval_str
+from .buffer import PJRT_TO_DTYPE, Buffer, _Result, aval_str, deleted_or
 from .errors import XlaRuntimeError
 
 
@@ -230,7 +230,7 @@ class Executable:
         err = self._execute_fn(scratch[1])
         if err:
             pool.append(scratch)
-            raise self._api.error_to_exception(err)
+            raise deleted_or(self._api.error_to_exception(err), args)
         meta = self._single_out
         if meta is not None:  # the common case, without the loop
             ptr = scratch[3][0]
@@ -269,7 +269,10 @@ class Executable:
                 except IndexError:
                     scratch = new_structs()
                 scratch[2][0] = x._ptr
-                return launch(scratch, device)
+                try:
+                    return launch(scratch, device)
+                except XlaRuntimeError as e:
+                    raise deleted_or(e, (x,)) from None
         else:
             def run(x, y, device):
                 if device is not device0:
@@ -281,7 +284,10 @@ class Executable:
                 argv = scratch[2]
                 argv[0] = x._ptr
                 argv[1] = y._ptr
-                return launch(scratch, device)
+                try:
+                    return launch(scratch, device)
+                except XlaRuntimeError as e:
+                    raise deleted_or(e, (x, y)) from None
         return run
 
     def _wrap(self, ptrs, device):
@@ -309,7 +315,7 @@ class Executable:
         outs = outv[0:self.num_outputs] if not err else None
         pool.append(scratch)
         if err:
-            raise self._api.error_to_exception(err)
+            raise deleted_or(self._api.error_to_exception(err), args)
         return self._wrap(outs, device)
 
     def _execute_fresh(self, args, device):
@@ -330,7 +336,10 @@ class Executable:
                 eargs.execute_device = self._pool_device._ptr
             device = self._device0
         argv[0:n] = [a._ptr for a in args]
-        self._api.call("LoadedExecutable_Execute", eargs)
+        try:
+            self._api.call("LoadedExecutable_Execute", eargs)
+        except XlaRuntimeError as e:
+            raise deleted_or(e, args) from None
         return self._wrap(outv[0:self.num_outputs], device)
 
     def execute_sharded(self, per_device_args):
@@ -372,7 +381,8 @@ class Executable:
         flat = outv[0:nd * nout] if nout and not err else []
         pool.append(scratch)
         if err:
-            raise self._api.error_to_exception(err)
+            raise deleted_or(self._api.error_to_exception(err),
+                             [a for dev_args in per_device_args for a in dev_args])
         return [self._wrap(flat[i * nout:(i + 1) * nout], dev)
                 for i, dev in enumerate(devices)]
 

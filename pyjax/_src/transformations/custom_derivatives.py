@@ -280,6 +280,14 @@ class custom_vjp:
         return functools.partial(self, obj)
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        """Set ``fwd`` and ``bwd``. ``symbolic_zeros`` and ``optimize_remat`` are not
+        supported yet (True raises NotImplementedError)."""
+        if symbolic_zeros:
+            raise NotImplementedError(
+                "custom_vjp.defvjp(symbolic_zeros=True) is not supported by pyjax yet")
+        if optimize_remat:
+            raise NotImplementedError(
+                "custom_vjp.defvjp(optimize_remat=True) is not supported by pyjax yet")
         self.fwd = fwd
         self.bwd = bwd
 

@@ -310,6 +310,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     """A function returning ``(fun(*args), gradient)``; see ``grad``."""
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
+    if reduce_axes:  # as JAX, which dropped it
+        raise NotImplementedError("reduce_axes argument to grad is deprecated")
 
     argnums_cache = {}
     # eager calls: recorded primal programs, per call signature (eager_grad.grad_eager)
@@ -395,7 +397,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     ``has_aux``: ``fun`` returns ``(output, aux)`` and the result is ``(gradient, aux)``.
     ``holomorphic``: ``fun`` is holomorphic on complex inputs. ``allow_int``: integer inputs get
     ``float0`` zero gradients instead of raising."""
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
     @functools.wraps(fun)
     def grad_f(*args, **kwargs):
@@ -521,6 +523,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     Computed as one ``vjp`` and ``vmap`` of its pullback over the standard basis of the
     outputs."""
     from pyjax._src.transformations.vmap import vmap
+    if allow_int:
+        raise NotImplementedError("jacrev(allow_int=True) is not supported by pyjax yet")
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
@@ -578,6 +582,8 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     """The transpose of the linear function ``fun`` at inputs shaped like ``primals`` (values
     or ``ShapeDtypeStruct``s). The result takes a cotangent shaped like ``fun``'s output and
     returns a tuple of cotangents shaped like ``primals``."""
+    if reduce_axes:  # as JAX, which dropped it
+        raise NotImplementedError("reduce_axes argument to transpose is deprecated")
     leaves, in_tree = pytree.tree_flatten(primals)
     in_avals = [_spec_aval(x) for x in leaves]
     store = []

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 import weakref
 
 
+from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
-from pyjax._src.core.jaxpr import Eqn, Var
+from pyjax._src.core.jaxpr import Eqn, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.sharding import Sharding, SingleDeviceSharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
 from pyjax._src.dispatch import cache as cache_mod
@@ -26,6 +29,7 @@ from pyjax._src.dispatch.cache import Cache
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
+from pyjax._src.runtime.compile_options import option_overrides
 
 config = config_mod.config
 _LEAF = pytree.tree_structure(0)
@@ -234,6 +238,16 @@ _new_array = ArrayImpl.__new__  # creating without ArrayImpl.__init__ saves a Py
 _state = trace_mod._state
 
 
+def _on_trace_config_change(_):
+    # Flags that change what a function traces to: cached traces no longer hold.
+    cache_mod.clear_all()
+
+
+for _flag in ("jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
+              "jax_default_matmul_precision", "jax_enable_checks"):
+    config.on_change(_flag, _on_trace_config_change)
+
+
 class Jitted:
     """The callable that ``jit`` returns."""
 
@@ -247,10 +261,21 @@ class Jitted:
         (self._sig, self.static_argnums, self.static_argnames, self.donate_argnums,
          self.donate_argnames) = _normalize_argnums(
             fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
+        if abstracted_axes is not None:
+            raise NotImplementedError(
+                f"jit(abstracted_axes={abstracted_axes!r}): shape polymorphism is not "
+                "supported by pyjax")
+        self._pinned = None  # the device of SingleDeviceSharding in/out shardings
+        device = _check_placement(device, backend, in_shardings, out_shardings, self)
         self.device = device
-        self.inline = inline
+        self.inline = bool(inline)
+        # Unused arguments are never pruned, so keep_unused=True holds either way.
+        self.keep_unused = bool(keep_unused)
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
+        self.compiler_options = compiler_options
+        self._option_overrides = (None if compiler_options is None
+                                  else option_overrides(compiler_options))
         self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
         # Compiled signatures: signature -> _Entry. Its first level ("fast") holds three kinds
         # of keys: ids of the avals of all-Array positional args -> (entry, x64, avals);
@@ -371,16 +396,28 @@ class Jitted:
         """The number of compiled signatures (as JAX's ``_cache_size``)."""
         return len(self._cache)
 
-    def _compile(self, key, closed, out_tree, donated):
+    def _compile(self, key, closed, out_tree, donated, overrides=None):
+        """Compile and cache an entry; with ``overrides`` (XLA options of an AOT
+        ``compile(compiler_options=)``), an uncached one."""
+        if donated:
+            _warn_unusable_donations(closed.jaxpr, donated)
         call, consts = _call_jaxpr(closed)  # one executable with the jit equation's calls
         if donated:
             donated = (False,) * len(consts) + tuple(donated)
-        exe = compiler.compiled_call(call, self.__name__, donated)
+        if overrides is not None:
+            exe = compiler.compile_jaxpr(call.jaxpr, self.__name__, donated_invars=donated,
+                                         option_overrides=overrides)
+        else:
+            exe = compiler.compiled_call(call, self.__name__, donated, self._option_overrides)
         consts = [dispatch.to_array(c) for c in consts]
         entry = _Entry(exe, [c._buf for c in consts], out_tree, tuple(call.out_avals), closed)
+        if overrides is not None:
+            return entry
         return self._cache.put(key, entry)
 
     def __call__(self, *args, **kwargs):
+        if config.jax_disable_jit:
+            return self.fun(*args, **kwargs)
         t = _state.trace
         if t is not None and t is not dispatch.eval_trace:
             return self._call_traced(args, kwargs)
@@ -397,7 +434,8 @@ class Jitted:
                         b = x._buf
                         committed = x._committed
                         device = b.device
-                        if not committed and self.device is not None:
+                        if self.device is not None and (not committed or
+                                                        device is not self.device):
                             return self._run(entry, args)  # jit(device=...): placement
                         run_one = entry.run_one
                         if run_one is not None:
@@ -466,8 +504,11 @@ class Jitted:
             entry = self._compile(key, closed, out_tree, donated)
         if fkey is not None:
             self._remember_static_call(fkey, entry, args, kwargs)
-        return self._run(entry, [x if type(x) is ArrayImpl else dispatch.to_array(x)
-                                 for x in leaves])
+        out = self._run(entry, [x if type(x) is ArrayImpl else dispatch.to_array(x)
+                                for x in leaves])
+        if donated:
+            _forget_host_copies(leaves, donated)
+        return out
 
     def _remember_static_call(self, fkey, entry, args, kwargs):
         n = len(args)
@@ -484,6 +525,14 @@ class Jitted:
         device, committed = devices.call_device(arrays, self.device)
         bufs = list(entry.const_bufs)
         bufs += [a._buf for a in arrays]
+        if self._pinned is not None:  # SingleDeviceSharding in/out shardings
+            if committed and device is not self._pinned:
+                raise ValueError(
+                    "Received incompatible devices for jitted computation. Got an argument "
+                    f"of {self.__name__} committed to {device} and an explicit sharding on "
+                    f"{self._pinned}")
+            device = self._pinned
+            committed = True
         outs = entry.run(devices.on_device(bufs, device), device)
         return self._wrap_outputs(entry, outs, committed)
 
@@ -502,7 +551,10 @@ class Jitted:
         # One const-free Jaxpr per traced one, so that rules caching on it (batching, eager
         # calls) hit when the function closes over arrays.
         call_jaxpr, consts = _call_jaxpr(closed)
-        outs = jit_p.bind(*consts, *leaves, jaxpr=call_jaxpr, name=self.__name__)
+        if self.inline:  # the body's equations go into the outer Jaxpr, not one call
+            outs = eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *consts, *leaves)
+        else:
+            outs = jit_p.bind(*consts, *leaves, jaxpr=call_jaxpr, name=self.__name__)
         return pytree.tree_unflatten(out_tree, outs)
 
     # -- ahead-of-time API --
@@ -520,6 +572,76 @@ class Jitted:
     def clear_cache(self):
         self._cache.clear()
         self._trace_cache.clear()
+
+
+def _warn_unusable_donations(jaxpr, donated):
+    # JAX's warning for donated inputs that no output of their type can reuse (the same
+    # matching as lowering.lower_module's aliasing): those inputs stay alive.
+    free = [(a.shape, a.dtype) for a in jaxpr.out_avals]
+    unusable = []
+    for flag, v in zip(donated, jaxpr.invars):
+        if flag:
+            t = (v.aval.shape, v.aval.dtype)
+            if t in free:
+                free.remove(t)
+            else:
+                unusable.append(v.aval)
+    if unusable:
+        warnings.warn("Some donated buffers were not usable: " + ", ".join(
+            f"ShapedArray({a.dtype.name}[{','.join(map(str, a.shape))}])" for a in unusable)
+            + ".\nSee an explanation at "
+            "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", stacklevel=4)
+
+
+def _check_dialect(dialect):
+    if dialect not in (None, "stablehlo"):
+        raise NotImplementedError(f"dialect={dialect!r}: pyjax emits StableHLO only "
+                                  "(dialect='stablehlo')")
+
+
+def _forget_host_copies(leaves, donated):
+    # A donated array's buffer is gone: drop its host copy so that a later read raises.
+    for x, d in zip(leaves, donated):
+        if d and type(x) is ArrayImpl:
+            x._npy = None
+
+
+def _check_placement(device, backend, in_shardings, out_shardings, jitted):
+    """Validates jit's device, backend and shardings; returns the device to run on (None:
+    the arguments decide). SingleDeviceSharding shardings all on one device pin the call
+    there (committed arguments elsewhere are an error, outputs are committed)."""
+    if device is not None and backend is not None:
+        raise ValueError("can't specify both a device and a backend for jit, got "
+                         f"device={device!r} and backend={backend!r}")
+    runtime.check_backend(backend)  # JAX's RuntimeError for a missing backend
+    if device is not None and not isinstance(device, runtime.Device):
+        raise TypeError(f"jit(device=...) expects a Device (from pyjax.devices()), got "
+                        f"{device!r}")
+    shardings = {}
+    for option, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
+        for s in pytree.tree_leaves(value):
+            if isinstance(s, SingleDeviceSharding):
+                shardings.setdefault(s.device_set.pop(), option)
+            elif isinstance(s, Sharding):
+                raise NotImplementedError(
+                    f"jit({option}=...) with {type(s).__name__}: pyjax supports None and "
+                    "SingleDeviceSharding so far")
+            else:
+                raise TypeError(
+                    f"jit({option}=...) expects None, a Sharding or a pytree of them, got "
+                    f"{s!r} of type {type(s).__name__}")
+    if not shardings:
+        return device
+    if device is not None or backend is not None:
+        raise ValueError("If backend or device is specified on jit, then in_shardings and "
+                         "out_shardings should not be specified.")
+    if len(shardings) > 1:
+        raise NotImplementedError(
+            "jit in_shardings/out_shardings on several devices "
+            f"({sorted(d.id for d in shardings)}): pyjax runs a jitted function on one "
+            "device so far")
+    jitted._pinned = device = next(iter(shardings))
+    return device
 
 
 def _avals_of(args, kwargs, jitted):
@@ -568,6 +690,7 @@ class Lowered:
         self._text = None
 
     def as_text(self, dialect=None):
+        _check_dialect(dialect)
         if self._text is None:
             self._text = lowering.lower_module(self._traced.jaxpr.jaxpr,
                                                self._traced._jitted.__name__,
@@ -575,10 +698,17 @@ class Lowered:
         return self._text
 
     def compiler_ir(self, dialect=None):
-        return self.as_text()
+        return self.as_text(dialect)
 
-    def compile(self):
+    def compile(self, compiler_options=None):
+        """The executable; ``compiler_options`` (XLA options, over the jit's own) compile a
+        separate one."""
         t = self._traced
+        if compiler_options is not None:
+            merged = dict(t._jitted.compiler_options or {}, **compiler_options)
+            entry = t._jitted._compile(t._key, t.jaxpr, t._out_tree, t._donated,
+                                       overrides=option_overrides(merged))
+            return Compiled(t._jitted, entry, t._key)
         entry = t._jitted._cache.get(t._key)
         if entry is None:
             entry = t._jitted._compile(t._key, t.jaxpr, t._out_tree, t._donated)
@@ -605,7 +735,11 @@ class Compiled:
                 "Argument types differ from the types for which this computation was compiled: "
                 f"expected {[a.str_short() for a in self._key[2]]}, "
                 f"got {[a.str_short() for a in in_avals]}")
-        return j._run(self._entry, [dispatch.to_array(x) for x in leaves])
+        out = j._run(self._entry, [dispatch.to_array(x) for x in leaves])
+        donated = j._donated_leaves(dyn_args, dyn_kwargs, len(args))
+        if donated:
+            _forget_host_copies(leaves, donated)
+        return out
 
     def as_text(self):
         return lowering.lower_module(self._entry.closed.jaxpr, self._jitted.__name__)
@@ -632,8 +766,29 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     return functools.wraps(fun, assigned=(), updated=())(Jitted(fun, **kw))
 
 
+class disable_jit:
+    """Context manager (``with pyjax.disable_jit():``) in which jitted functions run their
+    Python directly, op by op (the ``jax_disable_jit`` config), e.g. to print values."""
+
+    def __init__(self, disable: bool = True):
+        self._disable = bool(disable)
+
+    def __enter__(self):
+        self._old = config.jax_disable_jit
+        config.update("jax_disable_jit", self._disable)
+
+    def __exit__(self, *exc):
+        config.update("jax_disable_jit", self._old)
+
+
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
     """``make_jaxpr(f)(*args)`` returns the ClosedJaxpr that ``f`` traces to at ``args``."""
+    if abstracted_axes is not None:
+        raise NotImplementedError(
+            f"make_jaxpr(abstracted_axes={abstracted_axes!r}): shape polymorphism is not "
+            "supported by pyjax")
+    if axis_env is not None:
+        raise NotImplementedError("make_jaxpr(axis_env=...) is not supported by pyjax yet")
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
 

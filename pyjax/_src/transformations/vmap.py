@@ -93,13 +93,18 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         not depend on the mapped axis), or a pytree prefix of the output.
       axis_name: a name for the mapped axis, for collectives such as ``lax.psum``.
       axis_size: the size of the mapped axis; needed when no argument is mapped.
-      spmd_axis_name: accepted for compatibility (sharding of the batch axis).
+      spmd_axis_name: not supported yet (it shards the batch axis over a mesh); anything
+        but None raises NotImplementedError.
 
     Returns:
       The batched version of ``fun``.
     """
     if not callable(fun):
         raise TypeError(f"vmap requires a callable as its first argument, got {fun!r}")
+    if spmd_axis_name is not None:
+        raise NotImplementedError(
+            f"vmap(spmd_axis_name={spmd_axis_name!r}): sharding the mapped axis over a mesh "
+            "is not supported by pyjax yet")
     if isinstance(in_axes, list):  # JAX treats a top-level list as a tuple
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")

@@ -1,0 +1,283 @@
+"""Every config flag is honoured (a behaviour test here) or rejects its values other than the
+default with NotImplementedError: the test walks the config's own registry."""
+import logging
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as jnp
+from pyjax._src.core.config import config
+from pyjax._src.interpreters import staging
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(autouse=True)
+def restore_config():
+    saved = config.values
+    yield
+    for name, value in saved.items():
+        if config.read(name) is not value and config.read(name) != value:
+            config.update(name, value)
+
+
+def _run_python(code, **env):
+    e = dict(os.environ, PYTHONPATH=REPO, **env)
+    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True,
+                          text=True, timeout=120)
+
+
+# ---- one behaviour test per implemented flag ----
+
+def _enable_x64():
+    config.update("jax_enable_x64", True)
+    assert jnp.arange(3.0).dtype == np.float64
+    config.update("jax_enable_x64", False)
+    assert jnp.arange(3.0).dtype == np.float32
+
+
+def _default_matmul_precision():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    f = pyjax.jit(lambda x, y: jnp.dot(x, y))
+    assert "precision_config" not in f.lower(a, a.T).as_text()
+    config.update("jax_default_matmul_precision", "highest")
+    assert "HIGHEST" in f.lower(a, a.T).as_text()
+    assert "HIGHEST" in str(pyjax.make_jaxpr(jnp.dot)(a, a.T))
+    np.testing.assert_allclose(f(a, a.T), a @ a.T)
+    with pytest.raises(NotImplementedError, match="jax_default_matmul_precision"):
+        config.update("jax_default_matmul_precision", "F32_F32_F32")
+
+
+def _numpy_rank_promotion():
+    x, y = jnp.ones(3), jnp.ones((2, 3))
+    f = pyjax.jit(lambda a, b: a + b)
+    np.testing.assert_array_equal(f(x, y), np.full((2, 3), 2.0))  # cached under 'allow'
+    config.update("jax_numpy_rank_promotion", "raise")
+    msg = (r"Operands could not be broadcast together for add on shapes \(3,\) \(2, 3\) and "
+           r"with the config option jax_numpy_rank_promotion='raise'")
+    with pytest.raises(ValueError, match=msg):
+        jnp.add(x, y)
+    with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+        f(x, y)  # the trace cached under 'allow' does not hold any more
+    jnp.add(x, 1.0), jnp.add(y, y), x + jnp.float32(2)  # scalars and equal ranks are fine
+    config.update("jax_numpy_rank_promotion", "warn")
+    with pytest.warns(UserWarning, match="Following NumPy automatic rank promotion for add"):
+        jnp.add(x, y)
+    config.update("jax_numpy_rank_promotion", "allow")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jnp.add(x, y)
+
+
+def _numpy_dtype_promotion():
+    i, f = jnp.ones(2, jnp.int32), jnp.ones(2, jnp.float32)
+    assert (i + f).dtype == np.float32
+    config.update("jax_numpy_dtype_promotion", "strict")
+    with pytest.raises(Exception, match="jax_numpy_dtype_promotion=strict"):
+        i + f  # noqa: B018
+
+
+def _disable_jit():
+    seen = []
+
+    @pyjax.jit
+    def f(x):
+        seen.append(type(x).__name__)
+        return x * 2
+
+    f(jnp.ones(2))
+    assert seen[-1] != "ArrayImpl"  # traced
+    config.update("jax_disable_jit", True)
+    np.testing.assert_array_equal(f(jnp.ones(2)), [2.0, 2.0])
+    assert seen[-1] == "ArrayImpl"  # ran op by op, on concrete arrays
+    config.update("jax_disable_jit", False)
+    with pyjax.disable_jit():
+        f(jnp.ones(2))
+        assert seen[-1] == "ArrayImpl"
+    assert config.jax_disable_jit is False
+    f(jnp.ones(3))
+    assert seen[-1] != "ArrayImpl"
+    # control flow runs as the Python it means: only the branch taken, a loop for scan
+    from pyjax import lax
+    taken = []
+    branch = lambda name: lambda v: taken.append(name) or v * 2.0  # noqa: E731
+    with pyjax.disable_jit():
+        assert float(lax.cond(jnp.float32(1.0) > 0, branch("t"), branch("f"), 1.5)) == 3.0
+        assert taken == ["t"]
+        assert float(lax.switch(5, [branch("a"), branch("b")], 1.0)) == 2.0
+        assert taken == ["t", "b"]
+        carries = []
+
+        def body(c, x):
+            carries.append(type(c).__name__)
+            return c + x, c * x
+
+        c, ys = lax.scan(body, jnp.float32(0.0), jnp.arange(4.0), reverse=True)
+        assert len(carries) == 4 and "ArrayImpl" in carries
+        np.testing.assert_allclose(c, 6.0)
+        np.testing.assert_allclose(ys, [0.0 * 5, 1.0 * 5, 2.0 * 3, 0.0])
+        with pytest.raises(ValueError, match="zero-length scan"):
+            lax.scan(body, 0.0, jnp.zeros((0,)))
+    taken.clear()
+    lax.cond(True, branch("t"), branch("f"), 1.5)
+    assert sorted(taken) == ["f", "t"]  # both traced when jit is on
+
+
+def _num_cpu_devices():
+    n = len(pyjax.devices())
+    config.update("jax_num_cpu_devices", n)  # what it has already: fine
+    with pytest.raises(RuntimeError, match="before backends are initialized"):
+        config.update("jax_num_cpu_devices", n + 1)
+    assert config.jax_num_cpu_devices != n + 1
+    # before the backend starts, the flag (or JAX_NUM_CPU_DEVICES) decides the count
+    code = ("import pyjax; pyjax.config.update('jax_num_cpu_devices', 3); "
+            "print(len(pyjax.devices()))")
+    r = _run_python(code, PYJAX_CPU_DEVICES="")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-1] == "3"
+    r = _run_python("import pyjax; print(len(pyjax.devices()))", PYJAX_CPU_DEVICES="",
+                    JAX_NUM_CPU_DEVICES="5")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-1] == "5"
+
+
+def _log_compiles(caplog):
+    f = pyjax.jit(lambda x: x * 3 + 1)
+    config.update("jax_log_compiles", True)
+    with caplog.at_level(logging.WARNING, logger="pyjax"):
+        f(jnp.ones(7))
+    assert any("Compiling" in r.getMessage() and "f32[7]" in r.getMessage()
+               for r in caplog.records)
+    caplog.clear()
+    config.update("jax_log_compiles", False)
+    with caplog.at_level(logging.WARNING, logger="pyjax"):
+        f(jnp.ones(9))
+    assert not any("Compiling" in r.getMessage() for r in caplog.records)
+
+
+def _enable_checks(monkeypatch):
+    calls = []
+    real = staging.check_jaxpr
+    monkeypatch.setattr(staging, "check_jaxpr", lambda j: calls.append(j) or real(j))
+    pyjax.make_jaxpr(lambda x: x + 1)(1.0)
+    assert calls == []
+    config.update("jax_enable_checks", True)
+    pyjax.make_jaxpr(lambda x: x + 1)(1.0)
+    pyjax.jit(lambda x: x * 2)(jnp.ones(2))
+    assert len(calls) == 2
+
+
+def _default_device():
+    d = pyjax.devices()[3]
+    config.update("jax_default_device", d)
+    assert jnp.ones(3).devices() == {d}
+    assert jnp.asarray(np.arange(3)).devices() == {d}
+    assert (jnp.ones(3) + 1.0).devices() == {d}
+    assert pyjax.jit(lambda: jnp.zeros(2))().devices() == {d}
+    assert not jnp.ones(3).committed
+    config.update("jax_default_device", None)
+    assert jnp.ones(3).devices() == {pyjax.devices()[0]}
+    with pytest.raises(TypeError, match="jax_default_device"):
+        config.update("jax_default_device", 3)
+
+
+def _platforms():
+    config.update("jax_platforms", "cpu")
+    assert pyjax.default_backend() == "cpu"
+
+
+def _platform_name():
+    config.update("jax_platform_name", "cpu")
+    assert pyjax.default_backend() == "cpu"
+
+
+def _traceback_filtering():
+    # pyjax never removes its frames: 'off' holds, and 'auto' means the same
+    config.update("jax_traceback_filtering", "off")
+    with pytest.raises(TypeError) as info:
+        jnp.add(jnp.ones(2), "x")
+    assert any("pyjax/_src" in str(f.path) for f in info.traceback)
+
+
+BEHAVIOUR = {
+    "jax_enable_x64": _enable_x64,
+    "jax_default_matmul_precision": _default_matmul_precision,
+    "jax_numpy_rank_promotion": _numpy_rank_promotion,
+    "jax_numpy_dtype_promotion": _numpy_dtype_promotion,
+    "jax_disable_jit": _disable_jit,
+    "jax_num_cpu_devices": _num_cpu_devices,
+    "jax_log_compiles": _log_compiles,
+    "jax_enable_checks": _enable_checks,
+    "jax_default_device": _default_device,
+    "jax_platforms": _platforms,
+    "jax_platform_name": _platform_name,
+    "jax_traceback_filtering": _traceback_filtering,
+}
+
+
+def _unsupported_values(flag):
+    """Valid values of ``flag`` that pyjax does not implement."""
+    if flag.choices is not None:
+        candidates = list(flag.choices)
+    elif flag.kind is bool:
+        candidates = [True, False]
+    else:
+        candidates = ["cuda", "tpu,cpu", "/tmp/pyjax-cache", "F32_F32_F32"]
+    out = []
+    for v in candidates:
+        try:
+            flag.check(v)
+        except NotImplementedError:
+            out.append(v)
+        except (TypeError, ValueError):
+            pass
+    return out
+
+
+@pytest.mark.parametrize("name", config.flag_names())
+def test_every_flag_is_honoured_or_rejected(name, caplog, monkeypatch):
+    flag = config.flag(name)
+    rejected = _unsupported_values(flag)
+    assert name in BEHAVIOUR or rejected, (
+        f"{name} is neither honoured (no behaviour test) nor rejects any value")
+    for value in rejected:
+        before = config.read(name)
+        with pytest.raises(NotImplementedError, match=name):
+            config.update(name, value)
+        assert config.read(name) == before
+    test = BEHAVIOUR.get(name)
+    if test is not None:
+        args = {"caplog": caplog, "monkeypatch": monkeypatch}
+        test(*[args[p] for p in test.__code__.co_varnames[:test.__code__.co_argcount]])
+
+
+def test_rejected_examples():
+    for name, value in [("jax_debug_nans", True), ("jax_debug_infs", True),
+                        ("jax_check_tracer_leaks", True), ("jax_platforms", "cuda"),
+                        ("jax_default_prng_impl", "rbg"),
+                        ("jax_threefry_partitionable", False),
+                        ("jax_compilation_cache_dir", "/tmp/c"),
+                        ("jax_traceback_filtering", "remove_frames")]:
+        with pytest.raises(NotImplementedError, match=f"{name}={value!r}"):
+            config.update(name, value)
+
+
+def test_unknown_flag_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="Unrecognized config option: jax_no_such"):
+        config.update("jax_no_such", 1)
+    with pytest.raises(AttributeError, match="Unrecognized config option: jax_no_such"):
+        config.jax_no_such  # noqa: B018
+
+
+def test_unimplemented_value_from_the_environment_fails_at_import():
+    r = _run_python("import pyjax", JAX_DEBUG_NANS="1")
+    assert r.returncode != 0
+    assert "NotImplementedError: config option jax_debug_nans=True" in r.stderr
+    r = _run_python("import pyjax; print(pyjax.config.jax_debug_nans)", JAX_DEBUG_NANS="0")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-1] == "False"

@@ -31,5 +31,6 @@ from pyjax import numpy as numpy
 from pyjax import lax as lax
 from pyjax import dtypes as dtypes
 from pyjax import random as random
+from pyjax import test_util as test_util
 
 __version__ = "0.1.0"

@@ -1,6 +1,7 @@
 """lax.cond / lax.switch: results eagerly and under jit (oracle: Python if/else and NumPy),
 pytrees and closures, the Jaxpr and the lowered StableHLO, derivatives (oracle: finite
-differences, ``check_grads``), vmap with unbatched and batched predicates (oracle: a Python loop), errors."""
+differences, ``check_grads``), vmap with unbatched and batched predicates (oracle: a Python
+loop), errors."""
 import math
 
 import numpy as np

@@ -89,7 +89,7 @@ def _rand_like(rng, x):
     out = np.asarray(rng.standard_normal(shape), dt)
     if np.issubdtype(dt, np.complexfloating):
         out = out + np.asarray(1j * rng.standard_normal(shape), dt)
-    return np.asarray(out, dt)
+    return out
 
 
 def _axpy(a, t, x):
@@ -186,7 +186,7 @@ def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
     tangents = _tree_map(lambda x: _rand_like(rng, x), tuple(args))
     t_out = numerical_jvp(f, tuple(args), tangents, eps)
     cts = _tree_map(lambda x: _rand_like(rng, x), v_out)
-    # the pullback is linear, not conjugate-linear, in a complex cotangent
+    # conj(vjp(conj(ct))) is the JVP's adjoint for <a, b> = Re(vdot(a, b)), complex included
     ct_in = _tree_map(np.conj, pullback(_tree_map(np.conj, cts)))
     got, want = _inner_prod(tangents, ct_in), _inner_prod(t_out, cts)
     check_close(got, want, atol, rtol, f"{msg}: <t, vjp(ct)> vs <jvp(t), ct>")

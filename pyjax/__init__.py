@@ -24,6 +24,7 @@ from pyjax._src.api import (
     block_until_ready as block_until_ready, process_index as process_index,
     process_count as process_count, typeof as typeof, ensure_compile_time_eval as
     ensure_compile_time_eval)
+from pyjax._src.dispatch.cache import clear_all as clear_caches
 from pyjax import tree_util as tree_util
 from pyjax import tree as tree
 from pyjax import errors as errors

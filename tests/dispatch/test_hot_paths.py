@@ -15,6 +15,7 @@ import pyjax.numpy as jnp
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import Primitive, registry
 from pyjax._src.dispatch import eager as dispatch
+from pyjax.test_util import cache_sizes, count_compiles
 from pyjax._src.runtime import XlaRuntimeError, get_client
 
 F32_4 = (np.float32, (4,))
@@ -189,40 +190,34 @@ def test_eager_multiple_results_primitive():
 
 
 def test_fast_caches_are_bounded(monkeypatch):
-    monkeypatch.setattr(dispatch, "_FAST_CACHE_MAX", 4)
-    monkeypatch.setattr(dispatch, "_RUNNER_AVALS_MAX", 4)
-    monkeypatch.setattr(dispatch, "_RUNNER_PER_AVAL_MAX", 4)
+    monkeypatch.setattr(dispatch._primitives, "max_size", 4)
     for n in range(1, 10):
         a = jnp.asarray(np.ones(n, np.float32))
         np.testing.assert_allclose(jnp.sin(a), np.sin(np.ones(n)), rtol=1e-6)
         np.testing.assert_allclose(a * float(n) + a, np.full(n, n + 1.0))
         np.testing.assert_allclose(jnp.negative(a), -np.ones(n))  # the general eager path
+        assert len(dispatch._primitives.fast) <= 4
     b = jnp.ones(3)
     for k in range(1, 10):  # many scalars with one aval
         np.testing.assert_allclose(b * float(k), np.full(3, float(k)))
-    assert len(dispatch._fast_cache) <= 4
-    for cache in dispatch._runner_caches:
-        assert len(cache) <= 4
-        assert all(len(inner) <= 4 for inner in cache.values() if isinstance(inner, dict))
+        assert len(dispatch._primitives.fast) <= 4
+    assert cache_sizes()["eager primitives"] <= 4
 
 
 def test_primitive_cache_is_a_bounded_lru(monkeypatch):
     from pyjax import lax
-    monkeypatch.setattr(dispatch, "_PRIMITIVE_CACHE_MAX", 3)
-    compiles = []
-    real = dispatch._compile_primitive
-    monkeypatch.setattr(dispatch, "_compile_primitive",
-                        lambda *a: compiles.append(a[0]) or real(*a))
-    dispatch.clear_caches()
+    monkeypatch.setattr(dispatch._primitives, "max_size", 3)
+    pyjax.clear_caches()
     x = jnp.ones(3)
     keep = lambda i, c: c * 2.0  # noqa: E731 - the same body every call: one executable
     np.testing.assert_allclose(lax.fori_loop(0, 2, keep, x), 4.0)
     for k in range(8):  # a fresh body per call: a new executable per call, old ones dropped
-        before = len(compiles)
-        np.testing.assert_allclose(lax.fori_loop(0, 3, lambda i, c: c + float(k), x), 1 + 3 * k)
-        np.testing.assert_allclose(lax.fori_loop(0, 2, keep, x), 4.0)
-        assert len(dispatch._primitive_cache) <= 3
-        assert len(compiles) == before + 1  # keep's stays: it is used every round (LRU)
+        with count_compiles() as n:
+            np.testing.assert_allclose(lax.fori_loop(0, 3, lambda i, c: c + float(k), x),
+                                       1 + 3 * k)
+            np.testing.assert_allclose(lax.fori_loop(0, 2, keep, x), 4.0)
+        assert cache_sizes()["eager primitives"] <= 3
+        assert n() == 1  # keep's stays: it is used every round (LRU)
 
 
 # --- cached jit calls ----------------------------------------------------------------------

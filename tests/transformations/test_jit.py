@@ -283,7 +283,7 @@ def test_compiled_signatures_are_bounded(monkeypatch):
     for n in range(1, 7):
         for k in (2, 3):
             np.testing.assert_allclose(f(jnp.ones(n), k), np.full(n, float(k)))
-        assert len(f._cache) <= 3 and len(f._trace_cache) <= 3
+        assert f._cache_size() <= 3
     np.testing.assert_allclose(f(jnp.ones(1), 2), [2.0])  # dropped long ago: compiled again
     np.testing.assert_allclose(f(jnp.ones(6), 3), np.full(6, 3.0))
     from pyjax._src.numpy import reductions
@@ -291,4 +291,4 @@ def test_compiled_signatures_are_bounded(monkeypatch):
     monkeypatch.setattr(compiled, "max_entries", 2)
     for n in range(1, 6):
         np.testing.assert_allclose(jnp.sum(jnp.ones((n, 2)), axis=0), [n, n])
-        assert len(compiled._cache) <= 2
+        assert compiled._cache_size() <= 2

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyjax._src.core import pytree
+from pyjax._src.core.axes import canonicalize_axis
 from pyjax._src.core.array import Array
 from pyjax._src.core.trace import Tracer
 from pyjax._src.dispatch import eager as dispatch
@@ -123,12 +124,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
                          f"{elems!r}.")
     leaves = [_as_array(x) for x in leaves]
     ndim = leaves[0].ndim
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, (bool, np.bool_)):
-        raise TypeError(f"lax.associative_scan: axis must be an int, got {axis!r}.")
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"lax.associative_scan: axis {axis} is out of bounds for the "
-                         f"{ndim}-dimensional first leaf of elems (shape {leaves[0].shape}).")
-    axis = int(axis) % ndim
+    axis = canonicalize_axis(axis, ndim, fun="lax.associative_scan")  # of the first leaf
     if any(x.ndim <= axis for x in leaves):
         raise ValueError("lax.associative_scan: every array in elems needs an axis "
                          f"{axis}; saw shapes {[tuple(x.shape) for x in leaves]}.")

@@ -18,7 +18,7 @@ from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr
 from pyjax._src.core.rules import Zero, not_mapped
-from pyjax._src.core.trace import Tracer, get_aval
+from pyjax._src.core.trace import Tracer, aval_of
 from pyjax._src.interpreters import ad, batching, staging
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import batch_util
@@ -29,11 +29,6 @@ _state = trace_mod._state
 # ---- tracing user functions ----
 
 _trace_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def aval_of(x) -> ShapedArray:
-    a = getattr(x, "aval", None)
-    return a if isinstance(a, ShapedArray) else get_aval(x)
 
 
 def trace_fun(fun, in_tree, in_avals, name, transform):

@@ -239,6 +239,19 @@ def get_aval(x) -> ShapedArray:
                     "array, a NumPy array or a Python bool, int, float or complex scalar.")
 
 
+def aval_of(x) -> ShapedArray:
+    """The abstract value of ``x``: its ``aval`` attribute when it has one (arrays, tracers,
+    key arrays), else ``get_aval(x)``."""
+    a = getattr(x, "aval", None)
+    return a if a is not None and not isinstance(x, type) else get_aval(x)
+
+
+def shape_of(x) -> tuple:
+    """The shape of an array, tracer or host value (Python scalars and sequences included)."""
+    s = getattr(x, "shape", None)
+    return tuple(s) if s is not None and not isinstance(x, type) else tuple(np.shape(x))
+
+
 def is_valid_jaxtype(x) -> bool:
     try:
         get_aval(x)

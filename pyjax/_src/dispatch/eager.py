@@ -4,43 +4,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
 from pyjax._src.core import primitive as primitive_mod
 from pyjax._src.core import trace as trace_mod
-from pyjax._src.core.array import ArrayImpl, array_from_buffer, default_device, from_numpy
+from pyjax._src.core.array import ArrayImpl, array_from_buffer, from_numpy
 from pyjax._src.core.errors import UnexpectedTracerError
-from pyjax._src.core.jaxpr import Eqn, Jaxpr, Var
 from pyjax._src.core.trace import Trace, Tracer, get_aval
-from pyjax._src.interpreters import lowering
+from pyjax._src.dispatch import cache as cache_mod
+from pyjax._src.dispatch import compiler, devices
+from pyjax._src.dispatch.cache import Cache
 
 config = config_mod.config
 
-# (primitive, params, input avals) -> (executable, output avals), least recently used first.
-# Bounded: eager control flow with a fresh lambda per call makes new params every call, and a
-# small executable holds about 0.25 MB (measured), so 2048 of them stay under about 0.5 GB.
-_primitive_cache: dict = {}
-_PRIMITIVE_CACHE_MAX = 2048
-# The hot path's first-level cache: (primitive, id(aval), ...) for calls without params ->
-# (run, out_aval or None, out_avals, avals). Identity keys hash in C (ShapedArray's hash is
-# a Python method) and eager results share their entry's aval objects, so a loop of eager
-# ops hits it; the entry keeps the avals alive, so their ids cannot be reused meanwhile.
-_fast_cache: dict = {}
-_FAST_CACHE_MAX = 4096
-_scalar_cache: dict = {}
-_SCALAR_CACHE_MAX = 1024
-
-
-def clear_caches():
-    _primitive_cache.clear()
-    _fast_cache.clear()
-    _scalar_cache.clear()
-    for cache in _runner_caches:
-        cache.clear()
+# One-op executables: (primitive, params, *input avals) -> (executable, output avals). Its
+# first level (``fast``) serves the hot paths by identity: (primitive, id(aval), ...) for
+# calls without params, and (tag, id(aval), scalar or id(aval)) for the operator and ufunc
+# runners below; each of those values holds the avals whose ids are in its key.
+_primitives = Cache("eager primitives")
+_fast = _primitives.fast
+# Device arrays of Python and NumPy scalars, by value (the hot paths read ``entries``).
+_scalars = Cache("host scalars")
+_scalar_cache = _scalars.entries
 
 
 def _on_x64_change(*_):
-    clear_caches()
+    cache_mod.clear_all()  # avals and dtypes mean other things now
 
 
 config.on_change("jax_enable_x64", _on_x64_change)
@@ -58,9 +46,7 @@ def scalar_to_array(x, device=None) -> ArrayImpl:
     aval = get_aval(x)
     arr = from_numpy(np.asarray(x, aval.dtype), device, aval.weak_type)
     if device is None and x == x:  # NaN never finds its key again
-        if len(_scalar_cache) >= _SCALAR_CACHE_MAX:
-            _scalar_cache.clear()
-        _scalar_cache[key] = arr
+        _scalars.put(key, arr)
     return arr
 
 
@@ -81,9 +67,7 @@ def to_array(x, device=None) -> ArrayImpl:
         if arr is None:
             aval = get_aval(x)
             arr = from_numpy(np.asarray(x, aval.dtype), None, False)
-            if len(_scalar_cache) >= _SCALAR_CACHE_MAX:
-                _scalar_cache.clear()
-            _scalar_cache[key] = arr
+            _scalars.put(key, arr)
         return arr
     if isinstance(x, (np.ndarray, np.generic)):
         aval = get_aval(x)
@@ -100,64 +84,12 @@ def to_array(x, device=None) -> ArrayImpl:
 
 
 def pick_device(arrays):
-    """The device to run on: that of any committed input (they must agree), else the default."""
-    dev = None
-    for a in arrays:
-        if a._committed:
-            d = a._buf.device
-            if dev is None:
-                dev = d
-            elif d is not dev and d != dev:
-                raise ValueError(
-                    "Received incompatible devices for computation: got argument on "
-                    f"{dev} and argument on {d}. Move them to one device with "
-                    "`pyjax.device_put` first.")
-    if dev is None:
-        for a in arrays:
-            return a._buf.device
-    return dev
+    """The device to run on (see ``devices.call_device``)."""
+    return devices.call_device(arrays)[0]
 
 
-def on_device(bufs, device):
-    """``bufs`` with those elsewhere copied to ``device``: uncommitted values (Python scalars,
-    constants, arrays made without a device) follow the committed ones."""
-    for b in bufs:
-        if b.device is not device:
-            return [b if b.device is device else b.copy_to_device(device) for b in bufs]
-    return bufs
-
-
-def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
-                  num_partitions=1, device_assignment=None, **lower_kw):
-    """Lower and compile a Jaxpr whose ``@main`` takes constvars then invars."""
-    text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
-                                 num_replicas=num_replicas, num_partitions=num_partitions,
-                                 **lower_kw)
-    in_types = [(a.dtype, a.shape) for a in
-                [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
-    out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
-    client = runtime.get_client()
-    return client.compile(text, in_types, out_types, num_replicas=num_replicas,
-                          num_partitions=num_partitions, device_assignment=device_assignment)
-
-
-def _compile_primitive(primitive, params, avals):
-    out = primitive.abstract_eval(*avals, **params)
-    out_avals = list(out) if primitive.multiple_results else [out]
-    invars = [Var(a) for a in avals]
-    outvars = [Var(a) for a in out_avals]
-    jaxpr = Jaxpr([], invars, outvars, [Eqn(primitive, invars, outvars, params)])
-    exe = compile_jaxpr(jaxpr, primitive.name)
-    return exe, tuple(out_avals)
-
-
-_DEFAULT_DEVICE = []
-
-
-def _default_device():
-    if not _DEFAULT_DEVICE:
-        _DEFAULT_DEVICE.append(default_device())
-    return _DEFAULT_DEVICE[0]
+on_device = devices.on_device
+_default_device = devices.default
 
 
 _new_array = ArrayImpl.__new__  # creating without ArrayImpl.__init__ saves a Python call
@@ -172,7 +104,7 @@ def apply_primitive(primitive, args, params):
         if type(x) is not ArrayImpl:
             x = to_array(x)
         aval = x.aval
-        entry = _fast_cache.get((primitive, id(aval)))
+        entry = _fast.get((primitive, id(aval)))
         if entry is None:
             entry = _fast_entry(primitive, (aval,), (primitive, id(aval)))
         b = x._buf
@@ -188,7 +120,7 @@ def apply_primitive(primitive, args, params):
             y = to_array(y) if c is None else c
         ax = x.aval
         ay = y.aval
-        entry = _fast_cache.get((primitive, id(ax), id(ay)))
+        entry = _fast.get((primitive, id(ax), id(ay)))
         if entry is None:
             entry = _fast_entry(primitive, (ax, ay), (primitive, id(ax), id(ay)))
         b = x._buf
@@ -206,36 +138,14 @@ def apply_primitive(primitive, args, params):
     return [array_from_buffer(av, o, committed) for av, o in zip(entry[2], outs)]
 
 
-_runner_caches: list = []  # the per-primitive caches of eager_binary/eager_unary
-# Their bounds: input avals (eager_unary: entries), and second operands per aval (binary).
-_RUNNER_AVALS_MAX = 256
-_RUNNER_PER_AVAL_MAX = 64
-_NOT_FAST = (None,)  # a cache entry: these operands take the general path
-
-
-def _new_runner_cache():
-    cache: dict = {}
-    _runner_caches.append(cache)
-    return cache
+_NOT_FAST = (None,)  # a first-level value: these operands take the general path
 
 
 def _runner_entry(primitive, avals, *extra):
     """(run, out_aval, *extra, avals): the executable's single-result runner (the avals
-    keep their ids, which key the caches, from being reused)."""
+    keep their ids, which key the first level, from being reused)."""
     exe, out_avals = _cached_executable(primitive, {}, avals)
     return (exe.single_result_runner(), out_avals[0], *extra, avals)
-
-
-def _store(cache, k1, k2, entry):
-    inner = cache.get(k1)
-    if inner is None:
-        if len(cache) >= _RUNNER_AVALS_MAX:
-            cache.clear()
-        inner = cache[k1] = {}
-    elif len(inner) >= _RUNNER_PER_AVAL_MAX:
-        inner.clear()
-    inner[k2] = entry
-    return entry
 
 
 def eager_binary(primitive, kinds, swapped=False):
@@ -247,19 +157,20 @@ def eager_binary(primitive, kinds, swapped=False):
     ``s`` (weakly typed: it must take ``x``'s dtype as it is), ``with_int`` for a Python int and
     ``with_array(x, y)`` for an ArrayImpl ``y``. Each gives the result,
     or None when a trace is active or the operands need the general path. This is the hot
-    path of eager ``x + 1.0``: one call from the operator to PJRT.
+    path of eager ``x + 1.0``: one call from the operator to PJRT. Its runners live in the
+    first level of the eager primitive cache, under keys that start with a tag of their own.
     """
     if primitive.multiple_results or primitive.impl is not None:
         raise ValueError(f"{primitive} has no eager single-result fast path")
-    by_array = _new_runner_cache()
     state = trace_mod._state
     new_array = _new_array
+    fast = _fast
+    remember = _primitives.remember
 
-    def scalar_entry(x, s, cache):
-        key = s
+    def scalar_entry(x, s, key):
         t = type(s)
         if t is float and not s:  # 0.0 and -0.0 are equal keys: leave zeros to the general path
-            return _NOT_FAST
+            return remember(key, _NOT_FAST + (x.aval,))
         if t is int and s and x.aval.dtype.kind == "f":  # a weak int takes x's float dtype
             try:
                 get_aval(s)  # the general path's range check (OverflowError)
@@ -274,18 +185,20 @@ def eager_binary(primitive, kinds, swapped=False):
                 return _NOT_FAST
         if (c.aval.dtype != x.aval.dtype or c.aval.weak_type is not True
                 or x.aval.dtype.kind not in kinds):
-            return _store(cache, id(x.aval), key, _NOT_FAST + (x.aval,))
+            return remember(key, _NOT_FAST + (x.aval,))
         avals = (c.aval, x.aval) if swapped else (x.aval, c.aval)
-        return _store(cache, id(x.aval), key, _runner_entry(primitive, avals, c._buf, c))
+        return remember(key, _runner_entry(primitive, avals, c._buf, c))
 
-    def with_scalar(cache):
+    def with_scalar():
+        tag = object()  # keys of this runner: (tag, id(x.aval), scalar)
+
         def run_scalar(x, s):
             if state.trace is not None:
                 return None
-            inner = cache.get(id(x.aval))
-            entry = None if inner is None else inner.get(s)
+            key = (tag, id(x.aval), s)
+            entry = fast.get(key)
             if entry is None:
-                entry = scalar_entry(x, s, cache)
+                entry = scalar_entry(x, s, key)
             run = entry[0]
             if run is None:
                 return None
@@ -302,19 +215,21 @@ def eager_binary(primitive, kinds, swapped=False):
             return r
         return run_scalar
 
+    array_tag = object()
+
     def with_array(x, y):
         if state.trace is not None:
             return None
         ax = x.aval
         ay = y.aval
-        inner = by_array.get(id(ax))
-        entry = None if inner is None else inner.get(id(ay))
+        key = (array_tag, id(ax), id(ay))
+        entry = fast.get(key)
         if entry is None:
             if ax.dtype != ay.dtype or ax.shape != ay.shape or ax.dtype.kind not in kinds:
                 entry = _NOT_FAST + (ax, ay)
             else:
                 entry = _runner_entry(primitive, (ay, ax) if swapped else (ax, ay))
-            _store(by_array, id(ax), id(ay), entry)
+            remember(key, entry)
         if entry[0] is None:
             return None
         b = x._buf
@@ -328,7 +243,7 @@ def eager_binary(primitive, kinds, swapped=False):
         r._committed = x._committed or y._committed
         r._npy = None
         return r
-    return with_scalar(_new_runner_cache()), with_scalar(_new_runner_cache()), with_array
+    return with_scalar(), with_scalar(), with_array
 
 
 def eager_unary(primitive, kinds):
@@ -336,21 +251,20 @@ def eager_unary(primitive, kinds):
     ``kinds``, when no trace is active; else None (see ``eager_binary``)."""
     if primitive.multiple_results or primitive.impl is not None:
         raise ValueError(f"{primitive} has no eager single-result fast path")
-    cache = _new_runner_cache()
     state = trace_mod._state
     new_array = _new_array
+    fast = _fast
+    tag = object()
 
     def run(x):
         if state.trace is not None:
             return None
         ax = x.aval
-        entry = cache.get(id(ax))
+        key = (tag, id(ax))
+        entry = fast.get(key)
         if entry is None:
-            entry = (_runner_entry(primitive, (ax,)) if ax.dtype.kind in kinds
-                     else _NOT_FAST + (ax,))
-            if len(cache) >= _RUNNER_AVALS_MAX:
-                cache.clear()
-            cache[id(ax)] = entry
+            entry = _primitives.remember(key, _runner_entry(primitive, (ax,))
+                                         if ax.dtype.kind in kinds else _NOT_FAST + (ax,))
         if entry[0] is None:
             return None
         b = x._buf
@@ -366,54 +280,26 @@ def eager_unary(primitive, kinds):
 def _fast_entry(primitive, avals, key):
     exe, out_avals = _cached_executable(primitive, {}, avals)
     single = None if primitive.multiple_results else out_avals[0]
-    entry = (exe.execute_unchecked, single, out_avals, avals)
-    if len(_fast_cache) >= _FAST_CACHE_MAX:
-        _fast_cache.clear()
-    _fast_cache[key] = entry
-    return entry
+    return _primitives.remember(key, (exe.execute_unchecked, single, out_avals, avals))
 
 
 def _cached_executable(primitive, params, avals):
-    try:
-        key = (primitive, tuple(params.items()) if params else (), *avals)
-        entry = _primitive_cache.get(key)
-    except TypeError:  # unhashable params: compile without caching
-        key, entry = None, None
-    if entry is None:
-        entry = _compile_primitive(primitive, params, avals)
-        if key is not None:
-            while len(_primitive_cache) >= _PRIMITIVE_CACHE_MAX:
-                del _primitive_cache[next(iter(_primitive_cache))]  # the least recently used
-            _primitive_cache[key] = entry
-    elif key is not None:  # now the most recently used
-        del _primitive_cache[key]
-        _primitive_cache[key] = entry
-    return entry
+    """``(executable, out_avals)`` of ``primitive`` with ``params`` on ``avals``, compiled
+    once per key (unhashable params, e.g. a fresh lambda's Jaxpr, compile uncached)."""
+    key = (primitive, tuple(params.items()) if params else (), *avals)
+    return _primitives.lookup(key, lambda: compiler.compile_primitive(primitive, params, avals))
 
 
 def _apply_general(primitive, args, params):
     if primitive.impl is not None:
         return primitive.impl(*args, **params)
-    avals, bufs = [], []
-    device = None
-    committed = False
-    for x in args:
-        if type(x) is not ArrayImpl:
-            x = to_array(x)
-        avals.append(x.aval)
-        b = x._buf
-        bufs.append(b)
-        if x._committed:
-            if committed and b.device is not device:
-                pick_device([to_array(a) for a in args])  # raises the mixed-device error
-            device = b.device
-            committed = True
-        elif device is None:
-            device = b.device
-    exe, out_avals = _cached_executable(primitive, params, avals)
+    arrays = [x if type(x) is ArrayImpl else to_array(x) for x in args]
+    exe, out_avals = _cached_executable(primitive, params, [x.aval for x in arrays])
+    device, committed = devices.call_device(arrays)
+    bufs = [x._buf for x in arrays]
     if committed:
-        bufs = on_device(bufs, device)
-    outs = exe.execute_unchecked(bufs, device or _default_device())
+        bufs = devices.on_device(bufs, device)
+    outs = exe.execute_unchecked(bufs, device)
     if primitive.multiple_results:
         return [ArrayImpl(av, b, committed) for av, b in zip(out_avals, outs)]
     return ArrayImpl(out_avals[0], outs[0], committed)

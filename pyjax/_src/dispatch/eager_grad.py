@@ -20,7 +20,9 @@ from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
 from pyjax._src.core.rules import Zero
 from pyjax._src.core.trace import Trace, Tracer, get_aval
 from pyjax._src.interpreters import ad, staging
+from pyjax._src.dispatch import compiler, devices
 from pyjax._src.dispatch import eager as dispatch
+from pyjax._src.dispatch.cache import Cache
 from pyjax._src.interpreters import partial_eval as pe
 
 _state = trace_mod._state
@@ -43,8 +45,8 @@ _state = trace_mod._state
 # use as static values).
 
 _NEVER = "never"
-_records: dict = {}      # (code object, call signature) -> _Record or _NEVER
-_RECORDS_MAX = 256
+# (code object, call signature) -> _Record or _NEVER, across call sites
+_records = Cache("eager grad")
 _MAX_FAILS = 3           # departures from a record before its call site stops replaying
 _MAX_STEPS = 4096        # longer programs (unrolled Python loops) are not compiled whole
 _MISS = object()
@@ -400,7 +402,7 @@ class _Fused:
         dbg = staging.DebugInfo("<grad>", None, "grad")
         traced = staging.trace_to_jaxpr(fused, list(leaf_avals) + const_avals, dbg)
         call, consts = staging.convert_constvars_jaxpr(traced)
-        self.exe = dispatch.compile_jaxpr(call.jaxpr, "grad")
+        self.exe = compiler.compile_jaxpr(call.jaxpr, "grad")
         self.const_bufs = [dispatch.to_array(c)._buf for c in consts]
         in_nz, self.n_out, self.n_aux = box[0]
         n = self.n_out + self.n_aux
@@ -423,15 +425,7 @@ class _Fused:
     def __call__(self, primals, consts):
         arrays = primals + [c if type(c) is ArrayImpl else dispatch.to_array(c)
                             for c in consts] if consts else primals
-        device = None
-        committed = False
-        for a in arrays:
-            if a._committed:
-                committed = True
-                device = dispatch.pick_device(arrays)
-                break
-        if device is None:
-            device = arrays[0]._buf.device if arrays else dispatch._default_device()
+        device, committed = devices.call_device(arrays)
         bufs = self.exe.execute_unchecked(self.const_bufs + [a._buf for a in arrays], device)
         outs = [ArrayImpl(a, b, committed) for a, b in zip(self.out_avals, bufs)]
         n, m = self.n_out, self.n_out + self.n_aux
@@ -452,7 +446,7 @@ def grad_eager(local, code, key, fun, primals, has_aux, make_cts, signature):
 
     ``make_cts(primal_outs)`` checks the outputs and returns their cotangents; ``signature()``
     says what else about the call a replay must reproduce (e.g. output tree structures).
-    Records are kept per call site in ``local`` (a dict the caller owns) and, by ``code`` (the
+    Records are kept per call site in ``local`` (a ``Cache`` the caller owns) and, by ``code`` (the
     function's code object, or None), across call sites; ``key`` is the call's signature
     (input tree, avals, flags). Returns ``(primal outs, input cotangents (Zero or value), aux or
     None)``, as linearize + vjp would."""
@@ -481,7 +475,7 @@ def grad_eager(local, code, key, fun, primals, has_aux, make_cts, signature):
             done = trace.end_replay(outs, aux, signature())
             if done is not None:
                 if gkey is not None:
-                    local[key] = entry
+                    local.put(key, entry)
                 return done
             trace.catch_up()
         primals_out, cts_in, aux, rec = trace.end_forward(outs, aux, make_cts)
@@ -495,7 +489,7 @@ def grad_eager(local, code, key, fun, primals, has_aux, make_cts, signature):
         # this call: count it against that record, and give this call site its own
         entry.fails += 1
         if entry.fails >= _MAX_FAILS:
-            _records[gkey] = _NEVER
+            _records.put(gkey, _NEVER)
         entry = None
     fails = 0 if entry is None else entry.fails + 1
     if rec is not None and fails < _MAX_FAILS:
@@ -504,9 +498,7 @@ def grad_eager(local, code, key, fun, primals, has_aux, make_cts, signature):
         new = rec
     else:
         new = _NEVER
-    local[key] = new
+    local.put(key, new)
     if code is not None and (gkey is None or gkey not in _records):
-        if len(_records) >= _RECORDS_MAX:
-            _records.clear()
-        _records[(code, key)] = new
+        _records.put((code, key), new)
     return primals_out, cts_in, aux

@@ -24,43 +24,25 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core import trace as trace_mod
-from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Literal, eval_jaxpr
 from pyjax._src.core.rules import (  # noqa: F401 - re-exported for rule writers
     NOT_DIFFERENTIABLE, UndefinedPrimal, Zero, is_undefined_primal)
 from pyjax._src.core.trace import Trace, Tracer, get_aval
-from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters import staging
+# tangent values: one definition each, in the lax layer (the rules use them too)
+from pyjax._src.lax.ad_util import instantiate, tangent_aval  # noqa: F401 (re-exported)
+from pyjax._src.lax.ad_util import zeros as zeros_like_aval  # noqa: F401 (re-exported)
 
 _state = trace_mod._state
 float0 = dtypes.float0
+# Eagerly, ``eager_backward(linear closed Jaxpr, cts)`` may run a backward pass as one
+# compiled call (None: transpose op by op); installed by dispatch/eager_backward.py.
+eager_backward = None
 
 
 # ---- tangent values ----
-
-def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """The abstract value of tangents of ``aval``: itself for inexact dtypes, else float0."""
-    if dtypes.is_inexact(aval.dtype):
-        return aval
-    return ShapedArray(aval.shape, float0, False)
-
-
-def zeros_like_aval(aval: ShapedArray):
-    """A zero array of ``aval`` on the current trace (a NumPy array for float0)."""
-    if aval.dtype == float0:
-        return np.zeros(aval.shape, float0)
-    from pyjax._src.lax.shape_ops import broadcast_in_dim_p
-    z = broadcast_in_dim_p.bind(np.zeros((), aval.dtype)[()], shape=tuple(aval.shape),
-                                broadcast_dimensions=(), sharding=None)
-    return _like(z, aval)
-
-
-def instantiate(t):
-    """``t`` itself, or a zero array when it is a symbolic ``Zero``."""
-    return zeros_like_aval(t.aval) if type(t) is Zero else t
-
 
 def add_tangents(a, b):
     """The sum of two tangents (or cotangents) of one value; ``Zero``s cost nothing."""
@@ -228,8 +210,8 @@ class Linearized:
         cts = [c for c, nz in zip(cts, self.out_nonzero) if nz]
         j = self.jaxpr.jaxpr
         cts_in = None
-        if _state.trace is None and j.eqns:
-            cts_in = _eager_backward(self.jaxpr, cts)
+        if _state.trace is None and j.eqns and eager_backward is not None:
+            cts_in = eager_backward(self.jaxpr, cts)
         if cts_in is None:
             args = [UndefinedPrimal(v.aval) for v in j.invars]
             cts_in = backward_pass(j, self.jaxpr.consts, args, cts)
@@ -450,96 +432,3 @@ def _transpose_jaxpr(closed, linear, ct_nonzero):
 def _fun_name(closed):
     d = closed.jaxpr.debug_info
     return getattr(d, "fun_name", "<fun>") if d is not None else "<fun>"
-
-
-# ---- eager reverse mode: the backward pass as one executable ----
-# Eagerly, each transposed equation would be its own single-op executable. Instead, a linear
-# Jaxpr whose structure has been seen before has its transpose compiled once (keyed by that
-# structure) and run as one call with the residuals and cotangents as arguments. A structure
-# seen only once runs op by op, so one-off gradients never wait for a compile.
-
-_bwd_cache: dict = {}   # structure key -> 1 (seen once), 0 (run op by op), or _Backward
-_BWD_CACHE_MAX = 512
-# Equations whose transpose runs user code that may expect concrete values (custom_vjp's bwd).
-_EAGER_ONLY = {"custom_lin"}
-# Calls of an already compiled Jaxpr: a backward pass made only of them runs call by call.
-_CALLS = {"jit"}
-
-
-def _literal_key(v):
-    return (v.aval, np.asarray(v.val).tobytes())
-
-
-def _structure_key(jaxpr, consts):
-    ids = {}
-    for v in jaxpr.constvars:
-        ids[v] = len(ids)
-    for v in jaxpr.invars:
-        ids[v] = len(ids)
-    parts = [tuple([c.aval if type(c) is ArrayImpl else get_aval(c) for c in consts]),
-             tuple([v.aval for v in jaxpr.invars])]
-    for e in jaxpr.eqns:
-        ins = tuple([ids[v] if type(v) is not Literal else _literal_key(v) for v in e.invars])
-        parts.append((e.primitive, ins, tuple(e.params.items()) if e.params else ()))
-        for o in e.outvars:
-            ids[o] = len(ids)
-    parts.append(tuple([ids[v] if type(v) is not Literal else _literal_key(v)
-                        for v in jaxpr.outvars]))
-    key = tuple(parts)
-    hash(key)  # unhashable params: TypeError, no compiled path
-    return key
-
-
-def _eager_backward(closed, cts):
-    """The input cotangents by one compiled call, or None to transpose op by op."""
-    ct_nz = tuple(type(c) is not Zero for c in cts)
-    try:
-        key = (_structure_key(closed.jaxpr, closed.consts), ct_nz,
-               tuple(get_aval(c) for c, nz in zip(cts, ct_nz) if nz))
-    except TypeError:
-        return None
-    entry = _bwd_cache.get(key)
-    if type(entry) is not _Backward:
-        if entry is None:  # first sighting
-            if len(_bwd_cache) >= _BWD_CACHE_MAX:
-                _bwd_cache.clear()
-            _bwd_cache[key] = 1
-            return None
-        if entry == 0 or any(e.primitive.name in _EAGER_ONLY for e in closed.jaxpr.eqns) or all(
-                e.primitive.name in _CALLS for e in closed.jaxpr.eqns):
-            # (a backward pass of calls alone is already one compiled call per equation)
-            _bwd_cache[key] = 0
-            return None
-        try:
-            entry = _Backward(closed, ct_nz)
-        except Exception:  # noqa: BLE001 - op by op reports any real error
-            _bwd_cache[key] = 0
-            return None
-        _bwd_cache[key] = entry
-    to_array = dispatch.to_array
-    args = [c if type(c) is ArrayImpl else to_array(c) for c in closed.consts]
-    args += [c if type(c) is ArrayImpl else to_array(c) for c, nz in zip(cts, ct_nz) if nz]
-    return entry(args)
-
-
-class _Backward:
-    __slots__ = ("exe", "const_bufs", "out_avals", "in_nz", "in_avals")
-
-    def __init__(self, closed, ct_nz):
-        j = closed.jaxpr
-        nconst = len(j.constvars)
-        opened = ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), [])
-        t_closed, t_consts, self.in_nz = _transpose_jaxpr(
-            opened, [False] * nconst + [True] * len(j.invars), ct_nz)
-        self.exe = dispatch.compile_jaxpr(t_closed.jaxpr, "backward")
-        self.const_bufs = [dispatch.to_array(c)._buf for c in t_consts]
-        self.out_avals = t_closed.out_avals
-        self.in_avals = [tangent_aval(v.aval) for v in j.invars]
-
-    def __call__(self, arrays):
-        device = dispatch.pick_device(arrays) if arrays else None
-        bufs = self.exe.execute_unchecked(self.const_bufs + [a._buf for a in arrays],
-                                          device or dispatch._default_device())
-        committed = any(a._committed for a in arrays)
-        outs = iter(ArrayImpl(a, b, committed) for a, b in zip(self.out_avals, bufs))
-        return [next(outs) if nz else Zero(a) for nz, a in zip(self.in_nz, self.in_avals)]

@@ -9,6 +9,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import registry
 from pyjax._src.core.rules import Zero, is_undefined_primal  # noqa: F401 (for rule writers)
 from pyjax._src.lax.base import aval_of
@@ -31,21 +32,20 @@ def zero_tangent(aval: ShapedArray) -> Zero:
 
 
 def zeros(aval: ShapedArray):
-    """Concrete zeros of ``aval``'s shape and dtype (float0 avals give zeros of float32, which
-    never reach a rule that reads them)."""
-    dt = aval.dtype
-    if dt == dtypes.float0:
-        dt = np.dtype(np.float32)
-    return registry["broadcast_in_dim"].bind(np.zeros((), dt), shape=tuple(aval.shape),
-                                             broadcast_dimensions=(), sharding=None)
+    """Zeros of ``aval`` on the current trace, with its weak type when concrete; a NumPy
+    array for float0 avals (the tangents of integer values, which nothing computes with)."""
+    if aval.dtype == dtypes.float0:
+        return np.zeros(aval.shape, dtypes.float0)
+    z = registry["broadcast_in_dim"].bind(np.zeros((), aval.dtype)[()], shape=tuple(aval.shape),
+                                          broadcast_dimensions=(), sharding=None)
+    if type(z) is ArrayImpl and z.aval.weak_type != aval.weak_type:
+        z = ArrayImpl(aval, z._buf, z._committed, z._npy)  # same buffer, the aval's weak type
+    return z
 
 
-def instantiate(t, primal):
-    """``t`` itself, or zeros like ``primal`` (a value or an aval) when ``t`` is a ``Zero``."""
-    if type(t) is not Zero:
-        return t
-    aval = primal if isinstance(primal, ShapedArray) else aval_of(primal)
-    return zeros(aval)
+def instantiate(t):
+    """``t`` itself, or zeros of its aval when it is a symbolic ``Zero``."""
+    return zeros(t.aval) if type(t) is Zero else t
 
 
 def linear_jvp(name, linear_argnums=None, tangent_params=None):
@@ -66,7 +66,7 @@ def linear_jvp(name, linear_argnums=None, tangent_params=None):
             return out, zero_tangent(aval_of(out))
         args = list(primals)
         for i in argnums:
-            args[i] = instantiate(tangents[i], primals[i])
+            args[i] = instantiate(tangents[i])
         tparams = params if tangent_params is None else tangent_params(params)
         return out, prim.bind(*args, **tparams)
 

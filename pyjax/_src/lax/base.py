@@ -5,7 +5,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.core.trace import Tracer, get_aval
+from pyjax._src.core.trace import Tracer, aval_of  # noqa: F401 (aval_of: for the lax modules)
 from pyjax._src.lowering import mlir
 
 # dtype kinds a primitive accepts: f=real floating, c=complex, i=signed int, u=unsigned, b=bool
@@ -63,10 +63,6 @@ def all_weak(avals):
     return all(a.weak_type for a in avals)
 
 
-def aval_of(x) -> ShapedArray:
-    return x.aval if hasattr(x, "aval") and not isinstance(x, type) else get_aval(x)
-
-
 def is_python_scalar(x):
     return type(x) in (int, float, complex) or (
         isinstance(x, (int, float, complex)) and not isinstance(x, (bool, np.generic)))
@@ -122,10 +118,3 @@ def compare(ctx, x, y, direction, out_aval=None, ctype=None):
 def is_tracer(x):
     return isinstance(x, Tracer)
 
-
-def canonical_axis(axis, ndim, name="axis"):
-    if not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {axis!r}")
-    if not -ndim <= axis < max(ndim, 1) and not (ndim == 0 and axis in (0, -1)):
-        raise ValueError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
-    return int(axis) % ndim if ndim else 0

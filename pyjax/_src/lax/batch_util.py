@@ -13,15 +13,11 @@ from __future__ import annotations
 
 from pyjax._src.core.primitive import registry
 from pyjax._src.core.rules import not_mapped
-from pyjax._src.lax.base import aval_of
+from pyjax._src.core.trace import shape_of
 
 __all__ = ["not_mapped", "shape_of", "batch_size", "move_axis", "broadcast_batched",
            "bdim_to", "to_batched_axis", "elementwise_rule", "reduce_axes_rule",
            "axis_param_rule", "unbatched_rule"]
-
-
-def shape_of(x):
-    return tuple(aval_of(x).shape)
 
 
 def batch_size(args, dims):

@@ -608,7 +608,7 @@ def _select_n_jvp(primals, tangents):
     out = prims["select_n"].bind(which, *cases)
     if all(ad_util.is_zero(t) for t in tangents[1:]):
         return out, ad_util.zero_tangent(aval_of(out))
-    ts = [ad_util.instantiate(t, c) for t, c in zip(tangents[1:], cases)]
+    ts = [ad_util.instantiate(t) for t in tangents[1:]]
     return out, prims["select_n"].bind(which, *ts)
 
 

@@ -26,6 +26,7 @@ from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero, is_undefined_primal, not_mapped
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.core.axes import canonicalize_axis
 from pyjax._src.lax.base import aval_of
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "pshuffle",
@@ -391,9 +392,8 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     n = axis_size(name)
 
     def gather(leaf):
-        nd = aval_of(leaf).ndim
-        a = int(axis)
-        a = a + nd + (0 if tiled else 1) if a < 0 else a
+        nd = aval_of(leaf).ndim + (0 if tiled else 1)
+        a = canonicalize_axis(axis, nd, "axis", "all_gather", strict=False)
         return all_gather_p.bind(leaf, axis_name=name, all_gather_dimension=a, axis_size=n,
                                  tiled=bool(tiled), axis_index_groups=None)
     return pytree.tree_map(gather, x)

@@ -17,6 +17,7 @@ from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax.ad_util import linear_jvp, zero_cts, zero_tangent, zeros
+from pyjax._src.core.axes import canonicalize_axes, canonicalize_axis
 from pyjax._src.lax.base import aval_of
 from pyjax._src.lowering import mlir
 
@@ -276,17 +277,10 @@ reduce_or_p = prims["reduce_or"]
 reduce_xor_p = prims["reduce_xor"]
 
 
-def _canonical_axes(name, operand, axes):
-    if isinstance(axes, (int, np.integer)):
-        axes = (axes,)
-    ndim = aval_of(operand).ndim
-    out = []
-    for a in axes:
-        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
-            raise TypeError(f"{name}: axes must be integers, got {tuple(axes)!r}")
-        a = int(a)
-        out.append(a + ndim if -ndim <= a < 0 else a)  # out-of-range is left to abstract_eval
-    return tuple(out)
+def _canonical_axes(name, operand, axes, what="axes"):
+    # out-of-range and repeated axes are left to abstract_eval (JAX's lax messages)
+    return canonicalize_axes(axes, aval_of(operand).ndim, what, name, allow_none=False,
+                             strict=False)
 
 
 def _make_reduce_fn(name):
@@ -370,7 +364,8 @@ def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - JAX'
             f"lax.reduce: general reductions with arbitrary Python computations are not "
             f"supported yet; {name} needs the identity {identity.item()!r} as init value, got "
             f"{init_val!r}.")
-    out = prims[name].bind(operand, axes=_canonical_axes("reduce", operand, dimensions))
+    out = prims[name].bind(operand, axes=_canonical_axes("reduce", operand, dimensions,
+                                                         "dimensions"))
     return out if single else (out,)
 
 
@@ -440,11 +435,7 @@ argmin_p = Primitive("argmin", abstract_eval=_argminmax_abstract_eval("argmin"),
 
 
 def _canonical_axis(name, operand, axis):
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise TypeError(f"{name}: axis must be an int, got {axis!r}")
-    ndim = aval_of(operand).ndim
-    axis = int(axis)
-    return axis + ndim if -ndim <= axis < 0 else axis
+    return canonicalize_axis(axis, aval_of(operand).ndim, "axis", name, strict=False)
 
 
 def argmax(operand, axis, index_dtype):

@@ -12,11 +12,12 @@ import operator
 
 import numpy as np
 
+from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import Array
 from pyjax._src.core.primitive import Primitive
-from pyjax._src.core.trace import Tracer
+from pyjax._src.core.trace import Tracer, shape_of
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero
 from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
@@ -56,40 +57,18 @@ def _check_shapelike(fn, arg, obj, nonneg=True):
         raise TypeError(f"{fn} {arg} must have every element be nonnegative, got {obj}.")
 
 
-def _canonicalize_shape(shape, fn):
-    """A user shape (sequence of concrete ints) as a tuple of Python ints."""
-    if not hasattr(shape, "__iter__") or isinstance(shape, (str, bytes)):
-        raise TypeError(f"{fn}: shapes must be 1D sequences of concrete values of integer type, "
-                        f"got {shape!r}.")
-    out = []
-    for d in shape:
-        if isinstance(d, Tracer):  # raises the tracer's own concretization error
-            d = operator.index(d)
-        try:
-            out.append(operator.index(d))
-        except TypeError:
-            raise TypeError(f"{fn}: shapes must be 1D sequences of concrete values of integer "
-                            f"type, got {tuple(shape)!r}.") from None
-    return tuple(out)
-
-
-def _canonicalize_axis(axis, ndim, fn="axis"):
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{fn}: axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
+def _shape_arg(shape, name, fn):
+    """A shape-like lax param (a sequence of ints); signs and ranges are judged by the
+    primitive's abstract evaluation, with JAX's messages."""
+    return axes_mod.canonicalize_shape(shape, name, fn, scalar_ok=False, allow_negative=True)
 
 
 def _is_array(x):
     return isinstance(x, (Array, Tracer))
 
 
-def _shape(x):
-    return x.shape if _is_array(x) else aval_of(x).shape
-
-
 def _ndim(x):
-    return len(_shape(x))
+    return len(shape_of(x))
 
 
 def _as_scalar_of(value, dtype, weak):
@@ -741,8 +720,9 @@ iota_p = Primitive("iota", abstract_eval=_iota_abstract_eval, lower=_iota_lower,
 def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
     """Broadcast ``operand`` to ``shape``; operand dimension ``i`` becomes output dimension
     ``broadcast_dimensions[i]`` (operand dimensions of size 1 are stretched)."""
-    shape = _canonicalize_shape(shape, "broadcast_in_dim")
-    bdims = _canonicalize_shape(broadcast_dimensions, "broadcast_in_dim")
+    shape = _shape_arg(shape, "shape", "broadcast_in_dim")
+    bdims = _shape_arg(broadcast_dimensions, "broadcast_dimensions",
+                       "broadcast_in_dim")
     if (out_sharding is None and _is_array(operand) and operand.shape == shape
             and bdims == tuple(range(len(shape)))):
         return operand
@@ -753,17 +733,17 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
 def broadcast(operand, sizes, out_sharding=None):
     """Add leading dimensions of ``sizes`` to ``operand``: the result has shape
     ``sizes + operand.shape``."""
-    sizes = _canonicalize_shape(sizes, "broadcast")
+    sizes = _shape_arg(sizes, "sizes", "broadcast")
     nd = _ndim(operand)
     dims = tuple(range(len(sizes), len(sizes) + nd))
-    return broadcast_in_dim(operand, sizes + tuple(_shape(operand)), dims,
+    return broadcast_in_dim(operand, sizes + tuple(shape_of(operand)), dims,
                             out_sharding=out_sharding)
 
 
 def broadcast_to_rank(x, rank):
     """Add leading size-1 dimensions to ``x`` until it has rank ``rank``."""
     nd = _ndim(x)
-    rank = operator.index(rank)
+    rank = axes_mod.index(rank, "rank", "broadcast_to_rank")
     if nd == rank and _is_array(x):
         return x
     return broadcast(x, (1,) * max(rank - nd, 0))
@@ -772,10 +752,10 @@ def broadcast_to_rank(x, rank):
 def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
     """Reshape ``operand`` to ``new_sizes`` (row-major). With ``dimensions``, the operand is
     first transposed by that permutation (JAX's ``lax.reshape`` semantics)."""
-    new_sizes = _canonicalize_shape(new_sizes, "reshape")
-    shape = _shape(operand)
+    new_sizes = _shape_arg(new_sizes, "new_sizes", "reshape")
+    shape = shape_of(operand)
     if dimensions is not None:
-        dimensions = _canonicalize_shape(dimensions, "reshape")
+        dimensions = _shape_arg(dimensions, "dimensions", "reshape")
         if dimensions == tuple(range(len(shape))):
             dimensions = None
     if (dimensions is None and out_sharding is None and _is_array(operand)
@@ -788,8 +768,9 @@ def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
 def squeeze(array, dimensions):
     """Remove the size-1 ``dimensions`` (negative values count from the end)."""
     nd = _ndim(array)
-    dims = tuple(sorted(_canonicalize_axis(d, nd, "squeeze") for d in
-                        _canonicalize_shape(dimensions, "squeeze")))
+    # repeated dimensions are left to the primitive ("not unique", as in JAX)
+    dims = tuple(sorted(axes_mod.canonicalize_axes(dimensions, nd, "dimensions", "squeeze",
+                                                   allow_none=False, unique=False)))
     if not dims and _is_array(array):
         return array
     return squeeze_p.bind(array, dimensions=dims)
@@ -798,14 +779,10 @@ def squeeze(array, dimensions):
 def expand_dims(array, dimensions):
     """Insert size-1 dimensions at ``dimensions`` (positions in the result; negative values
     count from the end of the result)."""
-    dimensions = _canonicalize_shape(dimensions, "expand_dims")
-    if len(set(dimensions)) != len(dimensions):
-        raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
-    shape = list(_shape(array))
-    nd_out = len(shape) + len(dimensions)
-    dims = [_canonicalize_axis(d, nd_out, "expand_dims") for d in dimensions]
-    if len(set(dims)) != len(dims):
-        raise ValueError(f"repeated axis in lax.expand_dims: {tuple(dims)}")
+    shape = list(shape_of(array))
+    nd_out = len(shape) + (len(dimensions) if isinstance(dimensions, (tuple, list)) else 1)
+    dims = axes_mod.canonicalize_axes(dimensions, nd_out, "dimensions", "expand_dims",
+                                      allow_none=False)
     for d in sorted(dims):
         shape.insert(d, 1)
     kept = tuple(i for i in range(nd_out) if i not in set(dims))
@@ -815,7 +792,7 @@ def expand_dims(array, dimensions):
 def transpose(operand, permutation):
     """Permute the dimensions of ``operand``: output dimension ``i`` is operand dimension
     ``permutation[i]``."""
-    perm = _canonicalize_shape(permutation, "transpose")
+    perm = _shape_arg(permutation, "permutation", "transpose")
     if perm == tuple(range(_ndim(operand))) and _is_array(operand):
         return operand
     return transpose_p.bind(operand, permutation=perm)
@@ -823,14 +800,14 @@ def transpose(operand, permutation):
 
 def rev(operand, dimensions):
     """Reverse ``operand`` along each of ``dimensions``."""
-    return rev_p.bind(operand, dimensions=_canonicalize_shape(dimensions, "rev"))
+    return rev_p.bind(operand, dimensions=_shape_arg(dimensions, "dimensions", "rev"))
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - JAX's name
     """The static slice ``operand[start:limit:stride, ...]``; strides must be positive."""
-    start = _canonicalize_shape(start_indices, "slice")
-    limit = _canonicalize_shape(limit_indices, "slice")
-    strides = None if strides is None else _canonicalize_shape(strides, "slice")
+    start = _shape_arg(start_indices, "start_indices", "slice")
+    limit = _shape_arg(limit_indices, "limit_indices", "slice")
+    strides = None if strides is None else _shape_arg(strides, "strides", "slice")
     if strides is not None and all(s == 1 for s in strides) and len(strides) == len(start):
         strides = None
     if (_is_array(operand) and strides is None and all(s == 0 for s in start)
@@ -841,8 +818,8 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
     """``slice`` along one axis; ``None`` and negative indices behave as in Python slices."""
-    shape = _shape(operand)
-    axis = _canonicalize_axis(axis, len(shape), "slice_in_dim")
+    shape = shape_of(operand)
+    axis = axes_mod.canonicalize_axis(axis, len(shape), "axis", "slice_in_dim")
     n = shape[axis]
     start = 0 if start_index is None else operator.index(start_index)
     limit = n if limit_index is None else operator.index(limit_index)
@@ -855,9 +832,9 @@ def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
 
 def index_in_dim(operand, index, axis=0, keepdims=True):
     """``operand[..., index, ...]`` along ``axis`` for a static ``index``."""
-    shape = _shape(operand)
+    shape = shape_of(operand)
     index = operator.index(index)
-    axis = _canonicalize_axis(axis, len(shape), "index_in_dim")
+    axis = axes_mod.canonicalize_axis(axis, len(shape), "axis", "index_in_dim")
     n = shape[axis]
     if not -n <= index < n:
         raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
@@ -873,12 +850,12 @@ def _split_indices(start_indices, nd):
     elif isinstance(start_indices, np.ndarray) or _is_array(start_indices):
         if _ndim(start_indices) != 1:
             raise ValueError("Slice indices must be a 1D sequence, got "
-                             f"{_shape(start_indices)}")
+                             f"{shape_of(start_indices)}")
         if isinstance(start_indices, np.ndarray):
             idx = list(start_indices)
         else:
             idx = [reshape(slice(start_indices, (i,), (i + 1,)), ())
-                   for i in range(_shape(start_indices)[0])]
+                   for i in range(shape_of(start_indices)[0])]
     else:
         raise TypeError("start_indices must be a sequence of scalar indices or a 1-D integer "
                         f"array, got {type(start_indices).__name__}")
@@ -937,20 +914,21 @@ def _dynamic_indices(operand_shape, start_indices, allow_negative_indices=True):
 def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
     """The slice of ``operand`` of static size ``slice_sizes`` at (possibly traced)
     ``start_indices``. Starts are clamped so the slice fits inside ``operand``, as in XLA."""
-    shape = _shape(operand)
+    shape = shape_of(operand)
     idx = _dynamic_indices(shape, start_indices, allow_negative_indices)
-    sizes = _canonicalize_shape(slice_sizes, "dynamic_slice")
+    sizes = _shape_arg(slice_sizes, "slice_sizes", "dynamic_slice")
     return dynamic_slice_p.bind(operand, *idx, slice_sizes=sizes)
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
                          allow_negative_indices=True):
     """``dynamic_slice`` along one axis: ``operand[..., start:start + slice_size, ...]``."""
-    shape = _shape(operand)
-    axis = _canonicalize_axis(axis, len(shape), "dynamic_slice_in_dim")
+    shape = shape_of(operand)
+    axis = axes_mod.canonicalize_axis(axis, len(shape), "axis", "dynamic_slice_in_dim")
     starts = [0] * len(shape)
     sizes = list(shape)
-    starts[axis], sizes[axis] = start_index, operator.index(slice_size)
+    starts[axis] = start_index
+    sizes[axis] = axes_mod.index(slice_size, "slice_size", "dynamic_slice_in_dim")
     allow = [True] * len(shape)
     allow[axis] = bool(allow_negative_indices)
     return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow)
@@ -959,7 +937,7 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
 def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *,
                          allow_negative_indices=True):
     """``operand[..., index, ...]`` along ``axis`` for a (possibly traced) ``index``."""
-    axis = _canonicalize_axis(axis, _ndim(operand), "dynamic_index_in_dim")
+    axis = axes_mod.canonicalize_axis(axis, _ndim(operand), "axis", "dynamic_index_in_dim")
     result = dynamic_slice_in_dim(operand, index, 1, axis,
                                   allow_negative_indices=allow_negative_indices)
     return result if keepdims else squeeze(result, (axis,))
@@ -968,7 +946,7 @@ def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *,
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
     """``operand`` with ``update`` written at (possibly traced) ``start_indices``; starts are
     clamped so ``update`` fits inside ``operand``."""
-    shape = _shape(operand)
+    shape = shape_of(operand)
     update = _match_dtype(update, aval_of(operand).dtype)
     idx = _dynamic_indices(shape, start_indices, allow_negative_indices)
     return dynamic_update_slice_p.bind(operand, update, *idx)
@@ -978,7 +956,7 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
                                 allow_negative_indices=True):
     """``dynamic_update_slice`` with a start index along ``axis`` only (zeros elsewhere)."""
     nd = _ndim(operand)
-    axis = _canonicalize_axis(axis, nd, "dynamic_update_slice_in_dim")
+    axis = axes_mod.canonicalize_axis(axis, nd, "axis", "dynamic_update_slice_in_dim")
     starts = [0] * nd
     starts[axis] = start_index
     allow = [True] * nd
@@ -989,11 +967,11 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
 def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
     """Write ``update`` (of rank ``operand.ndim`` or one less) at ``index`` along ``axis``."""
     nd = _ndim(operand)
-    axis = _canonicalize_axis(axis, nd, "dynamic_update_index_in_dim")
+    axis = axes_mod.canonicalize_axis(axis, nd, "axis", "dynamic_update_index_in_dim")
     if _ndim(update) != nd:
         if _ndim(update) + 1 != nd:
             raise TypeError("dynamic_update_index_in_dim update must have rank equal to the "
-                            f"operand rank {nd} or one less, got update shape {_shape(update)}")
+                            f"operand rank {nd} or one less, got update shape {shape_of(update)}")
         update = expand_dims(update, (axis,))
     return dynamic_update_slice_in_dim(operand, update, index, axis,
                                        allow_negative_indices=allow_negative_indices)
@@ -1004,8 +982,7 @@ def concatenate(operands, dimension):
     operands = list(operands)
     if not operands:
         raise ValueError("concatenate requires a non-empty sequence of arrays")
-    if not _is_int(dimension):
-        raise TypeError(f"concatenate dimension must be an integer, got {dimension!r}")
+    dimension = axes_mod.index(dimension, "dimension", "concatenate")
     if len(operands) == 1 and _is_array(operands[0]):
         op = operands[0]
         if not 0 <= dimension < op.ndim:  # still report a bad dimension
@@ -1029,14 +1006,15 @@ def pad(operand, padding_value, padding_config):
 def broadcasted_iota(dtype, shape, dimension, out_sharding=None):
     """An array of ``shape`` whose values count up along ``dimension``."""
     dtype = dtypes.canonicalize_dtype(dtype)
-    shape = _canonicalize_shape(shape, "broadcasted_iota")
-    return iota_p.bind(dtype=dtype, shape=shape, dimension=operator.index(dimension),
+    shape = _shape_arg(shape, "shape", "broadcasted_iota")
+    return iota_p.bind(dtype=dtype, shape=shape, dimension=axes_mod.index(dimension, "dimension",
+                                                                "broadcasted_iota"),
                        sharding=out_sharding)
 
 
 def iota(dtype, size, out_sharding=None):
     """``[0, 1, ..., size - 1]`` as ``dtype`` (like ``numpy.arange``)."""
-    return broadcasted_iota(dtype, (operator.index(size),), 0, out_sharding)
+    return broadcasted_iota(dtype, (axes_mod.index(size, "size", "iota"),), 0, out_sharding)
 
 
 def _scalar_check(fn, fill_value):
@@ -1049,7 +1027,7 @@ def _scalar_check(fn, fill_value):
 def full(shape, fill_value, dtype=None, out_sharding=None):
     """An array of ``shape`` filled with the scalar ``fill_value``. With ``dtype=None`` the
     result has ``fill_value``'s dtype and is weakly typed when ``fill_value`` is."""
-    shape = _canonicalize_shape(shape, "full")
+    shape = _shape_arg(shape, "shape", "full")
     _scalar_check("full", fill_value)
     weak = dtype is None and dtypes.is_weakly_typed(fill_value)
     dtype = dtypes.canonicalize_dtype(aval_of(fill_value).dtype if dtype is None else dtype)
@@ -1062,7 +1040,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     scalar or anything with ``shape`` and ``dtype`` (e.g. a ``ShapeDtypeStruct``)."""
     if shape is None:
         shape = tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
-    shape = _canonicalize_shape(shape, "full_like")
+    shape = _shape_arg(shape, "shape", "full_like")
     _scalar_check("full_like", fill_value)
     weak = dtype is None and dtypes.is_weakly_typed(x)
     if dtype is None:
@@ -1078,7 +1056,7 @@ def zeros_like_array(x):
 
 def collapse(operand, start_dimension, stop_dimension=None):
     """Merge dimensions ``[start_dimension, stop_dimension)`` of ``operand`` into one."""
-    shape = tuple(_shape(operand))
+    shape = tuple(shape_of(operand))
     lo, hi, st = _builtin_slice(start_dimension, stop_dimension).indices(len(shape))
     if st != 1 or hi < lo:
         raise ValueError(f"collapse: invalid dimension range [{start_dimension}, "

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
@@ -85,10 +86,8 @@ _NAN = float("nan")  # one object, so NaN fill values compare equal in executabl
 
 
 def _ints(xs, what):
-    try:
-        return tuple(int(x) for x in xs)
-    except TypeError:
-        raise TypeError(f"{what} must be a sequence of ints, got {xs!r}") from None
+    # floats raise (int() would truncate them); ranges are checked by the primitives
+    return axes_mod.canonicalize_shape(xs, what, scalar_ok=False, allow_negative=True)
 
 
 def _check_dims(name, what, dims, rank):
@@ -589,7 +588,7 @@ def _scatter_jvp(primals, tangents, **params):
     if type(t_op) is Zero and type(t_upd) is Zero:
         out = scatter_p.bind(operand, indices, updates, **params)
         return out, zero_tangent(aval_of(out))
-    t_op, t_upd = instantiate(t_op, operand), instantiate(t_upd, updates)
+    t_op, t_upd = instantiate(t_op), instantiate(t_upd)
     if params["unique_indices"]:
         return (scatter_p.bind(operand, indices, updates, **params),
                 scatter_p.bind(t_op, indices, t_upd, **params))
@@ -672,7 +671,7 @@ def _make_scatter_extremal_jvp(name):
         out = prim.bind(operand, indices, updates, **params)
         if type(t_op) is Zero and type(t_upd) is Zero:
             return out, zero_tangent(aval_of(out))
-        t_op, t_upd = instantiate(t_op, operand), instantiate(t_upd, updates)
+        t_op, t_upd = instantiate(t_op), instantiate(t_upd)
         dn = params["dimension_numbers"]
         dt = aval_of(out).dtype
         at_dest = _gather_of_scatter(out, indices, aval_of(updates).shape, dn, params)

@@ -18,6 +18,7 @@ from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax import slicing
 from pyjax._src.lax.ad_util import zero_tangent
+from pyjax._src.core.axes import canonicalize_axis
 from pyjax._src.lax.base import aval_of
 from pyjax._src.lowering import mlir
 
@@ -180,24 +181,17 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
         if not 1 <= num_keys <= len(operand):
             raise ValueError(f"num_keys={num_keys} must be between 1 and "
                              f"len(operand)={len(operand)}")
-        ndim = aval_of(operand[0]).ndim
-        return tuple(sort_p.bind(*operand, dimension=_canonical_dimension(dimension, ndim),
+        dim = canonicalize_axis(dimension, aval_of(operand[0]).ndim, "dimension", "sort")
+        return tuple(sort_p.bind(*operand, dimension=dim,
                                  is_stable=bool(is_stable), num_keys=int(num_keys)))
     if num_keys != 1:
         raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
-    ndim = aval_of(operand).ndim
-    out, = sort_p.bind(operand, dimension=_canonical_dimension(dimension, ndim),
+    dim = canonicalize_axis(dimension, aval_of(operand).ndim, "dimension", "sort")
+    out, = sort_p.bind(operand, dimension=dim,
                        is_stable=bool(is_stable), num_keys=1)
     return out
 
 
-def _canonical_dimension(dimension, ndim):
-    if not isinstance(dimension, (int, np.integer)) or isinstance(dimension, bool):
-        raise TypeError(f"sort: dimension must be an int, got {dimension!r}")
-    if not -ndim <= dimension < ndim:
-        raise ValueError(f"sort: dimension {dimension} is out of bounds for an array of rank "
-                         f"{ndim}")
-    return int(dimension) % ndim
 
 
 def sort_key_val(keys, values, dimension=-1, is_stable=True):

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core import errors
 from pyjax._src.core.array import ArrayImpl, from_numpy
@@ -32,10 +33,6 @@ __all__ = [
 
 _int, _abs, _max, _min = builtins.int, builtins.abs, builtins.max, builtins.min
 _PY_SCALARS = (bool, int, float, complex)
-
-
-class _NegativeDimensionError(ValueError, TypeError):
-    """A negative dimension: a ValueError as in NumPy and a TypeError as in JAX."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -76,40 +73,6 @@ def _as_py_scalar(x, what):
     return x
 
 
-def _shape(shape, fun):
-    """A user shape (int or sequence of ints) as a tuple of non-negative Python ints."""
-    if isinstance(shape, (_int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
-        dims = (shape,)
-    elif _is_array(shape) or isinstance(shape, np.ndarray):
-        if np.ndim(shape) > 1:
-            raise TypeError(f"{fun}: shapes must be 1D sequences of concrete values of integer "
-                            f"type, got an array of shape {shape.shape}.")
-        dims = tuple(shape) if np.ndim(shape) == 1 else (shape,)
-    else:
-        try:
-            dims = tuple(shape)
-        except TypeError:
-            raise TypeError(f"{fun}: shapes must be 1D sequences of concrete values of integer "
-                            f"type, got {shape!r}.") from None
-    out = []
-    for d in dims:
-        if isinstance(d, Tracer):
-            d = operator.index(d)  # the tracer raises its concretization error
-        if isinstance(d, (bool, np.bool_)):
-            raise TypeError(f"{fun}: shapes must be 1D sequences of concrete values of integer "
-                            f"type, got {dims!r}.")
-        try:
-            d = operator.index(d)
-        except TypeError:
-            raise TypeError(f"{fun}: shapes must be 1D sequences of concrete values of integer "
-                            f"type, got {dims!r}.") from None
-        if d < 0:
-            raise _NegativeDimensionError(f"{fun}: negative dimensions are not allowed, got "
-                                          f"shape {dims!r}.")
-        out.append(d)
-    return tuple(out)
-
-
 def _dim(n, fun, what="N"):
     n = _as_py_scalar(n, f"argument {what} of {fun}")
     try:
@@ -117,7 +80,7 @@ def _dim(n, fun, what="N"):
     except TypeError:
         raise TypeError(f"{fun}: {what} must be an integer, got {n!r}") from None
     if n < 0:
-        raise _NegativeDimensionError(f"{fun}: negative dimensions are not allowed, got "
+        raise axes_mod.NegativeDimensionError(f"{fun}: negative dimensions are not allowed, got "
                                       f"{what}={n}")
     return n
 
@@ -239,7 +202,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
         val = np.asarray(object, dtypes.python_scalar_dtype(object) if dt is None else dt) \
             if not (t is int and dt is None) else None
         if val is None:
-            util.aval(object)  # raises OverflowError for ints out of the default int range
+            util.aval_of(object)  # raises OverflowError for ints out of the default int range
             val = np.asarray(object, dtypes.python_scalar_dtype(object))
         out = from_numpy(val, None, weak)
     elif isinstance(object, (np.ndarray, np.generic)):
@@ -262,7 +225,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
         else:
             for leaf in leaves:  # Python ints that do not fit the default int raise
                 if type(leaf) is int:
-                    util.aval(leaf)
+                    util.aval_of(leaf)
             out = from_numpy(_host_array(object, dt), None, False)
     elif object is None or isinstance(object, (str, bytes, dict, set)):
         raise TypeError(f"Value {object!r} with type {t} is not a valid JAX array type. "
@@ -335,7 +298,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
 
     With ``dtype=None`` the result takes ``fill_value``'s dtype (weakly typed for Python
     scalars, as in JAX)."""
-    shape = _shape(shape, "full")
+    shape = axes_mod.canonicalize_shape(shape, "shape", "full")
     dt = _check_dtype(dtype, "full")
     util.check_arraylike("full", fill_value)
     if util.ndim_of(fill_value) == 0:
@@ -347,21 +310,21 @@ def full(shape, fill_value, dtype=None, *, device=None):
 
 def zeros(shape, dtype=None, *, device=None):
     """An array of zeros (default dtype float32, or float64 with x64)."""
-    shape = _shape(shape, "zeros")
+    shape = axes_mod.canonicalize_shape(shape, "shape", "zeros")
     dt = _check_dtype(dtype, "zeros") or dtypes.default_float_dtype()
     return _place(lax_shape.full(shape, 0, dt), device)
 
 
 def ones(shape, dtype=None, *, device=None):
     """An array of ones (default dtype float32, or float64 with x64)."""
-    shape = _shape(shape, "ones")
+    shape = axes_mod.canonicalize_shape(shape, "shape", "ones")
     dt = _check_dtype(dtype, "ones") or dtypes.default_float_dtype()
     return _place(lax_shape.full(shape, 1, dt), device)
 
 
 def empty(shape, dtype=None, *, device=None):
     """Like ``zeros`` (pyjax arrays are always initialized)."""
-    shape = _shape(shape, "empty")
+    shape = axes_mod.canonicalize_shape(shape, "shape", "empty")
     dt = _check_dtype(dtype, "empty") or dtypes.default_float_dtype()
     return _place(lax_shape.full(shape, 0, dt), device)
 
@@ -373,7 +336,8 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
         util.check_arraylike("full_like", a)
     util.check_arraylike("full_like", fill_value)
     dt = _check_dtype(dtype, "full_like")
-    shp = tuple(util.shape_of(a)) if shape is None else _shape(shape, "full_like")
+    shp = util.shape_of(a) if shape is None else \
+        axes_mod.canonicalize_shape(shape, "shape", "full_like")
     if np.ndim(fill_value) != 0:
         out_dt = dt if dt is not None else dtypes.canonicalize_dtype(a.dtype) \
             if hasattr(a, "dtype") else util.dtype_of(a)
@@ -441,10 +405,7 @@ def _linspace_core(start, stop, num, endpoint, cdt, axis):
     stop = asarray(stop, cdt)
     bshape = util.broadcast_shapes(util.shape_of(start), util.shape_of(stop))
     nd = len(bshape) + 1
-    axis = operator.index(axis)
-    if not -nd <= axis < nd:
-        raise ValueError(f"axis {axis} is out of bounds for linspace output of dimension {nd}")
-    axis %= nd
+    axis = axes_mod.canonicalize_axis(axis, nd, fun="linspace")  # an axis of the output
     out_shape = bshape[:axis] + (num,) + bshape[axis:]
     bdims = tuple(i for i in range(nd) if i != axis)
     start, stop = util.broadcast_to(start, bshape), util.broadcast_to(stop, bshape)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyjax._src.core import dtypes as _dt
+from pyjax._src.core.axes import canonicalize_axes
 
 
 class _ScalarMeta(type):
@@ -233,11 +234,8 @@ def size(a, axis=None):
         for d in s:
             n *= d
         return n
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     n = 1
-    for ax in axes:
-        if not -len(s) <= ax < len(s):
-            raise ValueError(f"axis {ax} is out of bounds for array of dimension {len(s)}")
+    for ax in canonicalize_axes(axis, len(s), fun="size"):
         n *= s[ax]
     return n
 

@@ -17,12 +17,21 @@ import numpy as np
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.dispatch import eager as dispatch
-from pyjax._src.transformations.jit import jit
+from pyjax._src.transformations.jit import Jitted
 
 _OPERAND_TYPES = (ArrayImpl, bool, int, float, complex, type(None))
-# Signatures kept per function: eager code over ever new shapes must not keep an executable
-# for each (the oldest is dropped and compiled again if it comes back).
-_MAX_SIGNATURES = 128
+
+
+def _integral(a):
+    return type(a) is int or isinstance(a, np.integer)
+
+
+def _plain_axis(value):
+    """An ``axis`` that may key the compiled call: 1.0 and True equal 1 as keys, so only
+    integers (or None) may, and anything else goes through the function's own check."""
+    if value is None or _integral(value):
+        return True
+    return type(value) is tuple and all(_integral(a) for a in value)
 
 
 def _kind(value, static):
@@ -30,7 +39,7 @@ def _kind(value, static):
     None for anything else (a TypeError for an unhashable static value)."""
     if static:
         hash(value)
-        return False
+        return None if static == "axis" and not _plain_axis(value) else False
     t = type(value)
     return False if t in _OPERAND_TYPES else True if t is np.ndarray else None
 
@@ -41,12 +50,12 @@ def _operands_for_compiled(args, kwargs, static_pos, static_names):
     unhashable configuration value or an unsupported NumPy dtype."""
     host = False
     for i, a in enumerate(args):
-        h = _kind(a, i in static_pos)
+        h = _kind(a, static_pos.get(i, False))
         if h is None:
             return None
         host |= h
     for k, v in kwargs.items():
-        h = _kind(v, k in static_names)
+        h = _kind(v, k if k in static_names else False)
         if h is None:
             return None
         host |= h
@@ -64,10 +73,11 @@ def compiled_when_eager(*static_argnames):
     value) runs the function itself, so its behaviour and errors are its own."""
     def wrap(fn):
         params = list(inspect.signature(fn).parameters)
-        static_pos = frozenset(i for i, p in enumerate(params) if p in static_argnames)
+        static_pos = {i: p for i, p in enumerate(params) if p in static_argnames}
         static_names = frozenset(static_argnames)
-        compiled = jit(fn, static_argnames=static_argnames)
-        compiled.max_entries = _MAX_SIGNATURES
+        # (its cache is the "eager jnp" one: fewer signatures kept per function than jit's,
+        # as eager code over ever new shapes must not keep an executable for each)
+        compiled = Jitted(fn, static_argnames=static_argnames, _cache_name="eager jnp")
         state = trace_mod._state
 
         @functools.wraps(fn)

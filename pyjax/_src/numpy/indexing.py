@@ -31,6 +31,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import slicing as lax_slicing
+from pyjax._src.core.axes import canonicalize_axis
 from pyjax._src.lax.base import aval_of
 from pyjax._src.lax.slicing import GatherScatterMode
 
@@ -743,7 +744,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
         a = lax_shape.reshape(a, (int(np.prod(a.shape, dtype=np.int64)),))
         axis = 0
     ndim = len(a.shape)
-    axis = _canonical_axis(axis, ndim, "take")
+    axis = canonicalize_axis(axis, ndim, fun="take")
     gmode = _take_mode(mode, "take")
     n = a.shape[axis]
     ishape = tuple(np.shape(indices)) if isinstance(indices, np.ndarray) else indices.shape
@@ -768,16 +769,6 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
                               fill_value=fill_value)
 
 
-def _canonical_axis(axis, ndim, fn):
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"jnp.{fn}: axis must be an int, got {axis!r}") from None
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
-
-
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     """Take values from ``arr`` by matching 1-d index slices along ``axis`` (NumPy's
     ``take_along_axis``); the other dimensions of ``arr`` and ``indices`` broadcast.
@@ -795,7 +786,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     if len(ishape) != ndim:
         raise ValueError("indices and arr must have the same number of dimensions; "
                          f"{len(ishape)} vs. {ndim}")
-    axis = _canonical_axis(axis, ndim, "take_along_axis")
+    axis = canonicalize_axis(axis, ndim, fun="take_along_axis")
     gmode = _take_mode(mode, "take_along_axis")
     # Broadcast the non-axis dimensions of both operands.
     shp = []

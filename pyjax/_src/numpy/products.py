@@ -23,7 +23,7 @@ from pyjax._src.numpy import reductions as jred
 from pyjax._src.numpy import shape as jshape
 from pyjax._src.numpy import util
 from pyjax._src.numpy.eager_compiled import compiled_when_eager
-from pyjax._src.numpy.shape import asarray, convert, is_static_int
+from pyjax._src.numpy.shape import asarray, convert
 
 __all__ = ["matmul", "dot", "vdot", "vecdot", "matvec", "vecmat", "inner", "outer",
            "tensordot", "einsum", "einsum_path", "kron", "cross", "diagonal", "trace"]
@@ -163,8 +163,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     x1, x2 = _promote("vecdot", x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError("vecdot requires arrays with at least one dimension")
-    ax1 = util.canonicalize_axis(axis, x1.ndim)
-    ax2 = util.canonicalize_axis(axis, x2.ndim)
+    ax1 = util.canonicalize_axis(axis, x1.ndim, fun="vecdot")
+    ax2 = util.canonicalize_axis(axis, x2.ndim, fun="vecdot")
     if x1.shape[ax1] != x2.shape[ax2]:
         raise ValueError(f"vecdot: axes must have equal sizes, got shapes {x1.shape} and "
                          f"{x2.shape} along axis {axis}")
@@ -218,21 +218,19 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     of axis sequences."""
     a, b = _promote("tensordot", a, b)
     out_dt = _pref(preferred_element_type, a.dtype)
-    if is_static_int(axes):
-        n = int(axes)
+    if not isinstance(axes, (list, tuple, str)) and hasattr(axes, "__index__"):
+        n = util.index(axes, "axes", "tensordot")
         if n < 0 or n > _min(a.ndim, b.ndim):
             raise TypeError(f"Number of tensordot axes (axes {n}) exceeds input ranks "
                             f"({a.shape} and {b.shape})")
         ca, cb = list(range(a.ndim - n, a.ndim)), list(range(n))
     elif isinstance(axes, (list, tuple)) and len(axes) == 2:
         ax_a, ax_b = axes
-        ax_a = [ax_a] if is_static_int(ax_a) else list(ax_a)
-        ax_b = [ax_b] if is_static_int(ax_b) else list(ax_b)
-        if len(ax_a) != len(ax_b):
+        ca = list(util.canonicalize_axes(ax_a, a.ndim, "axes", "tensordot", allow_none=False))
+        cb = list(util.canonicalize_axes(ax_b, b.ndim, "axes", "tensordot", allow_none=False))
+        if len(ca) != len(cb):
             raise TypeError("tensordot requires axes lists to have equal length, got "
                             f"{ax_a} and {ax_b}.")
-        ca = list(util.canonicalize_axes(tuple(ax_a), a.ndim))
-        cb = list(util.canonicalize_axes(tuple(ax_b), b.ndim))
     else:
         raise TypeError("tensordot axes argument must be an int or a pair of sequences of "
                         f"ints, got {axes!r}")
@@ -263,8 +261,8 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     a, b = _promote("cross", a, b)
     if axis is not None:
         axisa = axisb = axisc = axis
-    a = jshape.moveaxis(a, util.canonicalize_axis(axisa, a.ndim), -1)
-    b = jshape.moveaxis(b, util.canonicalize_axis(axisb, b.ndim), -1)
+    a = jshape.moveaxis(a, util.canonicalize_axis(axisa, a.ndim, "axisa", "cross"), -1)
+    b = jshape.moveaxis(b, util.canonicalize_axis(axisb, b.ndim, "axisb", "cross"), -1)
     if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
         raise ValueError("incompatible dimensions for cross product (dimension must be 2 or 3),"
                          f" got {a.shape[-1]} and {b.shape[-1]}")
@@ -287,7 +285,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     y = sub(_mul(a2, b0), _mul(a0, b2))
     x, y, z = jshape.broadcast_arrays(x, y, z)
     out = jshape.stack([x, y, z], axis=-1)
-    return jshape.moveaxis(out, -1, util.canonicalize_axis(axisc, out.ndim))
+    return jshape.moveaxis(out, -1, util.canonicalize_axis(axisc, out.ndim, "axisc", "cross"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -323,10 +321,11 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     if a.ndim < 2:
         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape "
                          f"{a.shape}")
-    i = util.canonicalize_axis(axis1, a.ndim)
-    j = util.canonicalize_axis(axis2, a.ndim)
+    i = util.canonicalize_axis(axis1, a.ndim, "axis1", "diagonal")
+    j = util.canonicalize_axis(axis2, a.ndim, "axis2", "diagonal")
     if i == j:
-        raise ValueError("axis1 and axis2 cannot be the same")
+        raise ValueError(f"diagonal: axis1 and axis2 cannot be the same, got {axis1} and "
+                         f"{axis2}")
     offset = jshape.static_int(offset, "diagonal offset")
     rest = [d for d in range(a.ndim) if d not in (i, j)]
     x = jshape.transpose(a, rest + [i, j])

@@ -46,10 +46,6 @@ def _check_out(out, fun):
         raise NotImplementedError(f"The 'out' argument to jnp.{fun} is not supported.")
 
 
-def _axes(axis, ndim):
-    return util.canonicalize_axes(axis, ndim)
-
-
 def _keepdims_shape(shape, axes):
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
@@ -121,7 +117,7 @@ def _sum_or_prod(op, a, axis, dtype, out, keepdims, initial, where, promote_inte
     _check_out(out, op)
     util.check_arraylike(op, a)
     a = asarray(a)
-    axes = _axes(axis, a.ndim)
+    axes = util.canonicalize_axes(axis, a.ndim, fun=op)
     dtype = dtypes.check_user_dtype(dtype, op)
     weak = dtype is None and a.weak_type  # reductions of weak values stay weak, as in JAX
     if dtype is None:
@@ -165,7 +161,7 @@ def _max_or_min(op, a, axis, out, keepdims, initial, where):
     _check_out(out, op)
     util.check_arraylike(op, a)
     a = asarray(a)
-    axes = _axes(axis, a.ndim)
+    axes = util.canonicalize_axes(axis, a.ndim, fun=op)
     if initial is None:
         if _any(a.shape[i] == 0 for i in axes):
             raise ValueError(f"zero-size array to reduction operation {op} which has no "
@@ -200,7 +196,7 @@ def _all_any(op, a, axis, out, keepdims, where):
     _check_out(out, op)
     util.check_arraylike(op, a)
     a = asarray(a)
-    axes = _axes(axis, a.ndim)
+    axes = util.canonicalize_axes(axis, a.ndim, fun=op)
     x = _mask(to_bool(a), where, op == "all")
     res = lax_red.reduce_and(x, axes) if op == "all" else lax_red.reduce_or(x, axes)
     return _finish(res, a.shape, axes, keepdims)
@@ -246,7 +242,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _check_out(out, "mean")
     util.check_arraylike("mean", a)
     a = asarray(a)
-    axes = _axes(axis, a.ndim)
+    axes = util.canonicalize_axes(axis, a.ndim, fun='mean')
     dtype, comp = _mean_dtypes(a, dtype, "mean")
     if not dtypes.is_inexact(comp):
         comp = dtypes.default_float_dtype()
@@ -268,7 +264,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
     a = asarray(a)
-    axes = _axes(axis, a.ndim)
+    axes = util.canonicalize_axes(axis, a.ndim, fun='var')
     dtype = dtypes.check_user_dtype(dtype, "var")
     if dtype is None:
         dtype = dtypes.to_real_dtype(dtypes.to_inexact_dtype(a.dtype))
@@ -313,14 +309,14 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     a = asarray(a)
     if weights is None:
         avg = mean(a, axis=axis, keepdims=keepdims)
-        axes = _axes(axis, a.ndim)
+        axes = util.canonicalize_axes(axis, a.ndim, fun='average')
         wsum = lax_shape.full(util.shape_of(avg), math.prod(a.shape[i] for i in axes),
                               util.dtype_of(avg))
     else:
         util.check_arraylike("average", weights)
         w = asarray(weights)
         a, w = util.promote_dtypes_inexact(a, w)
-        axes = _axes(axis, a.ndim)
+        axes = util.canonicalize_axes(axis, a.ndim, fun='average')
         if a.shape != w.shape:
             if axis is None:
                 raise ValueError("Axis must be specified when shapes of a and weights differ.")
@@ -379,7 +375,7 @@ def _reduced_axes_last(name, a, axis):
     returns (a as an array, the reduced axes, that view, its last dimension's size)."""
     util.check_arraylike(name, a)
     a = asarray(a)
-    axes = _axes(axis, a.ndim)
+    axes = util.canonicalize_axes(axis, a.ndim, fun=name)
     x = convert(a, dtypes.to_inexact_dtype(a.dtype))
     rest = [i for i in range(a.ndim) if i not in axes]
     x = jshape.transpose(x, rest + list(axes))
@@ -432,7 +428,7 @@ def _arg(op, a, axis, out, keepdims):
         if a.shape[0] == 0:
             raise ValueError(f"attempt to get {op} of an empty sequence")
     else:
-        ax = util.canonicalize_axis(axis, a.ndim)
+        ax = util.canonicalize_axis(axis, a.ndim, fun=op)
         if a.shape[ax] == 0:
             raise ValueError(f"attempt to get {op} of an empty sequence")
     if dtypes.is_bool(a.dtype):
@@ -486,9 +482,7 @@ def _cumulative(op, a, axis, dtype, promote_integers=False, include_initial=Fals
     a = asarray(a)
     if axis is None:
         a, axis = jshape.ravel(a), 0
-    if a.ndim == 0:
-        raise ValueError(f"{op}: axis {axis} is out of bounds for a 0-dimensional array")
-    axis = util.canonicalize_axis(axis, a.ndim)
+    axis = util.canonicalize_axis(axis, a.ndim, fun=op)
     req = dtypes.check_user_dtype(dtype, op)
     out_dt = req if req is not None else a.dtype
     if (req is None and promote_integers) or dtypes.is_bool(out_dt):
@@ -723,9 +717,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     a = asarray(a)
     if axis is None:
         a, axis = jshape.ravel(a), 0
-    if a.ndim == 0:
-        raise ValueError("sort: axis out of bounds for a 0-dimensional array")
-    axis = util.canonicalize_axis(axis, a.ndim)
+    axis = util.canonicalize_axis(axis, a.ndim, fun='sort')
     out = lax_sort.sort(a, dimension=axis, is_stable=bool(stable))
     return lax_shape.rev(out, (axis,)) if descending else out
 
@@ -738,9 +730,7 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
     a = asarray(a)
     if axis is None:
         a, axis = jshape.ravel(a), 0
-    if a.ndim == 0:
-        raise ValueError("argsort: axis out of bounds for a 0-dimensional array")
-    axis = util.canonicalize_axis(axis, a.ndim)
+    axis = util.canonicalize_axis(axis, a.ndim, fun='argsort')
     idt = dtypes.default_int_dtype()
     iota = lax_shape.broadcasted_iota(idt, a.shape, axis)
     if descending:

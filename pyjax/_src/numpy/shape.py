@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core import errors
 from pyjax._src.core import trace as trace_mod
@@ -52,7 +53,7 @@ def asarray(x):
     if isinstance(x, (list, tuple)):
         raise TypeError(f"expected an array or scalar, got {type(x).__name__}; pyjax.numpy "
                         "functions do not accept lists or tuples here (use jnp.array(x)).")
-    av = util.aval(x)
+    av = util.aval_of(x)
     if trace_mod.is_eager():
         from pyjax._src.dispatch import eager as dispatch
         return dispatch.to_array(x)
@@ -62,7 +63,7 @@ def asarray(x):
 def convert(x, dtype):
     """Convert to ``dtype`` (a no-op when it already has it), dropping weak types."""
     dtype = np.dtype(dtype)
-    av = util.aval(x)
+    av = util.aval_of(x)
     if av.dtype == dtype and not av.weak_type:
         return x
     return lax_ew.convert_element_type(x, dtype)
@@ -99,51 +100,20 @@ def static_int(x, what):
         raise TypeError(f"{what} must be an integer, got {x!r}") from None
 
 
-def _shape_tuple(shape, what="shape"):
-    if isinstance(shape, (_int, np.integer)) or (hasattr(shape, "shape") and
-                                                 np.ndim(shape) == 0):
-        shape = (shape,)
-    try:
-        return tuple(static_int(d, f"{what} entries") for d in shape)
-    except TypeError as e:
-        if isinstance(e, errors.ConcretizationTypeError):
-            raise
-        raise TypeError(f"{what} must be a sequence of integers, got {shape!r}") from None
-
-
 # ---------------------------------------------------------------------------------------
 # reshaping and transposing
 # ---------------------------------------------------------------------------------------
 
-def _compute_newshape(old_shape, newshape):
-    size = math.prod(old_shape)
-    unknown = [i for i, d in enumerate(newshape) if d == -1]
-    if len(unknown) > 1:
-        raise ValueError(f"can only specify one unknown dimension, got shape {newshape}")
-    for d in newshape:
-        if d < -1:
-            raise ValueError(f"reshape got an invalid (negative) dimension in {newshape}")
-    if unknown:
-        known = math.prod(d for d in newshape if d != -1)
-        if known == 0 or size % known:
-            raise TypeError(f"cannot reshape array of shape {tuple(old_shape)} (size {size}) "
-                            f"into shape {tuple(newshape)}")
-        newshape = tuple(size // known if d == -1 else d for d in newshape)
-    if math.prod(newshape) != size:
-        raise TypeError(f"cannot reshape array of shape {tuple(old_shape)} (size {size}) into "
-                        f"shape {tuple(newshape)} (size {math.prod(newshape)})")
-    return tuple(newshape)
-
-
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """Give ``a`` a new shape without changing its data; one dimension may be ``-1``."""
     util.check_arraylike("reshape", a)
+    name = "shape"
     if shape is None:
         if newshape is None:
             raise TypeError("reshape() missing required argument 'shape'")
-        shape = newshape
+        shape, name = newshape, "newshape"
     a = asarray(a)
-    new = _compute_newshape(a.shape, _shape_tuple(shape))
+    new = axes_mod.reshape_shape(a.shape, shape, name, "reshape")
     if order == "C":
         return a if new == a.shape else lax_shape.reshape(a, new)
     if order == "F":
@@ -167,14 +137,6 @@ def ravel(a, order="C"):
     return reshape(a, (a.size,), order=order)
 
 
-def _canon_perm(axes, ndim, fun):
-    axes = tuple(util.canonicalize_axis(static_int(ax, f"{fun} axes"), ndim) for ax in axes)
-    if sorted(axes) != list(range(ndim)):
-        raise ValueError(f"{fun}: axes {tuple(axes)} is not a permutation of the dimensions of "
-                         f"an array of rank {ndim}")
-    return axes
-
-
 def transpose(a, axes=None):
     """Permute the axes of ``a`` (reverse them when ``axes`` is None)."""
     util.check_arraylike("transpose", a)
@@ -182,11 +144,14 @@ def transpose(a, axes=None):
     if axes is None:
         axes = tuple(range(a.ndim))[::-1]
     else:
-        if is_static_int(axes):
-            axes = (axes,)
+        given = axes
+        axes = tuple(axes_mod.canonicalize_axis(ax, a.ndim, "axes", "transpose") for ax in
+                     (given if isinstance(given, (tuple, list)) else (given,)))
         if len(axes) != a.ndim:
-            raise ValueError(f"transpose: axes {tuple(axes)} don't match array of rank {a.ndim}")
-        axes = _canon_perm(axes, a.ndim, "transpose")
+            raise ValueError(f"transpose: axes {given!r} don't match array of rank {a.ndim}")
+        if sorted(axes) != list(range(a.ndim)):
+            raise ValueError(f"transpose: axes {given!r} is not a permutation of the dimensions "
+                             f"of an array of rank {a.ndim} (repeated axis)")
     if axes == tuple(range(a.ndim)):
         return a
     return lax_shape.transpose(a, axes)
@@ -212,13 +177,13 @@ def moveaxis(a, source, destination):
     """Move axes ``source`` to positions ``destination`` keeping the others in order."""
     util.check_arraylike("moveaxis", a)
     a = asarray(a)
-    src = (source,) if is_static_int(source) else tuple(source)
-    dst = (destination,) if is_static_int(destination) else tuple(destination)
+    src = axes_mod.canonicalize_axes(source, a.ndim, "source", "moveaxis", allow_none=False)
+    dst = axes_mod.canonicalize_axes(destination, a.ndim, "destination", "moveaxis",
+                                     allow_none=False)
     if len(src) != len(dst):
-        raise ValueError("Inconsistent number of elements: "
-                         f"{len(src)} vs {len(dst)}")
-    src = util.canonicalize_axes(src, a.ndim)
-    dst = util.canonicalize_axes(dst, a.ndim)
+        raise ValueError("moveaxis: Inconsistent number of elements: "
+                         f"{len(src)} vs {len(dst)} (source={source!r}, "
+                         f"destination={destination!r})")
     perm = [i for i in range(a.ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
         perm.insert(d, s)
@@ -229,8 +194,8 @@ def swapaxes(a, axis1, axis2):
     """Interchange two axes."""
     util.check_arraylike("swapaxes", a)
     a = asarray(a)
-    i = util.canonicalize_axis(axis1, a.ndim)
-    j = util.canonicalize_axis(axis2, a.ndim)
+    i = axes_mod.canonicalize_axis(axis1, a.ndim, "axis1", "swapaxes")
+    j = axes_mod.canonicalize_axis(axis2, a.ndim, "axis2", "swapaxes")
     perm = list(range(a.ndim))
     perm[i], perm[j] = perm[j], perm[i]
     return transpose(a, perm)
@@ -243,7 +208,7 @@ def squeeze(a, axis=None):
     if axis is None:
         dims = tuple(i for i, d in enumerate(a.shape) if d == 1)
     else:
-        dims = util.canonicalize_axes(axis, a.ndim)
+        dims = axes_mod.canonicalize_axes(axis, a.ndim, fun="squeeze")
         bad = [i for i in dims if a.shape[i] != 1]
         if bad:
             raise ValueError("cannot select an axis to squeeze out which has size not equal to "
@@ -257,9 +222,8 @@ def expand_dims(a, axis):
     """Insert size-1 axes at positions ``axis`` (int or tuple) of the result."""
     util.check_arraylike("expand_dims", a)
     a = asarray(a)
-    axes = (axis,) if is_static_int(axis) else tuple(axis)
-    out_nd = a.ndim + len(axes)
-    axes = util.canonicalize_axes(axes, out_nd)
+    out_nd = a.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1)
+    axes = axes_mod.canonicalize_axes(axis, out_nd, fun="expand_dims", allow_none=False)
     shape = list(a.shape)
     for ax in sorted(axes):
         shape.insert(ax, 1)
@@ -268,15 +232,14 @@ def expand_dims(a, axis):
 
 def broadcast_shapes(*shapes):
     """The shape that NumPy broadcasting of ``shapes`` gives."""
-    return util.broadcast_shapes(*[_shape_tuple(s) for s in shapes])
+    return util.broadcast_shapes(*[axes_mod.canonicalize_shape(s, "shapes", "broadcast_shapes")
+                                   for s in shapes])
 
 
 def broadcast_to(array, shape):
     """Broadcast ``array`` to ``shape`` (NumPy rules)."""
     util.check_arraylike("broadcast_to", array)
-    shape = _shape_tuple(shape)
-    if any(d < 0 for d in shape):
-        raise ValueError(f"broadcast_to: all elements of shape must be non-negative, got {shape}")
+    shape = axes_mod.canonicalize_shape(shape, "shape", "broadcast_to")
     return util.broadcast_to(asarray(array), shape)
 
 
@@ -326,7 +289,7 @@ def concatenate(arrays, axis=0, dtype=None):
     nd = arrays[0].ndim
     if nd == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-    axis = util.canonicalize_axis(axis, nd)
+    axis = axes_mod.canonicalize_axis(axis, nd, fun="concatenate")
     for a in arrays[1:]:
         if a.ndim != nd:
             raise ValueError("All the input arrays must have same number of dimensions, got "
@@ -357,7 +320,7 @@ def stack(arrays, axis=0, out=None, dtype=None):
     if any(a.shape != shape0 for a in arrays):
         raise ValueError(f"All input arrays must have the same shape, got "
                          f"{[a.shape for a in arrays]}")
-    axis = util.canonicalize_axis(axis, len(shape0) + 1)
+    axis = axes_mod.canonicalize_axis(axis, len(shape0) + 1, fun="stack")
     return concatenate([expand_dims(a, axis) for a in arrays], axis=axis, dtype=dtype)
 
 
@@ -433,7 +396,7 @@ def _split(fun, ary, indices_or_sections, axis, equal):
     ary = asarray(ary)
     if ary.ndim == 0:
         raise ValueError(f"{fun}: zero-dimensional arrays cannot be split")
-    axis = util.canonicalize_axis(axis, ary.ndim)
+    axis = axes_mod.canonicalize_axis(axis, ary.ndim, fun=fun)
     n = ary.shape[axis]
     if is_static_int(indices_or_sections) or (np.ndim(indices_or_sections) == 0 and
                                                not isinstance(indices_or_sections, Tracer)):
@@ -495,7 +458,7 @@ def unstack(x, /, *, axis=0):
     if x.ndim == 0:
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
                          "passed.")
-    axis = util.canonicalize_axis(axis, x.ndim)
+    axis = axes_mod.canonicalize_axis(axis, x.ndim, fun="unstack")
     return tuple(lax_shape.index_in_dim(x, i, axis, keepdims=False)
                  for i in range(x.shape[axis]))
 
@@ -508,7 +471,7 @@ def flip(m, axis=None):
     """Reverse the order of elements along ``axis`` (all axes when None)."""
     util.check_arraylike("flip", m)
     m = asarray(m)
-    axes = util.canonicalize_axes(axis, m.ndim)
+    axes = axes_mod.canonicalize_axes(axis, m.ndim, fun="flip")
     if not axes:
         return m
     return lax_shape.rev(m, tuple(axes))
@@ -535,11 +498,10 @@ def rot90(m, k=1, axes=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
     util.check_arraylike("rot90", m)
     m = asarray(m)
-    if len(axes) != 2:
-        raise ValueError("len(axes) must be 2.")
-    a0, a1 = (util.canonicalize_axis(ax, m.ndim) for ax in axes)
-    if a0 == a1:
-        raise ValueError("Axes must be different.")
+    ax = axes_mod.canonicalize_axes(axes, m.ndim, "axes", "rot90", allow_none=False)
+    if len(ax) != 2:
+        raise ValueError(f"rot90: len(axes) must be 2, got axes={axes!r}.")
+    a0, a1 = ax
     k = static_int(k, "rot90 k") % 4
     if k == 0:
         return m
@@ -585,8 +547,8 @@ def roll(a, shift, axis=None):
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
-    axes = (axis,) if is_static_int(axis) else tuple(axis)
-    axes = tuple(util.canonicalize_axis(ax, a.ndim) for ax in axes)
+    axes = tuple(axes_mod.canonicalize_axis(ax, a.ndim, fun="roll") for ax in
+                 (axis if isinstance(axis, (tuple, list)) else (axis,)))
     if isinstance(shift, (ArrayImpl, Tracer, np.ndarray)) and np.ndim(shift) > 0:
         shifts = [shift[i] for i in range(shift.shape[0])]
     elif isinstance(shift, (list, tuple)):
@@ -611,7 +573,7 @@ def tile(A, reps):
     """Repeat the whole of ``A`` ``reps`` times along each axis."""
     util.check_arraylike("tile", A)
     A = asarray(A)
-    reps = _shape_tuple(reps, "reps")
+    reps = axes_mod.canonicalize_shape(reps, "reps", "tile", allow_negative=True)
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: negative repetitions are not allowed, got {reps}")
     nd = builtins.max(len(reps), A.ndim)
@@ -630,7 +592,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    axis = util.canonicalize_axis(axis, a.ndim)
+    axis = axes_mod.canonicalize_axis(axis, a.ndim, fun="repeat")
     n = a.shape[axis]
     if isinstance(repeats, Tracer):
         if total_repeat_length is None:
@@ -696,9 +658,7 @@ def resize(a, new_shape):
     """A new array of ``new_shape`` filled with repeated copies of ``a``'s data."""
     util.check_arraylike("resize", a)
     a = ravel(asarray(a))
-    new_shape = _shape_tuple(new_shape, "new_shape")
-    if any(d < 0 for d in new_shape):
-        raise ValueError("all elements of `new_shape` must be non-negative")
+    new_shape = axes_mod.canonicalize_shape(new_shape, "new_shape", "resize")
     size = math.prod(new_shape)
     if a.size == 0 or size == 0:
         return lax_shape.full(new_shape, 0, a.dtype)
@@ -765,7 +725,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
             _need_size(ar, "unique")
         v = np.asarray(v, dtypes.canonicalize_dtype(v.dtype))
         if axis is not None:
-            axis = util.canonicalize_axis(axis, v.ndim)
+            axis = axes_mod.canonicalize_axis(axis, v.ndim, fun="unique")
         return _unique_host(v, return_index, return_inverse, return_counts, axis, equal_nan)
     if axis is not None:
         raise NotImplementedError("jnp.unique with both size= and axis= is not supported yet")

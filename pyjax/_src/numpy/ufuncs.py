@@ -231,7 +231,7 @@ def _concrete_int_exponent(x):
 
 
 def _pow_int_int(x1, x2):
-    weak = util.aval(x1).weak_type and util.aval(x2).weak_type
+    weak = util.aval_of(x1).weak_type and util.aval_of(x2).weak_type
     shape = util.broadcast_shapes(util.shape_of(x1), util.shape_of(x2))
     x1, x2 = util.broadcast_to(x1, shape), util.broadcast_to(x2, shape)
     zero, one = _const(x1, 0), _const(x1, 1)
@@ -358,7 +358,7 @@ def _round_float(x, decimals):
     xw = lax.convert_element_type(x, work) if work != dt else x
     factor = lax_base.coerce_scalar(10.0 ** decimals, work)
     out = lax.div(lax.round(lax.mul(xw, factor), _NEAREST_EVEN), factor)
-    return lax.convert_element_type(out, dt, util.aval(x).weak_type) if work != dt else out
+    return lax.convert_element_type(out, dt, util.aval_of(x).weak_type) if work != dt else out
 
 
 def _round_int(x, decimals):
@@ -544,7 +544,7 @@ def heaviside(x1, x2, /):
     x1, x2 = util.promote_args_inexact("heaviside", x1, x2)
     zero = _const(x1, 0)
     out = _where(lax.lt(x1, zero), zero, _where(lax.gt(x1, zero), _const(x1, 1), x2))
-    weak = util.aval(x1).weak_type and util.aval(x2).weak_type
+    weak = util.aval_of(x1).weak_type and util.aval_of(x2).weak_type
     return lax.convert_element_type(out, _dt(out), weak)
 
 

@@ -5,7 +5,9 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.trace import Tracer, get_aval
+from pyjax._src.core.trace import Tracer
+from pyjax._src.core.trace import aval_of, shape_of  # noqa: F401 (for the numpy modules)
+from pyjax._src.core.axes import canonicalize_axis, canonicalize_axes, index  # noqa: F401
 from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import base as lax_base
 
@@ -25,28 +27,19 @@ def check_arraylike(fun_name: str, *args):
                             f"position {pos}.")
 
 
-def aval(x):
-    return lax_base.aval_of(x)
-
-
-def shape_of(x):
-    return np.shape(x) if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)) \
-        else x.shape
-
-
 def ndim_of(x):
     return len(shape_of(x))
 
 
 def dtype_of(x):
-    return aval(x).dtype
+    return aval_of(x).dtype
 
 
 def promote_dtypes(*args):
     """Convert arguments to their JAX result type (weak types respected); no broadcasting."""
     if len(args) < 2:
         return list(args)
-    avals = [aval(a) for a in args]
+    avals = [aval_of(a) for a in args]
     to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
     out = []
     for a, av in zip(args, avals):
@@ -80,7 +73,7 @@ def promote_dtypes_complex(*args):
 
 
 def _convert(a, to_dtype, weak):
-    av = aval(a)
+    av = aval_of(a)
     if av.dtype == to_dtype and av.weak_type == weak:
         return a
     if type(a) in _SCALARS:
@@ -175,11 +168,11 @@ def _make_plan(kind, args):
     plan = []
     for a, p, s in zip(args, promoted, shapes):
         if type(a) in _SCALARS:
-            conv = _KEEP if type(p) is type(a) and p == a else aval(p).dtype
+            conv = _KEEP if type(p) is type(a) and p == a else aval_of(p).dtype
             bshape = None if s == () else out_shape
         else:
-            pa = aval(p)
-            conv = _KEEP if pa == aval(a) else (pa.dtype, pa.weak_type)
+            pa = aval_of(p)
+            conv = _KEEP if pa == aval_of(a) else (pa.dtype, pa.weak_type)
             bshape = None if s == out_shape else out_shape
         plan.append((conv, bshape))
     return promoted, tuple(plan)
@@ -231,20 +224,3 @@ def promote_args_inexact(fun_name, *args):
 def promote_args_numeric(fun_name, *args):
     return _promote_and_broadcast("numeric", fun_name, args)
 
-
-def canonicalize_axis(axis, ndim):
-    axis = int(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
-
-
-def canonicalize_axes(axis, ndim):
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
-        axes = tuple(canonicalize_axis(a, ndim) for a in axis)
-        if len(set(axes)) != len(axes):
-            raise ValueError(f"repeated axis in {axis}")
-        return axes
-    return (canonicalize_axis(axis, ndim),)

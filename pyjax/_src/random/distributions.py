@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 from collections.abc import Sequence
 
 import numpy as np
 
+from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
-from pyjax._src.core.trace import Tracer
+from pyjax._src.core.trace import Tracer, shape_of  # noqa: F401 (shape_of: for the samplers)
 from pyjax._src.transformations.jit import jit
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops
@@ -35,26 +35,7 @@ from pyjax._src.random.prng import UINT_DTYPES, check_key, random_bits_data, spl
 
 def canonical_shape(name, shape, what="shape"):
     """``shape`` as a tuple of non-negative ints; errors name the function and parameter."""
-    try:
-        dims = tuple(shape)
-    except TypeError:
-        raise TypeError(f"{name}: `{what}` must be a sequence of non-negative integers, got "
-                        f"{shape!r}") from None
-    out = []
-    for d in dims:
-        if isinstance(d, Tracer):
-            raise TypeError(f"{name}: `{what}` must be concrete (static) integers, got a traced "
-                            f"value in {shape!r}; pass the shape as a static argument")
-        try:
-            d = operator.index(d)
-        except TypeError:
-            raise TypeError(f"{name}: `{what}` must be a sequence of non-negative integers, "
-                            f"got {shape!r}") from None
-        if d < 0:
-            raise ValueError(f"{name}: `{what}` must be a sequence of non-negative integers, "
-                             f"got {shape!r}")
-        out.append(int(d))
-    return tuple(out)
+    return axes_mod.canonicalize_shape(shape, what, name, scalar_ok=False)
 
 
 def optional_shape(name, shape):
@@ -103,10 +84,6 @@ def int_dtype(name, dtype, unsigned=False):
         kind = "an unsigned int" if unsigned else "an int"
         raise ValueError(f"dtype argument to `{name}` must be {kind} dtype, got {dt.name}")
     return dtypes.canonicalize_dtype(dt)
-
-
-def shape_of(x):
-    return tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
 
 
 def dtype_of(x):
@@ -401,17 +378,6 @@ def shuffle_core(kd, x, axis):
     return x
 
 
-def _canonical_axis(name, axis, ndim):
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{name}: `axis` must be an int, got {axis!r}") from None
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{name}: axis {axis} is out of bounds for an array of dimension "
-                         f"{ndim}")
-    return axis % ndim
-
-
 @functools.partial(jit, static_argnums=(1,))
 def _permute_rows_jit(kd, axis, x):
     ind = shuffle_core(kd, jcr.arange(aval_of(x).shape[axis]), 0)
@@ -426,7 +392,7 @@ def permutation(key, x, axis=0, independent=False):
     kd, _ = check_key("permutation", key)
     check_arraylike("permutation", x)
     nd = len(shape_of(x))
-    axis = _canonical_axis("permutation", axis, nd or 1)
+    axis = axes_mod.canonicalize_axis(axis, nd or 1, fun="permutation")
     if not nd:
         if not dtypes.issubdtype(dtype_of(x), np.integer):
             raise TypeError("permutation: x must be an integer or at least 1-dimensional")
@@ -485,7 +451,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             raise TypeError("choice: an integer `a` must be concrete, got a traced value")
         n_inputs = int(a)
     else:
-        axis = _canonical_axis("choice", axis, arr.ndim)
+        axis = axes_mod.canonicalize_axis(axis, arr.ndim, fun="choice")
         n_inputs = arr.shape[axis]
     n_draws = math.prod(shape)
     if n_draws == 0:
@@ -661,7 +627,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     nd = logits.ndim
     if nd == 0:
         raise ValueError("categorical: logits must have at least one dimension")
-    axis = _canonical_axis("categorical", axis, nd) - nd  # negative, as JAX keeps it
+    axis = axes_mod.canonicalize_axis(axis, nd, fun="categorical") - nd  # negative, as JAX keeps it
     batch_shape = tuple(np.delete(np.array(logits.shape, dtype=np.int64), axis).tolist())
     if shape is None:
         shape = batch_shape

@@ -23,10 +23,10 @@ arithmetic on it is refused.
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
+from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
@@ -406,15 +406,15 @@ class PRNGKeyArray(Array):
 
     # -- shape manipulation --
     def reshape(self, *shape, order="C"):
-        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-            shape = tuple(shape[0])
-        shape = tuple(int(operator.index(d)) for d in shape)
-        if -1 in shape:
-            known = math.prod(d for d in shape if d != -1)
-            shape = tuple(self.size // known if d == -1 else d for d in shape)
-        if math.prod(shape) != self.size:
+        if len(shape) == 1:
+            shape = shape[0]
+        try:
+            shape = axes_mod.reshape_shape(self.shape, shape)
+        except TypeError as e:  # a size mismatch is a ValueError for key arrays
+            if not str(e).startswith("cannot reshape"):
+                raise
             raise ValueError(f"cannot reshape a key array of shape {self.shape} (size "
-                             f"{self.size}) into shape {shape}")
+                             f"{self.size}) into shape {shape}") from None
         return PRNGKeyArray._wrap(shape_ops.reshape(self._base_array, shape + (2,)))
 
     def ravel(self, order="C"):
@@ -423,10 +423,7 @@ class PRNGKeyArray(Array):
     flatten = ravel
 
     def _axis(self, axis):
-        nd = self.ndim
-        if not -nd <= axis < nd:
-            raise ValueError(f"axis {axis} is out of bounds for a key array of dimension {nd}")
-        return axis % nd
+        return axes_mod.canonicalize_axis(axis, self.ndim, fun="key array")
 
     def squeeze(self, axis=None):
         if axis is None:

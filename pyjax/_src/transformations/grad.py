@@ -19,7 +19,9 @@ from pyjax._src.core.rules import UndefinedPrimal, Zero
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import ad, staging
 from pyjax._src.dispatch import eager as dispatch
+from pyjax._src.dispatch import eager_backward  # noqa: F401 - installs ad.eager_backward
 from pyjax._src.dispatch import eager_grad
+from pyjax._src.dispatch.cache import Cache
 
 float0 = dtypes.float0
 
@@ -310,7 +312,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         raise TypeError(f"Expected a callable value, got {fun!r}")
 
     argnums_cache = {}
-    records = {}  # eager calls: recorded primal programs, per call signature (eager_grad.grad_eager)
+    # eager calls: recorded primal programs, per call signature (eager_grad.grad_eager)
+    records = Cache("eager grad")
     code = _code_key(fun)
     flags = (has_aux, holomorphic, allow_int)
 

@@ -19,7 +19,10 @@ from pyjax._src.core.jaxpr import Eqn, Var
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
+from pyjax._src.dispatch import cache as cache_mod
+from pyjax._src.dispatch import compiler, devices
 from pyjax._src.dispatch import eager as dispatch
+from pyjax._src.dispatch.cache import Cache
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
@@ -38,18 +41,24 @@ def _jit_lower(ctx, *args, jaxpr, name):
     return ctx.call_function(jaxpr, args, name)
 
 
-_impl_cache: dict = {}
+# traced Jaxpr -> (the same as a const-free call Jaxpr, its consts): the jit equation binds
+# the call Jaxpr, and a jitted function compiles it, so both share one executable
 _call_jaxprs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+cache_mod.on_clear(_call_jaxprs.clear)
+
+
+def _call_jaxpr(closed):
+    hit = _call_jaxprs.get(closed)
+    if hit is None:
+        hit = _call_jaxprs[closed] = staging.convert_constvars_jaxpr(closed)
+    return hit
 
 
 def _jit_impl(*args, jaxpr, name):
-    entry = _impl_cache.get(jaxpr)
-    if entry is None:
-        entry = _impl_cache[jaxpr] = dispatch.compile_jaxpr(jaxpr.jaxpr, name)
+    exe = compiler.compiled_call(jaxpr, name)
     arrays = [dispatch.to_array(x) for x in args]
-    device = dispatch.pick_device(arrays) if arrays else None
-    bufs = entry.execute([a._buf for a in arrays], device)
-    committed = any(a._committed for a in arrays)
+    device, committed = devices.call_device(arrays)
+    bufs = exe.execute([a._buf for a in arrays], device)
     return [ArrayImpl(av, b, committed) for av, b in zip(jaxpr.out_avals, bufs)]
 
 
@@ -200,15 +209,15 @@ class _Entry:
                         and len(exe.in_types) == 1 else None)
 
 
-_ID_CACHE_MAX = 256
-_MAX_ENTRIES = 1024
+_STATIC_CALL = object()  # first element of the first-level keys made by _call_key
 _LEAF_TYPES = (ArrayImpl, bool, int, float, complex)
 
 
 def _call_key(args, kwargs):
     """A hashable key of a call: arrays by the id of their aval, other values by type and
     value; None when an argument is unhashable (a pytree container, a NumPy array)."""
-    key = [id(a.aval) if type(a) is ArrayImpl else (type(a), a) for a in args]
+    key = [_STATIC_CALL]
+    key += [id(a.aval) if type(a) is ArrayImpl else (type(a), a) for a in args]
     if kwargs:
         key.append(tuple([(k, id(v.aval) if type(v) is ArrayImpl else (type(v), v))
                           for k, v in kwargs.items()]))
@@ -232,7 +241,7 @@ class Jitted:
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  donate_argnames=(), device=None, inline=False, keep_unused=False,
                  in_shardings=None, out_shardings=None, backend=None, abstracted_axes=None,
-                 compiler_options=None):
+                 compiler_options=None, _cache_name="jit"):
         if not callable(fun):
             raise TypeError(f"Expected a callable value, got {fun!r}")
         self.fun = fun
@@ -244,13 +253,12 @@ class Jitted:
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
         self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
-        self._cache = {}          # signature -> _Entry (compiled)
-        self._trace_cache = {}    # signature -> (ClosedJaxpr, out_tree, const values)
-        self._fast_cache = {}     # (treedef of args, *avals) -> _Entry, for simple calls
-        self._id_cache = {}       # ids of the avals of all-Array positional args -> hit
-        self._static_cache = {}   # _call_key(args, kwargs) -> hit, for the other calls
-        # compiled signatures kept (each holds an executable, about 0.25 MB when small)
-        self.max_entries = _MAX_ENTRIES
+        # Compiled signatures: signature -> _Entry. Its first level ("fast") holds three kinds
+        # of keys: ids of the avals of all-Array positional args -> (entry, x64, avals);
+        # (treedef of args, x64, *avals) -> entry; _call_key(args, kwargs) -> hit.
+        self._cache = Cache(_cache_name)
+        self._fast = self._cache.fast
+        self._trace_cache = Cache("jit traces")  # signature -> (ClosedJaxpr, out_tree)
         self.__name__ = getattr(fun, "__name__", "fun")
         self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
         self.__doc__ = getattr(fun, "__doc__", None)
@@ -335,10 +343,7 @@ class Jitted:
             dyn_names = self._dyn_arg_names(args, kwargs, dyn_args, dyn_kwargs)
             dbg = staging.DebugInfo(self.__name__, dyn_names, "jit")
             closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
-            hit = (closed, out_store[0])
-            if len(self._trace_cache) >= self.max_entries:
-                del self._trace_cache[next(iter(self._trace_cache))]
-            self._trace_cache[key] = hit
+            hit = self._trace_cache.put(key, (closed, out_store[0]))
         donated = self._donated_leaves(dyn_args, dyn_kwargs, len(args))
         return key, hit[0], hit[1], leaves, donated
 
@@ -354,19 +359,27 @@ class Jitted:
             out += [k] * len(pytree.tree_leaves(dyn_kwargs[k]))
         return out
 
+    @property
+    def max_entries(self):
+        """How many signatures stay compiled (and traced); the least recently used go."""
+        return self._cache.max_size
+
+    @max_entries.setter
+    def max_entries(self, n):
+        self._cache.max_size = self._trace_cache.max_size = n
+
+    def _cache_size(self):
+        """The number of compiled signatures (as JAX's ``_cache_size``)."""
+        return len(self._cache)
+
     def _compile(self, key, closed, out_tree, donated):
-        jaxpr = closed.jaxpr
-        consts = [dispatch.to_array(c) for c in closed.consts]
-        exe = dispatch.compile_jaxpr(jaxpr, self.__name__, donated_invars=donated)
-        entry = _Entry(exe, [c._buf for c in consts], out_tree, tuple(jaxpr.out_avals), closed)
-        while self._cache and len(self._cache) >= self.max_entries:  # drop the oldest
-            old = next(iter(self._cache))
-            del self._cache[old]
-            self._trace_cache.pop(old, None)
-            for first_level in (self._fast_cache, self._id_cache, self._static_cache):
-                first_level.clear()  # they may hold the dropped entry
-        self._cache[key] = entry
-        return entry
+        call, consts = _call_jaxpr(closed)  # one executable with the jit equation's calls
+        if donated:
+            donated = (False,) * len(consts) + tuple(donated)
+        exe = compiler.compiled_call(call, self.__name__, donated)
+        consts = [dispatch.to_array(c) for c in consts]
+        entry = _Entry(exe, [c._buf for c in consts], out_tree, tuple(call.out_avals), closed)
+        return self._cache.put(key, entry)
 
     def __call__(self, *args, **kwargs):
         t = _state.trace
@@ -379,7 +392,7 @@ class Jitted:
             if len(args) == 1:
                 x = args[0]
                 if type(x) is ArrayImpl:
-                    hit = self._id_cache.get(id(x.aval))
+                    hit = self._fast.get(id(x.aval))
                     if hit is not None and hit[1] is config.jax_enable_x64:
                         entry = hit[0]
                         b = x._buf
@@ -412,7 +425,7 @@ class Jitted:
                         break
                     ids.append(id(x.aval))
                 else:
-                    hit = self._id_cache.get(tuple(ids))
+                    hit = self._fast.get(tuple(ids))
                     if hit is not None and hit[1] is config.jax_enable_x64:
                         return self._run(hit[0], args)
             # one flatten, one pass over the leaves, one dict lookup
@@ -426,18 +439,15 @@ class Jitted:
                 arrays.append(x)
                 avals.append(x.aval)
             x64 = config.jax_enable_x64
-            entry = self._fast_cache.get((in_tree, x64, *avals))
+            entry = self._fast.get((in_tree, x64, *avals))
             if entry is None:
                 key, closed, out_tree, _, donated = self._trace(args, kwargs)
                 entry = self._cache.get(key) or self._compile(key, closed, out_tree, donated)
-                self._fast_cache[(in_tree, x64, *avals)] = entry
+                self._cache.remember((in_tree, x64, *avals), entry)
             if len(leaves) == len(args) and all(type(x) is ArrayImpl for x in args):
-                id_cache = self._id_cache
-                if len(id_cache) >= _ID_CACHE_MAX:
-                    id_cache.clear()
                 avals = tuple(avals)
                 ids = tuple([id(a) for a in avals])
-                id_cache[ids[0] if len(ids) == 1 else ids] = (entry, x64, avals)
+                self._cache.remember(ids[0] if len(ids) == 1 else ids, (entry, x64, avals))
             return self._run(entry, arrays)
         return self._call_by_args(args, kwargs)
 
@@ -447,7 +457,7 @@ class Jitted:
         value), for calls whose dynamic arguments are all arrays or Python scalars."""
         fkey = None if self.donate_argnums or self.donate_argnames else _call_key(args, kwargs)
         if fkey is not None:
-            hit = self._static_cache.get(fkey)
+            hit = self._fast.get(fkey)
             if hit is not None and hit[1] is config.jax_enable_x64:
                 return self._run(hit[0], [_as_array(args[i]) for i in hit[2]] +
                                  [_as_array(kwargs[k]) for k in hit[3]])
@@ -468,31 +478,14 @@ class Jitted:
         dyn = [args[i] for i in positions] + [kwargs[k] for k in names]
         if not all(type(a) in _LEAF_TYPES for a in dyn):
             return  # pytrees: the general path flattens them
-        cache = self._static_cache
-        if len(cache) >= _ID_CACHE_MAX:
-            cache.clear()
         avals = [a.aval for a in dyn if type(a) is ArrayImpl]  # keeps the ids in fkey theirs
-        cache[fkey] = (entry, config.jax_enable_x64, positions, names, avals)
+        self._cache.remember(fkey, (entry, config.jax_enable_x64, positions, names, avals))
 
     def _run(self, entry, arrays):
+        device, committed = devices.call_device(arrays, self.device)
         bufs = list(entry.const_bufs)
-        device = None
-        committed = False
-        for a in arrays:
-            b = a._buf
-            bufs.append(b)
-            if a._committed:
-                if committed and b.device is not device:
-                    dispatch.pick_device(arrays)  # raises the mixed-device error
-                device = b.device
-                committed = True
-            elif device is None:
-                device = b.device
-        if not committed and self.device is not None:
-            device = self.device
-        if device is None:
-            device = dispatch._default_device()
-        outs = entry.run(dispatch.on_device(bufs, device), device)
+        bufs += [a._buf for a in arrays]
+        outs = entry.run(devices.on_device(bufs, device), device)
         return self._wrap_outputs(entry, outs, committed)
 
     @staticmethod
@@ -509,10 +502,7 @@ class Jitted:
         key, closed, out_tree, leaves, _ = self._trace(args, kwargs)
         # One const-free Jaxpr per traced one, so that rules caching on it (batching, eager
         # calls) hit when the function closes over arrays.
-        hit = _call_jaxprs.get(closed)
-        if hit is None:
-            hit = _call_jaxprs[closed] = staging.convert_constvars_jaxpr(closed)
-        call_jaxpr, consts = hit
+        call_jaxpr, consts = _call_jaxpr(closed)
         outs = jit_p.bind(*consts, *leaves, jaxpr=call_jaxpr, name=self.__name__)
         return pytree.tree_unflatten(out_tree, outs)
 
@@ -530,9 +520,6 @@ class Jitted:
 
     def clear_cache(self):
         self._cache.clear()
-        self._fast_cache.clear()
-        self._id_cache.clear()
-        self._static_cache.clear()
         self._trace_cache.clear()
 
 

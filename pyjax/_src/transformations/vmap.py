@@ -9,7 +9,7 @@ import numpy as np
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.rules import not_mapped
-from pyjax._src.core.trace import get_aval
+from pyjax._src.core.trace import aval_of
 from pyjax._src.interpreters import batching
 from pyjax._src.lax import parallel
 
@@ -72,14 +72,8 @@ def _leaf_descriptions(fun, args, kwargs):
     return out
 
 
-def _shape_of(x):
-    a = getattr(x, "aval", None)
-    return tuple(a.shape) if a is not None else tuple(get_aval(x).shape)
-
-
 def _type_str(x):
-    a = getattr(x, "aval", None) or get_aval(x)
-    return a.str_short()
+    return aval_of(x).str_short()
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
@@ -131,7 +125,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             if ax is None:
                 canon.append(not_mapped)
                 continue
-            shape = _shape_of(x)
+            shape = tuple(aval_of(x).shape)
             nd = len(shape)
             if not -nd <= ax < nd:
                 descs = descs or _leaf_descriptions(fun, args, kwargs)
@@ -172,7 +166,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                         "independent of the mapped inputs.")
                 results.append(val)
                 continue
-            nd = len(_shape_of(val)) + (d is not_mapped)
+            nd = len(aval_of(val).shape) + (d is not_mapped)
             if not -nd <= oax < nd:
                 raise ValueError(
                     f"vmap out_axes {oax} is out of bounds for an output of rank {nd - 1} "

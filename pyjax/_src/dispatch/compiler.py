@@ -1,0 +1,59 @@
+"""Compiling a Jaxpr: lower it to StableHLO text and compile it with the PJRT client. Every
+executable pyjax runs is made by ``compile_jaxpr``. ``compiled_call`` keeps it per
+const-free ClosedJaxpr, so a Jaxpr that is both a jitted function's and a ``jit`` equation's
+run eagerly compiles once. That memo is weakly keyed rather than a bounded ``Cache``: its
+executables live exactly as long as the Jaxpr, which the jitted function's caches hold.
+"""
+from __future__ import annotations
+
+import weakref
+
+from pyjax._src import runtime
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
+from pyjax._src.dispatch import cache
+from pyjax._src.interpreters import lowering
+
+# const-free ClosedJaxpr -> {donated_invars: executable}
+_calls: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+cache.on_clear(_calls.clear)
+
+
+compile_count = [0]  # programs compiled in this process (test_util.count_compiles reads it)
+
+
+def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
+                  num_partitions=1, device_assignment=None, **lower_kw):
+    """Lower and compile a Jaxpr whose ``@main`` takes constvars then invars."""
+    compile_count[0] += 1
+    text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
+                                 num_replicas=num_replicas, num_partitions=num_partitions,
+                                 **lower_kw)
+    in_types = [(a.dtype, a.shape) for a in
+                [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
+    out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
+    client = runtime.get_client()
+    return client.compile(text, in_types, out_types, num_replicas=num_replicas,
+                          num_partitions=num_partitions, device_assignment=device_assignment)
+
+
+def compiled_call(closed: ClosedJaxpr, name, donated_invars=()):
+    """The executable of the const-free ``closed``, compiled once per donation pattern."""
+    per = _calls.get(closed)
+    if per is None:
+        per = _calls[closed] = {}
+    donated_invars = tuple(donated_invars)
+    exe = per.get(donated_invars)
+    if exe is None:
+        exe = per[donated_invars] = compile_jaxpr(closed.jaxpr, name,
+                                                  donated_invars=donated_invars)
+    return exe
+
+
+def compile_primitive(primitive, params, avals):
+    """``(executable, out_avals)`` of one primitive applied to operands of ``avals``."""
+    out = primitive.abstract_eval(*avals, **params)
+    out_avals = list(out) if primitive.multiple_results else [out]
+    invars = [Var(a) for a in avals]
+    outvars = [Var(a) for a in out_avals]
+    jaxpr = Jaxpr([], invars, outvars, [Eqn(primitive, invars, outvars, params)])
+    return compile_jaxpr(jaxpr, primitive.name), tuple(out_avals)

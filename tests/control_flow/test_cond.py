@@ -160,7 +160,8 @@ def test_grad_against_finite_differences(p):
     assert float(f(p, 0.7)) == pytest.approx(f_np(p, 0.7), rel=1e-6)
     # first and second order, forward and reverse mode, eagerly and through jit
     check_f32(lambda x: f(p, x), (0.7,))
-    check_f32(pyjax.jit(lambda x: f(p, x)), (0.7,), order=2)  # jit: fewer compilations
+    # second order to 1e-3 (float32 differences of derivatives); jit: fewer compilations
+    check_f32(pyjax.jit(lambda x: f(p, x)), (0.7,), order=2, rtol=1e-3)
     want = float(pyjax.grad(f, argnums=1)(p, 0.7))
     assert float(pyjax.jit(pyjax.grad(f, argnums=1))(p, 0.7)) == pytest.approx(want, rel=1e-6)
     # grad of grad against the closed form

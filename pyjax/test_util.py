@@ -1,9 +1,12 @@
-"""Testing helpers for pyjax programs (as ``jax.test_util``), and public views of pyjax's
-caches for tests: how many values each holds and how many programs were compiled."""
+"""Testing helpers for pyjax programs (as ``jax.test_util``): gradient checks against finite
+differences, and public views of pyjax's caches for tests: how many values each holds and how
+many programs were compiled."""
 import contextlib
 
 from pyjax._src.dispatch import cache as _cache
 from pyjax._src.dispatch import compiler as _compiler
+from pyjax._src.test_util import (  # noqa: F401
+    check_grads as check_grads, check_jvp as check_jvp, check_vjp as check_vjp)
 
 
 def cache_sizes() -> dict:

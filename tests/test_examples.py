@@ -1,9 +1,13 @@
-"""The foundation issue's examples, as tests, and the tour script end to end."""
+"""The foundation issue's examples, as tests; the tour script end to end; and the example scripts
+in examples/ with their quick settings, against NumPy/SciPy oracles."""
+import importlib.util
 import pathlib
+import runpy
 import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import pyjax as jax
 import pyjax.numpy as jnp
@@ -52,3 +56,90 @@ def test_tour_runs():
     assert "{ lambda ; a:f32[]. let b:f32[] = sin a" in out.stdout
     assert "equal to NumPy: True" in out.stdout
     assert "grad(tanh)(1.0) = 0.4199743" in out.stdout
+
+
+# ---- the example scripts (imported by path, run with quick settings) ----
+
+EXAMPLES = ["calculate_jit", "grad_tanh", "vmap_pairwise", "mlp_digits"]
+
+
+def load_example(name):
+    spec = importlib.util.spec_from_file_location(f"_example_{name}",
+                                                  ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_example_calculate_jit():
+    res = load_example("calculate_jit").main(quick=True)
+    n = res["n"]
+    want = calculate(np.ones((n, n), np.float32))
+    assert res["agree"]
+    np.testing.assert_array_equal(np.asarray(res["jitted"]), want)
+    np.testing.assert_array_equal(np.asarray(res["eager"]), want)
+    assert res["sum"] == 3.0 * n * n
+    assert res["eager_s"] > 0 and res["jit_s"] > 0
+
+
+def test_example_grad_tanh_matches_closed_forms():
+    res = load_example("grad_tanh").main(quick=True)
+    x = res["x"].astype(np.float64)
+    np.testing.assert_allclose(x, np.linspace(-3, 3, len(x)), atol=1e-6)
+    t = np.tanh(x)
+    closed = [1 - t ** 2, -2 * t + 2 * t ** 3, -2 + 8 * t ** 2 - 6 * t ** 4]  # expanded forms
+    for order, (got, want) in enumerate(zip(res["derivatives"], closed), 1):
+        assert got.shape == x.shape and got.dtype == np.float32
+        np.testing.assert_allclose(got, want, atol=1e-5, err_msg=f"order {order}")
+    assert res["grad_at_1"] == pytest.approx(1 - np.tanh(1.0) ** 2, rel=1e-6)
+
+
+def test_example_vmap_pairwise_matches_numpy():
+    res = load_example("vmap_pairwise").main(quick=True)
+    xs, ys = res["xs"], res["ys"]
+    assert xs.shape[0] != ys.shape[0]  # so that swapped axes would show
+    want = np.array([[np.sum(np.abs(x - y)) for x in xs] for y in ys])
+    np.testing.assert_allclose(res["distances"], want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(res["jitted"], want, rtol=1e-6, atol=1e-6)
+
+
+def test_example_mlp_digits_learns():
+    mlp = load_example("mlp_digits")
+    res = mlp.main(quick=True)
+    assert res["test_accuracy"] > 0.85, res["test_accuracy"]
+    assert res["final_loss"] < 0.5
+    # the reported accuracy is the trained network's, recomputed in NumPy
+    params = [{k: np.asarray(v, np.float64) for k, v in layer.items()} for layer in res["params"]]
+    h = res["x_test"].astype(np.float64)
+    for layer in params[:-1]:
+        h = np.maximum(h @ layer["w"] + layer["b"], 0)
+    logits = h @ params[-1]["w"] + params[-1]["b"]
+    assert np.mean(np.argmax(logits, -1) == res["y_test"]) == pytest.approx(
+        res["test_accuracy"], abs=2.5 / len(res["y_test"]))
+
+
+def test_example_mlp_pieces(x64):
+    from scipy.special import log_softmax
+    from pyjax.test_util import check_grads
+    mlp = load_example("mlp_digits")
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(5, 10)) * 30  # large enough that a naive log(sum(exp)) overflows
+    np.testing.assert_allclose(np.asarray(mlp.log_softmax(logits)), log_softmax(logits, -1),
+                               rtol=1e-12, atol=1e-12)
+    params = mlp.init_params(jax.random.key(1), [6, 5, 3])
+    x = rng.normal(size=(4, 6))
+    labels = np.eye(3)[[0, 2, 1, 2]]
+    check_grads(jax.jit(lambda p: mlp.loss(p, x, labels)), (params,), order=2)
+
+
+def test_example_scripts_run_as_scripts(monkeypatch, capsys):
+    # as ``python examples/<name>.py --quick``, in this process to save start-up time
+    for name in EXAMPLES:
+        path = str(ROOT / "examples" / f"{name}.py")
+        monkeypatch.setattr(sys, "argv", [path, "--quick"])
+        runpy.run_path(path, run_name="__main__")
+    out = capsys.readouterr().out
+    assert "results agree: True" in out
+    assert "order 3: max |autodiff - closed form|" in out
+    assert "pairwise L1 distances of 30 x 20 points" in out
+    assert "test accuracy 0.9" in out

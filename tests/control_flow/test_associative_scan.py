@@ -6,6 +6,7 @@ import pytest
 import pyjax
 import pyjax.numpy as jnp
 from pyjax import lax
+from pyjax.test_util import check_grads
 
 RNG = np.random.default_rng(0)
 F32 = np.float32
@@ -160,15 +161,13 @@ def test_grad_of_cumsum_squared(n):
     np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5)
 
 
-def test_grad_of_linear_recurrence_against_finite_differences():
+def test_grad_of_linear_recurrence_against_finite_differences(x64):
     n = 6
     a = RNG.uniform(0.5, 1.0, size=n).astype(np.float64)
     b = RNG.normal(size=n)
 
     def f(a, b):
         return jnp.sum(lax.associative_scan(_affine, (a, b))[1] ** 2)
-
-    ga, gb = pyjax.jit(pyjax.grad(f, argnums=(0, 1)))(a.astype(F32), b.astype(F32))
 
     def ref(a, b):
         h, s = 0.0, 0.0
@@ -177,15 +176,13 @@ def test_grad_of_linear_recurrence_against_finite_differences():
             s += h * h
         return s
 
-    eps = 1e-6
-    for arg, g in ((0, ga), (1, gb)):
-        fd = []
-        for j in range(n):
-            args_p, args_m = [a.copy(), b.copy()], [a.copy(), b.copy()]
-            args_p[arg][j] += eps
-            args_m[arg][j] -= eps
-            fd.append((ref(*args_p) - ref(*args_m)) / (2 * eps))
-        np.testing.assert_allclose(np.asarray(g), fd, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(float(f(a, b)), ref(a, b), rtol=1e-12)
+    check_grads(f, (a, b), order=1, rtol=1e-6, atol=1e-8, eps=1e-6)  # in float64
+    # the jitted float32 gradient against the checked float64 one
+    ga, gb = pyjax.jit(pyjax.grad(f, argnums=(0, 1)))(a.astype(F32), b.astype(F32))
+    assert ga.dtype == gb.dtype == F32
+    for g, want in zip((ga, gb), pyjax.vjp(f, a, b)[1](1.0)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(want), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("reverse", [False, True])

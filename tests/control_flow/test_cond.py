@@ -1,6 +1,7 @@
 """lax.cond / lax.switch: results eagerly and under jit (oracle: Python if/else and NumPy),
 pytrees and closures, the Jaxpr and the lowered StableHLO, derivatives (oracle: finite
-differences), vmap with unbatched and batched predicates (oracle: a Python loop), errors."""
+differences, ``check_grads``), vmap with unbatched and batched predicates (oracle: a Python
+loop), errors."""
 import math
 
 import numpy as np
@@ -10,6 +11,7 @@ import pyjax
 import pyjax.lax as lax
 import pyjax.numpy as jnp
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, check_jaxpr
+from pyjax.test_util import check_grads
 
 
 def eqn_names(jaxpr, deep=False):
@@ -53,8 +55,10 @@ def g(i, x):
     return lax.switch(i, BRANCHES, x)
 
 
-def fd(fun, x, eps=1e-3):
-    return (fun(x + eps) - fun(x - eps)) / (2 * eps)
+def check_f32(f, args, order=1, modes=("fwd", "rev"), rtol=1e-4):
+    """f's derivatives against central differences of f in float32: the step of 1e-3 keeps
+    rounding error (~1e-7 / 1e-3) and truncation error (~1e-3^2) under ``rtol``."""
+    check_grads(f, args, order=order, modes=modes, rtol=rtol, atol=1e-5, eps=1e-3)
 
 
 # ---- values ----
@@ -121,8 +125,7 @@ def test_nested_cond():
         for q in (True, False):
             want = (math.sin(0.3) if q else math.cos(0.3)) if p else -0.3
             assert float(pyjax.jit(h)(p, q, 0.3)) == pytest.approx(want, rel=1e-6)
-            assert float(pyjax.grad(h, argnums=2)(p, q, 0.3)) == pytest.approx(
-                fd(lambda x: (math.sin(x) if q else math.cos(x)) if p else -x, 0.3), rel=1e-3)
+            check_f32(lambda x: h(p, q, x), (0.3,), modes=("rev",), rtol=1e-3)
 
 
 # ---- Jaxpr and lowering ----
@@ -154,26 +157,26 @@ def test_lowering_uses_stablehlo_case():
 
 @pytest.mark.parametrize("p", [True, False])
 def test_grad_against_finite_differences(p):
-    want = fd(lambda x: f_np(p, x), 0.7)
-    assert float(pyjax.grad(f, argnums=1)(p, 0.7)) == pytest.approx(want, rel=1e-4)
-    assert float(pyjax.jit(pyjax.grad(f, argnums=1))(p, 0.7)) == pytest.approx(want, rel=1e-4)
-    assert float(pyjax.grad(pyjax.jit(f), argnums=1)(p, 0.7)) == pytest.approx(want, rel=1e-4)
-    # second order
-    want2 = fd(lambda x: fd(lambda y: f_np(p, y), x), 0.7, 1e-2)
+    assert float(f(p, 0.7)) == pytest.approx(f_np(p, 0.7), rel=1e-6)
+    # first and second order, forward and reverse mode, eagerly and through jit
+    check_f32(lambda x: f(p, x), (0.7,))
+    # second order to 1e-3 (float32 differences of derivatives); jit: fewer compilations
+    check_f32(pyjax.jit(lambda x: f(p, x)), (0.7,), order=2, rtol=1e-3)
+    want = float(pyjax.grad(f, argnums=1)(p, 0.7))
+    assert float(pyjax.jit(pyjax.grad(f, argnums=1))(p, 0.7)) == pytest.approx(want, rel=1e-6)
+    # grad of grad against the closed form
+    s, c = math.sin(0.7), math.cos(0.7)
     assert float(pyjax.grad(pyjax.grad(f, argnums=1), argnums=1)(p, 0.7)) == pytest.approx(
-        want2, rel=1e-3)
-    # forward mode
-    y, t = pyjax.jvp(lambda x: f(p, x), (0.7,), (2.0,))
-    assert float(y) == pytest.approx(f_np(p, 0.7), rel=1e-6)
-    assert float(t) == pytest.approx(2 * want, rel=1e-4)
+        2 * c - 0.7 * s if p else 2 - c, rel=1e-5)
 
 
 def test_grad_of_switch():
     for i in range(3):
-        want = fd(BRANCHES_NP[i], 0.7)
-        assert float(pyjax.grad(g, argnums=1)(i, 0.7)) == pytest.approx(want, rel=1e-4)
+        assert float(g(i, 0.7)) == pytest.approx(BRANCHES_NP[i](0.7), rel=1e-6)
+        check_f32(lambda x: g(i, x), (0.7,), modes=("rev",))
+        want = float(pyjax.grad(g, argnums=1)(i, 0.7))
         assert float(pyjax.jit(pyjax.grad(g, argnums=1))(i, 0.7)) == pytest.approx(want,
-                                                                                 rel=1e-4)
+                                                                                 rel=1e-6)
 
 
 def test_grad_through_closures_and_pytrees():
@@ -213,9 +216,8 @@ def test_branches_with_different_residuals():
 
     loss = lambda p: lambda x, y: jnp.sum(r(p, x, y))  # noqa: E731
     for p in (True, False):
-        gx, gy = pyjax.grad(loss(p), argnums=(0, 1))(0.3, 0.4)
-        assert float(gx) == pytest.approx(fd(lambda x: r_np(p, x, 0.4), 0.3), rel=1e-3)
-        assert float(gy) == pytest.approx(fd(lambda y: r_np(p, 0.3, y), 0.4), rel=1e-3)
+        assert float(loss(p)(0.3, 0.4)) == pytest.approx(r_np(p, 0.3, 0.4), rel=1e-6)
+        check_f32(loss(p), (0.3, 0.4), modes=("rev",), rtol=1e-3)
         jaxpr = pyjax.make_jaxpr(pyjax.grad(loss(p), argnums=(0, 1)))(0.3, 0.4)
         check_deep(jaxpr)
         (known, _) = [e for e in jaxpr.jaxpr.eqns if e.primitive.name == "cond"]
@@ -259,13 +261,17 @@ def test_vmap_with_batched_predicate_selects():
 def test_grad_of_vmap_and_vmap_of_grad():
     ps = np.array([True, False, True])
     xs = np.array([0.3, 0.5, 0.9], np.float32)
-    want = [fd(lambda x: f_np(p, x), float(x)) for p, x in zip(ps, xs)]
-    total = pyjax.jit(pyjax.grad(lambda xs: jnp.sum(pyjax.vmap(f)(ps, xs))))
-    np.testing.assert_allclose(total(xs), want, rtol=1e-3)
-    np.testing.assert_allclose(pyjax.vmap(pyjax.grad(f, argnums=1))(ps, xs), want, rtol=1e-3)
-    total_u = pyjax.jit(pyjax.grad(lambda xs: jnp.sum(pyjax.vmap(f, (None, 0))(True, xs))))
-    np.testing.assert_allclose(total_u(xs), [fd(lambda x: f_np(True, x), float(x)) for x in xs],
-                               rtol=1e-3)
+    # the derivatives of a sum of f over the examples: each example's derivative
+    summed = lambda xs: jnp.sum(pyjax.vmap(f)(ps, xs))  # noqa: E731
+    check_f32(summed, (xs,), modes=("rev",), rtol=1e-3)
+    want = [float(pyjax.grad(f, argnums=1)(p, x)) for p, x in zip(ps, xs)]
+    np.testing.assert_allclose(pyjax.jit(pyjax.grad(summed))(xs), want, rtol=1e-6)
+    np.testing.assert_allclose(pyjax.vmap(pyjax.grad(f, argnums=1))(ps, xs), want, rtol=1e-6)
+    summed_u = lambda xs: jnp.sum(pyjax.vmap(f, (None, 0))(True, xs))  # noqa: E731
+    check_f32(summed_u, (xs,), modes=("rev",), rtol=1e-3)
+    np.testing.assert_allclose(pyjax.jit(pyjax.grad(summed_u))(xs),
+                               [float(pyjax.grad(f, argnums=1)(True, x)) for x in xs],
+                               rtol=1e-6)
     # a batched predicate does not leak NaN derivatives from the branch not taken
     h = pyjax.vmap(lambda p, x: lax.cond(p, jnp.sqrt, lambda x: x, x))
     gr = pyjax.grad(lambda xs: jnp.sum(h(np.array([True, False]), xs)))(

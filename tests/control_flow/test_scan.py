@@ -1,11 +1,12 @@
 """lax.scan, lax.fori_loop (static bounds) and lax.map against Python loops, finite
-differences for derivatives, and a Python loop over the batch for vmap."""
+differences (``check_grads``) for derivatives, and a Python loop over the batch for vmap."""
 import numpy as np
 import pytest
 
 import pyjax
 import pyjax.lax as lax
 import pyjax.numpy as jnp
+from pyjax.test_util import check_grads
 
 
 def _cumsum_body(c, x):
@@ -36,15 +37,9 @@ def _rnn_data(t=6, n=3, seed=0):
     return (rng.normal(size=(n, n)) * 0.5, rng.normal(size=n), rng.normal(size=(t, n)))
 
 
-def _fd_grad(f, x, eps=1e-6):
-    """Central finite differences of the scalar f at the float64 array x."""
-    x = np.array(x, np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return g
+def _check_rev(f, args):
+    """f's reverse mode against central differences of f (float64, tight tolerances)."""
+    check_grads(f, args, order=1, modes=("rev",), rtol=1e-6, atol=1e-8, eps=1e-6)
 
 
 # ---- forward values ----
@@ -176,27 +171,25 @@ def test_grad_rnn_against_finite_differences(x64, reverse):
         h, ys = _rnn_np(w, h0, xs, reverse)
         return np.sum(ys) + np.sum(h)
 
+    np.testing.assert_allclose(float(loss(w, h0, xs)), loss_np(w, h0, xs), rtol=1e-12)
+    _check_rev(loss, (w, h0, xs))
     gw, gh, gx = pyjax.grad(loss, argnums=(0, 1, 2))(w, h0, xs)
-    np.testing.assert_allclose(np.asarray(gw), _fd_grad(lambda w: loss_np(w, h0, xs), w),
-                               rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(np.asarray(gh), _fd_grad(lambda h: loss_np(w, h, xs), h0),
-                               rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(np.asarray(gx), _fd_grad(lambda x: loss_np(w, h0, x), xs),
-                               rtol=1e-6, atol=1e-8)
+    for g, want in zip((gw, gh, gx), pyjax.vjp(loss, w, h0, xs)[1](1.0)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(want), rtol=1e-12)
     gw_jit = pyjax.jit(pyjax.grad(loss))(w, h0, xs)
     np.testing.assert_allclose(np.asarray(gw_jit), np.asarray(gw), rtol=1e-10)
 
 
 def test_jvp_of_scan_matches_finite_differences(x64):
     w, h0, xs = _rnn_data()
-    t = np.random.default_rng(1).normal(size=w.shape)
-    _, (h_dot, ys_dot) = pyjax.jvp(lambda w: _rnn(w, h0, xs), (w,), (t,))
-    eps = 1e-6
-    hp, ysp = _rnn_np(w + eps * t, h0, xs)
-    hm, ysm = _rnn_np(w - eps * t, h0, xs)
-    np.testing.assert_allclose(np.asarray(h_dot), (hp - hm) / (2 * eps), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(np.asarray(ys_dot), (ysp - ysm) / (2 * eps), rtol=1e-6,
-                               atol=1e-8)
+    h, ys = _rnn(w, h0, xs)
+    h_np, ys_np = _rnn_np(w, h0, xs)
+    np.testing.assert_allclose(np.asarray(h), h_np, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(ys), ys_np, rtol=1e-12)
+    # check_grads multiplies tolerances by an output's size: divide by the largest one
+    n = ys.size
+    check_grads(lambda w: _rnn(w, h0, xs), (w,), order=1, modes=("fwd",), rtol=1e-6 / n,
+                atol=1e-8 / n, eps=1e-6)
 
 
 def test_grad_fori_loop_static_bounds_and_second_order(x64):
@@ -210,12 +203,11 @@ def test_grad_fori_loop_static_bounds_and_second_order(x64):
         return c
 
     x = 0.7
+    np.testing.assert_allclose(float(f(x)), f_np(x), rtol=1e-12)
+    tol = dict(rtol=1e-6, atol=1e-8, eps=1e-6)
+    check_grads(f, (x,), order=2, **tol)
+    check_grads(pyjax.grad(f), (x,), order=1, **tol)  # grad(grad(f)) is its VJP
     g = float(pyjax.grad(f)(x))
-    np.testing.assert_allclose(g, (f_np(x + 1e-6) - f_np(x - 1e-6)) / 2e-6, rtol=1e-6)
-    g2 = float(pyjax.grad(pyjax.grad(f))(x))
-    eps = 1e-4
-    fd2 = (f_np(x + eps) - 2 * f_np(x) + f_np(x - eps)) / eps ** 2
-    np.testing.assert_allclose(g2, fd2, rtol=1e-5)
     np.testing.assert_allclose(float(pyjax.jit(pyjax.grad(f))(x)), g, rtol=1e-12)
 
 
@@ -268,14 +260,19 @@ def test_jit_grad_vmap_composition(x64):
     def loss_np(w):
         return sum(np.sum(_rnn_np(w, h0, x)[1]) for x in xs_b)
 
+    np.testing.assert_allclose(float(loss(w)), loss_np(w), rtol=1e-12)
+    _check_rev(loss, (w,))
     g = pyjax.jit(pyjax.grad(loss))(w)
-    np.testing.assert_allclose(np.asarray(g), _fd_grad(loss_np, w), rtol=1e-6, atol=1e-8)
-    # per-example gradients: vmap of grad
-    per = pyjax.vmap(pyjax.grad(lambda w, x: jnp.sum(_rnn(w, h0, x)[1])), (None, 0))(w, xs_b)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(pyjax.vjp(loss, w)[1](1.0)[0]),
+                               rtol=1e-12)
+    # per-example gradients: vmap of grad, against each example's checked gradient
+    single = lambda w, x: jnp.sum(_rnn(w, h0, x)[1])  # noqa: E731
+    per = pyjax.vmap(pyjax.grad(single), (None, 0))(w, xs_b)
     for i in range(3):
-        np.testing.assert_allclose(
-            np.asarray(per[i]), _fd_grad(lambda w: np.sum(_rnn_np(w, h0, xs_b[i])[1]), w),
-            rtol=1e-6, atol=1e-8)
+        _check_rev(single, (w, xs_b[i]))
+        np.testing.assert_allclose(np.asarray(per[i]),
+                                   np.asarray(pyjax.vjp(single, w, xs_b[i])[1](1.0)[0]),
+                                   rtol=1e-12)
 
 
 def test_vmap_of_fori_loop_with_named_axis():
@@ -333,10 +330,8 @@ def test_grad_of_jit_with_scan_inside_splits_the_scan(x64):
         h, ys = _rnn(w, h0, xs)
         return jnp.sum(ys)
 
-    g = pyjax.grad(pyjax.jit(loss))(w)
-    np.testing.assert_allclose(np.asarray(g),
-                               _fd_grad(lambda w: np.sum(_rnn_np(w, h0, xs)[1]), w),
-                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(float(loss(w)), np.sum(_rnn_np(w, h0, xs)[1]), rtol=1e-12)
+    _check_rev(pyjax.jit(loss), (w,))
     jaxpr = pyjax.make_jaxpr(pyjax.grad(pyjax.jit(loss)))(w)
     assert [e.primitive.name for e in jaxpr.eqns] == ["jit", "jit"]
 
@@ -395,9 +390,12 @@ def test_loop_invariant_residuals_are_recomputed_not_stacked(x64):
 
     rng = np.random.default_rng(5)
     w, xs = rng.normal(size=(4, 4)) * 0.3, rng.normal(size=(100, 4))
-    for f in (pyjax.grad(loss), pyjax.grad(pyjax.jit(loss)), pyjax.jit(pyjax.grad(loss))):
-        np.testing.assert_allclose(np.asarray(f(w, xs)), _fd_grad(lambda w: loss_np(w, xs), w),
-                                   rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(float(loss(w, xs)), loss_np(w, xs), rtol=1e-12)
+    _check_rev(loss, (w, xs))
+    _check_rev(pyjax.jit(loss), (w, xs))
+    g = pyjax.vjp(loss, w, xs)[1](1.0)[0]
+    np.testing.assert_allclose(np.asarray(pyjax.jit(pyjax.grad(loss))(w, xs)), np.asarray(g),
+                               rtol=1e-12)
     for jaxpr in (pyjax.make_jaxpr(pyjax.grad(loss))(w, xs),
                   pyjax.make_jaxpr(pyjax.grad(pyjax.jit(loss)))(w, xs).eqns[0].params["jaxpr"]):
         scans = [e for e in jaxpr.eqns if e.primitive.name == "scan"]

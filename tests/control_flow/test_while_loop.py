@@ -3,7 +3,7 @@ closures, the Jaxpr and StableHLO it stages to, forward-mode AD (jvp, jacfwd, li
 reverse-mode error, vmap with unbatched and batched predicates, weak-type promotion and the
 carry/predicate type errors.
 
-Oracles: Python loops, NumPy, and central finite differences (float64).
+Oracles: Python loops, NumPy, and central finite differences (``check_grads``, float64).
 """
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ import pyjax.lax as lax
 import pyjax.numpy as jnp
 from pyjax._src.control_flow.while_loop import while_p
 from pyjax._src.core.jaxpr import check_jaxpr
-from pyjax.test_util import count_compiles
+from pyjax.test_util import check_grads, count_compiles
 
 
 def collatz_steps(n):
@@ -55,8 +55,9 @@ def py_power_loop(x):
     return x
 
 
-def fd(f, x, eps=1e-6):
-    return (f(x + eps) - f(x - eps)) / (2 * eps)
+def check_fwd(f, x, order=1):
+    """f's forward-mode derivatives at x against central differences of f (float64)."""
+    check_grads(f, (x,), order=order, modes=("fwd",), rtol=1e-6, atol=1e-8, eps=1e-6)
 
 
 def while_eqns(closed):
@@ -176,9 +177,9 @@ def test_jvp_against_finite_differences(x64):
     for f, py, x in ((grow, py_grow, 1.3), (power_loop, py_power_loop, 0.7)):
         y, t = pyjax.jvp(f, (x,), (1.0,))
         np.testing.assert_allclose(float(y), py(x), rtol=1e-12)
-        np.testing.assert_allclose(float(t), fd(py, x), rtol=1e-6)
+        check_fwd(f, x, order=2)
         _, tj = pyjax.jit(lambda x: pyjax.jvp(f, (x,), (1.0,)))(x)
-        np.testing.assert_allclose(float(tj), fd(py, x), rtol=1e-6)
+        np.testing.assert_allclose(float(tj), float(t), rtol=1e-12)
 
 
 def test_jvp_fixpoint_tangent_enters_through_body(x64):
@@ -192,17 +193,16 @@ def test_jvp_fixpoint_tangent_enters_through_body(x64):
         for _ in range(4):
             y, z = y + z, z * x
         return y
-    _, t = pyjax.jvp(f, (1.5,), (1.0,))
-    np.testing.assert_allclose(float(t), fd(py, 1.5), rtol=1e-6)
+    np.testing.assert_allclose(float(f(1.5)), py(1.5), rtol=1e-12)
+    check_fwd(f, 1.5)
 
 
 def test_jvp_of_closure_const(x64):
     def f(a):
         return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * a + 1.0),
                               (0, 1.0))[1]
-    _, t = pyjax.jvp(f, (2.0,), (1.0,))
-    np.testing.assert_allclose(float(t), fd(lambda a: ((a + 1) * a + 1) * a + 1, 2.0),
-                               rtol=1e-6)
+    np.testing.assert_allclose(float(f(2.0)), ((2.0 + 1) * 2.0 + 1) * 2.0 + 1, rtol=1e-12)
+    check_fwd(f, 2.0)
 
 
 def test_jacfwd():
@@ -293,7 +293,10 @@ def test_vmap_batch_axis_not_leading():
 def test_vmap_of_jvp(x64):
     xs = np.array([0.3, 0.7])
     ts = pyjax.vmap(lambda x: pyjax.jvp(power_loop, (x,), (1.0,))[1])(jnp.asarray(xs))
-    np.testing.assert_allclose(ts, [fd(py_power_loop, x) for x in xs], rtol=1e-6)
+    for x in xs:
+        check_fwd(power_loop, x)
+    np.testing.assert_allclose(
+        ts, [float(pyjax.jvp(power_loop, (x,), (1.0,))[1]) for x in xs], rtol=1e-12)
 
 
 def test_vmap_collective_in_cond():

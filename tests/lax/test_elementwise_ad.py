@@ -1,6 +1,7 @@
-"""JVP rules of every elementwise primitive against central finite differences (float64), VJP
-against JVP (``<vjp(ct), t> == <ct, jvp(t)>``), and the transposes of the linear ones against the
-dot-product identity ``<T(ct), t> == <ct, L(t)>``, with the pairing ``Re(sum(a * b))``."""
+"""JVP and VJP rules of every elementwise primitive against central finite differences
+(``check_grads``, float64), VJP against JVP (``<vjp(ct), t> == <ct, jvp(t)>``), and the
+transposes of the linear ones against the dot-product identity ``<T(ct), t> == <ct, L(t)>``,
+with the pairing ``Re(sum(a * b))``."""
 import numpy as np
 import pytest
 
@@ -8,6 +9,7 @@ import pyjax
 import pyjax.lax as lax
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE
 from pyjax._src.lax import elementwise as ew
+from pyjax.test_util import check_grads
 
 RNG = np.random.default_rng(7)
 N = 4
@@ -25,13 +27,15 @@ def pair(a, b):
 
 
 def check_jvp_fd(f, args, rtol=1e-6, atol=1e-8, eps=1e-6):
-    """f's JVP at args along random tangents vs central differences, and VJP vs JVP."""
+    """f's JVP and VJP at args against central differences (``check_grads``), and VJP vs the
+    exact JVP along random directions."""
+    # check_grads multiplies the tolerances by the output's size; undo that to keep them
+    # per element.
+    size = max(np.size(f(*args)), 1)
+    check_grads(f, tuple(args), order=1, rtol=rtol / size, atol=atol / size, eps=eps)
+    # <vjp(ct), t> == <ct, jvp(t)> to rounding: tighter than finite differences can check.
     tangents = [uniform(-1, 1, np.asarray(a).dtype, np.shape(a)) for a in args]
     out, t_out = pyjax.jvp(f, tuple(args), tuple(tangents))
-    plus = f(*[a + eps * t for a, t in zip(args, tangents)])
-    minus = f(*[a - eps * t for a, t in zip(args, tangents)])
-    fd = (np.asarray(plus) - np.asarray(minus)) / (2 * eps)
-    np.testing.assert_allclose(np.asarray(t_out), fd, rtol=rtol, atol=atol)
     np.testing.assert_allclose(np.asarray(out), np.asarray(f(*args)), rtol=1e-12)
     _, vjp_fun = pyjax.vjp(f, *args)
     ct = uniform(-1, 1, np.asarray(out).dtype, np.shape(out))
@@ -168,12 +172,14 @@ def test_not_differentiable_ops_have_zero_tangents(x64, name):
 
 
 def test_digamma_second_derivative_of_lgamma(x64):
-    # d2/dx2 lgamma = trigamma; check it against finite differences of digamma
-    x, eps = np.array([0.4, 1.7, 3.2, -0.7]), 1e-5
+    # d2/dx2 lgamma = trigamma: against SciPy, and both orders against central differences
+    from scipy.special import polygamma
+    x = np.array([0.4, 1.7, 3.2, -0.7])
     d2 = pyjax.grad(pyjax.grad(lambda v: lax.lgamma(v)))
-    fd = (np.asarray(lax.digamma(x + eps)) - np.asarray(lax.digamma(x - eps))) / (2 * eps)
     got = [float(d2(v)) for v in x]
-    np.testing.assert_allclose(got, fd, rtol=1e-6)
+    np.testing.assert_allclose(got, polygamma(1, x), rtol=1e-10)
+    # check_grads multiplies the tolerances by the output's size
+    check_grads(lax.lgamma, (x,), order=2, rtol=1e-6 / x.size, atol=1e-8 / x.size, eps=1e-5)
 
 
 # ---- transposes of the linear primitives ----

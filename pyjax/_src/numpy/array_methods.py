@@ -102,20 +102,19 @@ _COMPARISONS = [("eq", "==", "equal"), ("ne", "!=", "not_equal"), ("lt", "<", "l
                 ("ge", ">=", "greater_equal")]
 
 
-def _pow(self, other, mod=None):
-    if mod is not None:
-        raise NotImplementedError("three-argument pow() is not supported for pyjax arrays")
-    if not _accepts(other, "**", self):
-        return NotImplemented
-    return ufuncs.power(self, other)
+def _power_op(swapped):
+    # not in _binop: ``pow()`` has a third argument, which is refused
+    def op(self, other, mod=None):
+        if mod is not None:
+            raise NotImplementedError("three-argument pow() is not supported for pyjax arrays")
+        if not _accepts(other, "**", self):
+            return NotImplemented
+        return ufuncs.power(other, self) if swapped else ufuncs.power(self, other)
+    op.__name__ = "rpow" if swapped else "pow"
+    return op
 
 
-def _rpow(self, other, mod=None):
-    if mod is not None:
-        raise NotImplementedError("three-argument pow() is not supported for pyjax arrays")
-    if not _accepts(other, "**", self):
-        return NotImplemented
-    return ufuncs.power(other, self)
+_pow, _rpow = _power_op(False), _power_op(True)
 
 
 def _round_op(self, ndigits=None):

@@ -426,16 +426,22 @@ def _linspace_core(start, stop, num, endpoint, cdt, axis):
     return out, step
 
 
+def _spacing_dtypes(fun, num, dtype, start, stop, *others):
+    """Checked ``num``, the result dtype (by default the inexact type of ``start`` and
+    ``stop``) and the dtype to compute in, for ``linspace`` and its log-scale kin."""
+    num = _dim(num, fun, "num")
+    util.check_arraylike(fun, start, stop, *others)
+    dt = _check_dtype(dtype, fun)
+    if dt is None:
+        dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    return num, dt, _computation_dtype(dt)
+
+
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
              device=None):
     """``num`` evenly spaced values from ``start`` to ``stop`` (arrays broadcast; the new
     axis is ``axis``). ``retstep=True`` also returns the spacing."""
-    num = _dim(num, "linspace", "num")
-    util.check_arraylike("linspace", start, stop)
-    dt = _check_dtype(dtype, "linspace")
-    if dt is None:
-        dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
-    cdt = _computation_dtype(dt)
+    num, dt, cdt = _spacing_dtypes("linspace", num, dtype, start, stop)
     out, step = _linspace_core(start, stop, num, endpoint, cdt, axis)
     if dtypes.is_integer(dt) or dtypes.is_bool(dt):
         out = lax_ew.floor(out) if not dtypes.is_complex(cdt) else out
@@ -446,12 +452,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """``base ** linspace(start, stop, num)``."""
-    num = _dim(num, "logspace", "num")
-    util.check_arraylike("logspace", start, stop, base)
-    dt = _check_dtype(dtype, "logspace")
-    if dt is None:
-        dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
-    cdt = _computation_dtype(dt)
+    num, dt, cdt = _spacing_dtypes("logspace", num, dtype, start, stop, base)
     lin, _ = _linspace_core(start, stop, num, endpoint, cdt, axis)
     base = asarray(base, cdt)
     if util.ndim_of(base) != 0:  # broadcast base like start/stop (without the new axis)
@@ -468,12 +469,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """``num`` values spaced evenly on a log scale from ``start`` to ``stop`` (negative bounds
     of the same sign are allowed)."""
-    num = _dim(num, "geomspace", "num")
-    util.check_arraylike("geomspace", start, stop)
-    dt = _check_dtype(dtype, "geomspace")
-    if dt is None:
-        dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
-    cdt = _computation_dtype(dt)
+    num, dt, cdt = _spacing_dtypes("geomspace", num, dtype, start, stop)
     start = asarray(start, cdt)
     stop = asarray(stop, cdt)
     sign = lax_ew.sign(start)

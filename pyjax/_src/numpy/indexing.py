@@ -586,6 +586,17 @@ def _ones_like(x):
     return lax_ew.convert_element_type(ones, av.dtype, True) if av.weak_type else ones
 
 
+def _scatter_method(name, scatter_fn, doc):
+    """The ``x.at[idx]`` method ``name``: ``values`` scattered into ``x`` by ``scatter_fn``."""
+    def method(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return _scatter(self.array, self.index, values, scatter_fn,
+                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                        mode=mode)
+    method.__name__, method.__qualname__ = name, f"_IndexUpdateRef.{name}"
+    method.__doc__ = doc
+    return method
+
+
 class _IndexUpdateRef:
     """``x.at[idx]``: functional, out-of-place versions of ``x[idx] op= y``."""
 
@@ -604,32 +615,15 @@ class _IndexUpdateRef:
         return rewriting_take(self.array, self.index, indices_are_sorted=indices_are_sorted,
                               unique_indices=unique_indices, mode=mode, fill_value=fill_value)
 
-    def _update(self, fn, values, indices_are_sorted, unique_indices, mode):
-        return _scatter(self.array, self.index, values, fn,
-                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                        mode=mode)
-
-    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] = y``; out-of-bounds updates are dropped (``mode="clip"`` clamps)."""
-        return self._update(lax_slicing.scatter, values, indices_are_sorted, unique_indices,
-                            mode)
-
-    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] += y``; repeated indices accumulate."""
-        return self._update(lax_slicing.scatter_add, values, indices_are_sorted, unique_indices,
-                            mode)
-
-    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] -= y``; repeated indices accumulate."""
-        return self._update(lax_slicing.scatter_sub, values, indices_are_sorted, unique_indices,
-                            mode)
-
-    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] *= y``; repeated indices accumulate."""
-        return self._update(lax_slicing.scatter_mul, values, indices_are_sorted, unique_indices,
-                            mode)
-
-    mul = multiply
+    set = _scatter_method("set", lax_slicing.scatter,
+                          "``x[idx] = y``; out-of-bounds updates are dropped (``mode=\"clip\"`` "
+                          "clamps).")
+    add = _scatter_method("add", lax_slicing.scatter_add,
+                          "``x[idx] += y``; repeated indices accumulate.")
+    subtract = _scatter_method("subtract", lax_slicing.scatter_sub,
+                               "``x[idx] -= y``; repeated indices accumulate.")
+    multiply = mul = _scatter_method("multiply", lax_slicing.scatter_mul,
+                                     "``x[idx] *= y``; repeated indices accumulate.")
 
     def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] /= y``: ``x / ones.at[idx].multiply(y)`` (true division, as in JAX)."""
@@ -653,15 +647,8 @@ class _IndexUpdateRef:
         from pyjax._src.numpy import ufuncs
         return ufuncs.power(x, expo)
 
-    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] = minimum(x[idx], y)``."""
-        return self._update(lax_slicing.scatter_min, values, indices_are_sorted, unique_indices,
-                            mode)
-
-    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] = maximum(x[idx], y)``."""
-        return self._update(lax_slicing.scatter_max, values, indices_are_sorted, unique_indices,
-                            mode)
+    min = _scatter_method("min", lax_slicing.scatter_min, "``x[idx] = minimum(x[idx], y)``.")
+    max = _scatter_method("max", lax_slicing.scatter_max, "``x[idx] = maximum(x[idx], y)``.")
 
     def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``func.at(x, idx)``: apply the unary ``func`` at the indexed places (once per

@@ -51,10 +51,19 @@ def _check_overwrite_input(overwrite_input, fun):
         raise ValueError(f"jax.numpy.{fun} does not support overwrite_input=True")
 
 
-def _check_sort_kind(kind, fun):
+def _sort_operand(fun, a, axis, kind, order):
+    """``(a, axis)`` for ``sort``/``argsort``: ``a`` as an array (flattened for
+    ``axis=None``) and the axis to sort along, after refusing ``kind`` and ``order``."""
+    util.check_arraylike(fun, a)
     if kind is not None:  # JAX removed it for stable=
         raise TypeError(f"'kind' argument to {fun} is not supported. Use stable=True or "
                         "stable=False to specify sort stability.")
+    if order is not None:
+        raise ValueError(f"The 'order' argument to {fun} is not supported.")
+    a = asarray(a)
+    if axis is None:
+        a, axis = jshape.ravel(a), 0
+    return a, util.canonicalize_axis(axis, a.ndim, fun=fun)
 
 
 def _keepdims_shape(shape, axes):
@@ -724,28 +733,14 @@ def array_equiv(a1, a2):
 
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """A sorted copy of ``a`` (NaNs last); ``axis=None`` sorts the flattened array."""
-    util.check_arraylike("sort", a)
-    _check_sort_kind(kind, "sort")
-    if order is not None:
-        raise ValueError("The 'order' argument to sort is not supported.")
-    a = asarray(a)
-    if axis is None:
-        a, axis = jshape.ravel(a), 0
-    axis = util.canonicalize_axis(axis, a.ndim, fun='sort')
+    a, axis = _sort_operand("sort", a, axis, kind, order)
     out = lax_sort.sort(a, dimension=axis, is_stable=bool(stable))
     return lax_shape.rev(out, (axis,)) if descending else out
 
 
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """Indices that sort ``a`` along ``axis``; stable, also when ``descending``."""
-    util.check_arraylike("argsort", a)
-    _check_sort_kind(kind, "argsort")
-    if order is not None:
-        raise ValueError("The 'order' argument to argsort is not supported.")
-    a = asarray(a)
-    if axis is None:
-        a, axis = jshape.ravel(a), 0
-    axis = util.canonicalize_axis(axis, a.ndim, fun='argsort')
+    a, axis = _sort_operand("argsort", a, axis, kind, order)
     idt = dtypes.default_int_dtype()
     iota = lax_shape.broadcasted_iota(idt, a.shape, axis)
     if descending:

@@ -354,37 +354,37 @@ def column_stack(tup):
     return concatenate(arrs, axis=1)
 
 
+def _atleast(fun, arys, lift):
+    """``lift`` applied to each input as an array; a list when several are given."""
+    util.check_arraylike(fun, *arys)
+    out = [lift(asarray(a)) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def _lift_3d(a):
+    if a.ndim == 0:
+        return reshape(a, (1, 1, 1))
+    if a.ndim == 1:
+        return reshape(a, (1, a.shape[0], 1))
+    if a.ndim == 2:
+        return reshape(a, a.shape + (1,))
+    return a
+
+
 def atleast_1d(*arys):
     """Views of the inputs with at least one dimension (a list when several are given)."""
-    util.check_arraylike("atleast_1d", *arys)
-    out = [reshape(asarray(a), (1,)) if np.ndim(a) == 0 else asarray(a) for a in arys]
-    return out[0] if len(out) == 1 else out
+    return _atleast("atleast_1d", arys, lambda a: reshape(a, (1,)) if a.ndim == 0 else a)
 
 
 def atleast_2d(*arys):
     """Inputs with at least two dimensions: (N,) becomes (1, N)."""
-    util.check_arraylike("atleast_2d", *arys)
-    out = []
-    for a in arys:
-        a = asarray(a)
-        out.append(a if a.ndim >= 2 else reshape(a, (1,) * (2 - a.ndim) + a.shape))
-    return out[0] if len(out) == 1 else out
+    return _atleast("atleast_2d", arys,
+                    lambda a: a if a.ndim >= 2 else reshape(a, (1,) * (2 - a.ndim) + a.shape))
 
 
 def atleast_3d(*arys):
     """Inputs with at least three dimensions: (N,) -> (1, N, 1), (M, N) -> (M, N, 1)."""
-    util.check_arraylike("atleast_3d", *arys)
-    out = []
-    for a in arys:
-        a = asarray(a)
-        if a.ndim == 0:
-            a = reshape(a, (1, 1, 1))
-        elif a.ndim == 1:
-            a = reshape(a, (1, a.shape[0], 1))
-        elif a.ndim == 2:
-            a = reshape(a, a.shape + (1,))
-        out.append(a)
-    return out[0] if len(out) == 1 else out
+    return _atleast("atleast_3d", arys, _lift_3d)
 
 
 # ---------------------------------------------------------------------------------------

@@ -90,6 +90,13 @@ def _check_not_complex(name, *args):
                             f"{_dt(a).name}")
 
 
+def _named(fn, name, doc, compiled=False):
+    """``fn`` as the ufunc ``name`` (compiled as one call when eager, if ``compiled``)."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return compiled_when_eager()(fn) if compiled else fn
+
+
 def _unary_inexact(name, lax_fn, doc):
     # an inexact array needs no promotion: eagerly, straight to PJRT (dispatch.eager_unary)
     eager = dispatch.eager_unary(lax_fn.primitive, "fc")
@@ -103,18 +110,33 @@ def _unary_inexact(name, lax_fn, doc):
                 return r
         (x,) = util.promote_args_inexact(name, x)
         return lax_fn(x)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    return fn
+    return _named(fn, name, doc)
+
+
+def _real_inexact(name, lax_fn, doc, compiled=False):
+    """A unary ufunc of real inputs (complex ones are refused) computed in an inexact
+    dtype."""
+    def fn(x, /):
+        _check_not_complex(name, x)
+        (x,) = util.promote_args_inexact(name, x)
+        return lax_fn(x)
+    return _named(fn, name, doc, compiled)
 
 
 # ---- arithmetic ----
 
-@compiled_when_eager()
-def add(x, y, /):
-    """Elementwise ``x + y`` (logical or for booleans)."""
-    x, y = _promote2("add", x, y)
-    return lax.bitwise_or(x, y) if dtypes.is_bool(_dt(x)) else lax.add(x, y)
+def _arithmetic(name, lax_fn, bool_fn, doc):
+    """``lax_fn`` of the promoted operands; ``bool_fn`` (a logical operation) for booleans."""
+    def fn(x, y, /):
+        x, y = _promote2(name, x, y)
+        return bool_fn(x, y) if dtypes.is_bool(_dt(x)) else lax_fn(x, y)
+    return _named(fn, name, doc, compiled=True)
+
+
+add = _arithmetic("add", lax.add, lax.bitwise_or,
+                  "Elementwise ``x + y`` (logical or for booleans).")
+multiply = _arithmetic("multiply", lax.mul, lax.bitwise_and,
+                       "Elementwise ``x * y`` (logical and for booleans).")
 
 
 @compiled_when_eager()
@@ -125,13 +147,6 @@ def subtract(x, y, /):
         raise TypeError("jnp.subtract (the - operator) is not supported for boolean inputs; "
                         "use jnp.logical_xor or the ^ operator instead.")
     return lax.sub(x, y)
-
-
-@compiled_when_eager()
-def multiply(x, y, /):
-    """Elementwise ``x * y`` (logical and for booleans)."""
-    x, y = _promote2("multiply", x, y)
-    return lax.bitwise_and(x, y) if dtypes.is_bool(_dt(x)) else lax.mul(x, y)
 
 
 @compiled_when_eager()
@@ -179,16 +194,23 @@ def floor_divide(x1, x2, /):
     return _float_divmod(x1, x2)[0]
 
 
+def _promote_for_mod(name, x1, x2):
+    """The operands of ``remainder``/``fmod``, promoted, with an integer divisor of 0 replaced
+    by 1 (``x % 0`` is then 0, where XLA's value is undefined)."""
+    x1, x2 = util.promote_args_numeric(name, x1, x2)
+    dt = _dt(x1)
+    if dtypes.is_complex(dt):
+        raise TypeError(f"{name} does not support complex-valued inputs")
+    if _is_int(dt):
+        x2 = _where(lax.eq(x2, _const(x2, 0)), _const(x2, 1), x2)
+    return x1, x2
+
+
 @compiled_when_eager()
 def remainder(x1, x2, /):
     """Elementwise remainder with the sign of the divisor (Python's ``%``). ``x % 0`` is 0
     for integers."""
-    x1, x2 = util.promote_args_numeric("remainder", x1, x2)
-    dt = _dt(x1)
-    if dtypes.is_complex(dt):
-        raise TypeError("remainder does not support complex-valued inputs")
-    if _is_int(dt):
-        x2 = _where(lax.eq(x2, _const(x2, 0)), _const(x2, 1), x2)
+    x1, x2 = _promote_for_mod("remainder", x1, x2)
     trunc_mod = lax.rem(x1, x2)
     zero = _const(trunc_mod, 0)
     do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, _const(x2, 0))),
@@ -202,12 +224,7 @@ mod = remainder
 @compiled_when_eager()
 def fmod(x1, x2, /):
     """Elementwise remainder with the sign of the dividend (C's ``fmod``)."""
-    x1, x2 = util.promote_args_numeric("fmod", x1, x2)
-    dt = _dt(x1)
-    if dtypes.is_complex(dt):
-        raise TypeError("fmod does not support complex-valued inputs")
-    if _is_int(dt):
-        x2 = _where(lax.eq(x2, _const(x2, 0)), _const(x2, 1), x2)
+    x1, x2 = _promote_for_mod("fmod", x1, x2)
     return lax.rem(x1, x2)
 
 
@@ -302,12 +319,8 @@ def absolute(x, /):
 abs = absolute  # noqa: A001
 
 
-@compiled_when_eager()
-def fabs(x, /):
-    """Elementwise absolute value in an inexact dtype (complex inputs are rejected)."""
-    _check_not_complex("fabs", x)
-    (x,) = util.promote_args_inexact("fabs", x)
-    return lax.abs(x)
+fabs = _real_inexact("fabs", lax.abs, "Elementwise absolute value in an inexact dtype "
+                     "(complex inputs are rejected).", compiled=True)
 
 
 @compiled_when_eager()
@@ -322,31 +335,29 @@ def sign(x, /):
     return lax.sign(x)
 
 
-def _float_only_round(name, lax_fn):
+def _float_only_round(name, lax_fn, doc):
     def fn(x, /):
         util.check_arraylike(name, x)
         if _is_intlike(_dt(x)):
             return _asarray(x)
         _check_not_complex(name, x)
         return lax_fn(x)
-    fn.__name__ = fn.__qualname__ = name
-    return fn
+    return _named(fn, name, doc)
 
 
-floor = _float_only_round("floor", lax.floor)
-floor.__doc__ = "Elementwise floor (integers and booleans are returned unchanged)."
-ceil = _float_only_round("ceil", lax.ceil)
-ceil.__doc__ = "Elementwise ceiling (integers and booleans are returned unchanged)."
+floor = _float_only_round("floor", lax.floor,
+                          "Elementwise floor (integers and booleans are returned unchanged).")
+ceil = _float_only_round("ceil", lax.ceil,
+                         "Elementwise ceiling (integers and booleans are returned unchanged).")
 
 
 def _trunc(x):
     return _where(lax.lt(x, _const(x, 0)), lax.ceil(x), lax.floor(x))
 
 
-trunc = _float_only_round("trunc", _trunc)
-trunc.__doc__ = "Elementwise rounding toward zero (integers are returned unchanged)."
-fix = _float_only_round("fix", _trunc)
-fix.__doc__ = "Elementwise rounding toward zero (same as ``trunc``)."
+trunc = _float_only_round("trunc", _trunc,
+                          "Elementwise rounding toward zero (integers are returned unchanged).")
+fix = _float_only_round("fix", _trunc, "Elementwise rounding toward zero (same as ``trunc``).")
 
 
 def _round_float(x, decimals):
@@ -432,20 +443,14 @@ def _log_base(name, base):
     def fn(x, /):
         (x,) = util.promote_args_inexact(name, x)
         return lax.div(lax.log(x), _const(x, np.log(base)))
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise base-{base} logarithm."
-    return fn
+    return _named(fn, name, f"Elementwise base-{base} logarithm.")
 
 
 log2 = _log_base("log2", 2)
 log10 = _log_base("log10", 10)
 
 
-def cbrt(x, /):
-    """Elementwise real cube root."""
-    _check_not_complex("cbrt", x)
-    (x,) = util.promote_args_inexact("cbrt", x)
-    return lax.cbrt(x)
+cbrt = _real_inexact("cbrt", lax.cbrt, "Elementwise real cube root.")
 
 
 @compiled_when_eager()
@@ -519,18 +524,10 @@ def sinc(x, /):
     return _where(zero, _const(x, 1), lax.div(lax.sin(safe), safe))
 
 
-def deg2rad(x, /):
-    """Degrees to radians."""
-    _check_not_complex("deg2rad", x)
-    (x,) = util.promote_args_inexact("deg2rad", x)
-    return lax.mul(x, _const(x, np.pi / 180))
-
-
-def rad2deg(x, /):
-    """Radians to degrees."""
-    _check_not_complex("rad2deg", x)
-    (x,) = util.promote_args_inexact("rad2deg", x)
-    return lax.mul(x, _const(x, 180 / np.pi))
+deg2rad = _real_inexact("deg2rad", lambda x: lax.mul(x, _const(x, np.pi / 180)),
+                        "Degrees to radians.")
+rad2deg = _real_inexact("rad2deg", lambda x: lax.mul(x, _const(x, 180 / np.pi)),
+                        "Radians to degrees.")
 
 
 radians, degrees = deg2rad, rad2deg
@@ -635,9 +632,8 @@ def _comparison(name, lax_fn, ordered):
             rx, ry = lax.real(x), lax.real(y)
             return _where(lax.eq(rx, ry), lax_fn(lax.imag(x), lax.imag(y)), lax_fn(rx, ry))
         return lax_fn(x, y)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` comparison (a boolean array)."
-    return compiled_when_eager()(fn)
+    return _named(fn, name, f"Elementwise ``{name}`` comparison (a boolean array).",
+                  compiled=True)
 
 
 equal = _comparison("equal", lax.eq, False)
@@ -650,36 +646,30 @@ greater_equal = _comparison("greater_equal", lax.ge, True)
 
 # NaNs propagate through lax.max/min itself: the runtime compiles with XLA:CPU's fast min/max
 # (which drops NaN operands) turned off.
-@compiled_when_eager()
-def maximum(x, y, /):
-    """Elementwise maximum; NaNs propagate."""
-    x, y = _promote2("maximum", x, y)
-    if dtypes.is_complex(_dt(x)):
-        return _where(lax.bitwise_or(greater(x, y), isnan(x)), x, y)
-    return lax.max(x, y)
+def _extremum(name, lax_fn, beats, what):
+    """``maximum``/``minimum``: ``lax_fn``, or for complex values the lexicographic order of
+    ``beats`` (``greater``/``less``)."""
+    def fn(x, y, /):
+        x, y = _promote2(name, x, y)
+        if dtypes.is_complex(_dt(x)):
+            return _where(lax.bitwise_or(beats(x, y), isnan(x)), x, y)
+        return lax_fn(x, y)
+    return _named(fn, name, f"Elementwise {what}; NaNs propagate.", compiled=True)
 
 
-@compiled_when_eager()
-def minimum(x, y, /):
-    """Elementwise minimum; NaNs propagate."""
-    x, y = _promote2("minimum", x, y)
-    if dtypes.is_complex(_dt(x)):
-        return _where(lax.bitwise_or(less(x, y), isnan(x)), x, y)
-    return lax.min(x, y)
+def _nan_ignoring_extremum(name, beats, what):
+    """``fmax``/``fmin``: ``x1`` where it ``beats`` ``x2`` or ``x2`` is NaN."""
+    def fn(x1, x2, /):
+        x1, x2 = util.promote_args(name, x1, x2)
+        return _where(lax.bitwise_or(beats(x1, x2), isnan(x2)), x1, x2)
+    return _named(fn, name, f"Elementwise {what} that ignores NaNs (NaN only where both are "
+                  "NaN).", compiled=True)
 
 
-@compiled_when_eager()
-def fmax(x1, x2, /):
-    """Elementwise maximum that ignores NaNs (NaN only where both are NaN)."""
-    x1, x2 = util.promote_args("fmax", x1, x2)
-    return _where(lax.bitwise_or(greater(x1, x2), isnan(x2)), x1, x2)
-
-
-@compiled_when_eager()
-def fmin(x1, x2, /):
-    """Elementwise minimum that ignores NaNs (NaN only where both are NaN)."""
-    x1, x2 = util.promote_args("fmin", x1, x2)
-    return _where(lax.bitwise_or(less(x1, x2), isnan(x2)), x1, x2)
+maximum = _extremum("maximum", lax.max, greater, "maximum")
+minimum = _extremum("minimum", lax.min, less, "minimum")
+fmax = _nan_ignoring_extremum("fmax", greater, "maximum")
+fmin = _nan_ignoring_extremum("fmin", less, "minimum")
 
 
 def _logical(name, lax_fn):
@@ -687,9 +677,7 @@ def _logical(name, lax_fn):
         util.check_arraylike(name, x, y)
         x, y = util.broadcast_arrays(_to_bool(x), _to_bool(y))
         return lax_fn(x, y)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` of the truth values."
-    return compiled_when_eager()(fn)
+    return _named(fn, name, f"Elementwise ``{name}`` of the truth values.", compiled=True)
 
 
 logical_and = _logical("logical_and", lax.bitwise_and)
@@ -707,9 +695,7 @@ def _bitwise(name, lax_fn):
     def fn(x, y, /):
         x, y = _promote2(name, x, y)
         return lax_fn(x, y)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` of integers or booleans."
-    return compiled_when_eager()(fn)
+    return _named(fn, name, f"Elementwise ``{name}`` of integers or booleans.", compiled=True)
 
 
 bitwise_and = _bitwise("bitwise_and", lax.bitwise_and)
@@ -799,9 +785,7 @@ def _isposneginf(name, value):
         if dtypes.is_floating(dt):
             return lax.eq(x, _const(x, value))
         return _full_like(x, False, np.bool_)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"True where ``x`` is {'+' if value > 0 else '-'}inf."
-    return fn
+    return _named(fn, name, f"True where ``x`` is {'+' if value > 0 else '-'}inf.")
 
 
 isposinf = _isposneginf("isposinf", np.inf)

@@ -100,6 +100,21 @@ def check_arraylike(name, *args):
                             f"{type(a).__name__}")
 
 
+def sampler_args(name, key, shape, dtype, params, names, check_dtype=float_dtype):
+    """``(key data, shape, dtype)`` for a sampler of the parameters ``params`` (called
+    ``names``): without a ``shape``, the parameters' broadcast shape; a given one they must
+    broadcast to exactly."""
+    kd, _ = check_key(name, key)
+    dtype = check_dtype(name, dtype)
+    shape = optional_shape(name, shape)
+    check_arraylike(name, *params)
+    param_shapes = [shape_of(p) for p in params]
+    if shape is None:
+        return kd, broadcast_shapes(*param_shapes), dtype
+    check_shape(name, shape, *param_shapes, names=names)
+    return kd, shape, dtype
+
+
 # ---------------------------------------------------------------------------------------
 # small traced helpers
 # ---------------------------------------------------------------------------------------

@@ -32,9 +32,9 @@ from pyjax._src.numpy import products as jpr
 from pyjax._src.numpy import reductions as jred
 from pyjax._src.numpy import ufuncs as jnp
 from pyjax._src.random.distributions import (
-    bcast_to, broadcast_shapes, canonical_shape, check_arraylike, check_shape, const, convert,
-    dtype_of, exponential_core, float_dtype, int_dtype, normal_core, optional_shape,
-    rademacher_core, shape_of, split_keys, uniform_core)
+    bcast_to, canonical_shape, check_arraylike, check_shape, const, convert, dtype_of,
+    exponential_core, float_dtype, int_dtype, normal_core, optional_shape, rademacher_core,
+    sampler_args, shape_of, split_keys, uniform_core)
 from pyjax._src.random.distributions import (
     normal_from_bits, uniform_bits_width, uniform_from_bits)
 from pyjax._src.random.prng import bit_streams, check_key
@@ -141,28 +141,16 @@ def _gamma_jit(kd, shape, dtype, log_space, a):
     return gamma_core(kd, a, log_space)
 
 
-def _gamma_args(name, key, a, shape, dtype):
-    kd, _ = check_key(name, key)
-    dtype = float_dtype(name, dtype)
-    shape = optional_shape(name, shape)
-    check_arraylike(name, a)
-    if shape is None:
-        shape = shape_of(a)
-    else:
-        check_shape(name, shape, shape_of(a), names=("a",))
-    return kd, shape, dtype
-
-
 def gamma(key, a, shape=None, dtype=float):
     """Sample Gamma(``a``, 1) values (density ``x**(a-1) exp(-x) / Gamma(a)``)."""
-    kd, shape, dtype = _gamma_args("gamma", key, a, shape, dtype)
+    kd, shape, dtype = sampler_args("gamma", key, shape, dtype, (a,), ("a",))
     return _gamma_jit(kd, shape, dtype, False, a)
 
 
 def loggamma(key, a, shape=None, dtype=float):
     """Sample ``log(x)`` for x ~ Gamma(``a``, 1), computed in log space (accurate for tiny
     ``a``)."""
-    kd, shape, dtype = _gamma_args("loggamma", key, a, shape, dtype)
+    kd, shape, dtype = sampler_args("loggamma", key, shape, dtype, (a,), ("a",))
     return _gamma_jit(kd, shape, dtype, True, a)
 
 
@@ -187,14 +175,7 @@ def _halves(x):
 
 def beta(key, a, b, shape=None, dtype=float):
     """Sample Beta(``a``, ``b``) values: ``Ga / (Ga + Gb)`` from two log-gamma draws."""
-    kd, _ = check_key("beta", key)
-    dtype = float_dtype("beta", dtype)
-    shape = optional_shape("beta", shape)
-    check_arraylike("beta", a, b)
-    if shape is None:
-        shape = broadcast_shapes(shape_of(a), shape_of(b))
-    else:
-        check_shape("beta", shape, shape_of(a), shape_of(b), names=("a", "b"))
+    kd, shape, dtype = sampler_args("beta", key, shape, dtype, (a, b), ("a", "b"))
     return _beta_jit(kd, shape, dtype, a, b)
 
 
@@ -239,11 +220,7 @@ def _t_jit(kd, shape, dtype, df):
 def t(key, df, shape=(), dtype=float):
     """Sample Student's t values with ``df`` degrees of freedom: ``N * sqrt(df/2 / G)``,
     G ~ Gamma(df/2)."""
-    kd, _ = check_key("t", key)
-    dtype = float_dtype("t", dtype)
-    check_arraylike("t", df)
-    shape = shape_of(df) if shape is None else canonical_shape("t", shape)
-    check_shape("t", shape, shape_of(df), names=("df",))
+    kd, shape, dtype = sampler_args("t", key, shape, dtype, (df,), ("df",))
     return _t_jit(kd, shape, dtype, df)
 
 
@@ -255,7 +232,7 @@ def _chisquare_jit(kd, shape, dtype, df):
 
 def chisquare(key, df, shape=None, dtype=float):
     """Sample chi-square values with ``df`` degrees of freedom (``2 * Gamma(df/2)``)."""
-    kd, shape, dtype = _gamma_args("chisquare", key, df, shape, dtype)
+    kd, shape, dtype = sampler_args("chisquare", key, shape, dtype, (df,), ("a",))
     return _chisquare_jit(kd, shape, dtype, df)
 
 
@@ -272,14 +249,7 @@ def _f_jit(kd, shape, dtype, dfnum, dfden):
 
 def f(key, dfnum, dfden, shape=None, dtype=float):
     """Sample F-distribution values with ``dfnum``/``dfden`` degrees of freedom."""
-    kd, _ = check_key("f", key)
-    dtype = float_dtype("f", dtype)
-    shape = optional_shape("f", shape)
-    check_arraylike("f", dfnum, dfden)
-    if shape is None:
-        shape = broadcast_shapes(shape_of(dfden), shape_of(dfnum))
-    else:
-        check_shape("f", shape, shape_of(dfden), shape_of(dfnum), names=("dfden", "dfnum"))
+    kd, shape, dtype = sampler_args("f", key, shape, dtype, (dfden, dfnum), ("dfden", "dfnum"))
     return _f_jit(kd, shape, dtype, dfnum, dfden)
 
 
@@ -411,14 +381,7 @@ def _poisson_jit(kd, shape, dtype, lam):
 def poisson(key, lam, shape=None, dtype=int):
     """Sample Poisson(``lam``) counts (CDF inversion for ``lam < 10``, Hormann's transformed
     rejection above)."""
-    kd, _ = check_key("poisson", key)
-    dtype = int_dtype("poisson", dtype)
-    check_arraylike("poisson", lam)
-    if shape is None:
-        shape = shape_of(lam)
-    else:
-        shape = canonical_shape("poisson", shape)
-        check_shape("poisson", shape, shape_of(lam), names=("lam",))
+    kd, shape, dtype = sampler_args("poisson", key, shape, dtype, (lam,), ("lam",), int_dtype)
     return _poisson_jit(kd, shape, dtype, lam)
 
 
@@ -435,14 +398,7 @@ def _geometric_jit(kd, shape, dtype, p):
 
 def geometric(key, p, shape=None, dtype=int):
     """Sample the number of Bernoulli(``p``) trials up to and including the first success."""
-    kd, _ = check_key("geometric", key)
-    dtype = int_dtype("geometric", dtype)
-    check_arraylike("geometric", p)
-    if shape is None:
-        shape = shape_of(p)
-    else:
-        shape = canonical_shape("geometric", shape)
-        check_shape("geometric", shape, shape_of(p), names=("p",))
+    kd, shape, dtype = sampler_args("geometric", key, shape, dtype, (p,), ("p",), int_dtype)
     return _geometric_jit(kd, shape, dtype, p)
 
 
@@ -573,14 +529,7 @@ def _binomial_jit(kd, shape, dtype, count, prob):
 
 def binomial(key, n, p, shape=None, dtype=float):
     """Sample Binomial(``n``, ``p``) counts (as floats, like JAX)."""
-    kd, _ = check_key("binomial", key)
-    check_arraylike("binomial", n, p)
-    dtype = float_dtype("binomial", dtype)
-    if shape is None:
-        shape = broadcast_shapes(shape_of(n), shape_of(p))
-    else:
-        shape = canonical_shape("binomial", shape)
-        check_shape("binomial", shape, shape_of(n), shape_of(p), names=("n", "p"))
+    kd, shape, dtype = sampler_args("binomial", key, shape, dtype, (n, p), ("n", "p"))
     return _binomial_jit(kd, shape, dtype, n, p)
 
 

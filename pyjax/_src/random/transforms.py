@@ -13,23 +13,10 @@ from pyjax._src.lax import elementwise as lax
 from pyjax._src.numpy import reductions as jred
 from pyjax._src.numpy import ufuncs as jnp
 from pyjax._src.random.distributions import (
-    bcast_to, broadcast_shapes, canonical_shape, check_arraylike, check_shape, const, convert,
-    exponential_core, float_dtype, normal_core, optional_shape, rademacher_core, shape_of,
+    bcast_to, broadcast_shapes, canonical_shape, check_arraylike, const, convert,
+    exponential_core, float_dtype, normal_core, rademacher_core, sampler_args, shape_of,
     split_keys, uniform_core)
 from pyjax._src.random.prng import check_key
-
-
-def _args(name, key, dtype, shape, *params, param_names=(), default_shape=None):
-    kd, _ = check_key(name, key)
-    dtype = float_dtype(name, dtype)
-    check_arraylike(name, *params)
-    if shape is None:
-        shape = default_shape if default_shape is not None else broadcast_shapes(
-            *[shape_of(p) for p in params])
-    else:
-        shape = canonical_shape(name, shape)
-        check_shape(name, shape, *[shape_of(p) for p in params], names=param_names)
-    return kd, dtype, shape
 
 
 @functools.partial(jit, static_argnums=(1, 2))
@@ -40,8 +27,7 @@ def _pareto_jit(kd, shape, dtype, b):
 
 def pareto(key, b, shape=None, dtype=float):
     """Sample Pareto values (density ``b / x**(b + 1)`` on ``x >= 1``): ``exp(E / b)``."""
-    kd, dtype, shape = _args("pareto", key, dtype, optional_shape("pareto", shape), b,
-                             param_names=("b",))
+    kd, shape, dtype = sampler_args("pareto", key, shape, dtype, (b,), ("b",))
     return _pareto_jit(kd, shape, dtype, b)
 
 
@@ -72,8 +58,7 @@ def _rayleigh_jit(kd, shape, dtype, scale):
 
 def rayleigh(key, scale, shape=None, dtype=float):
     """Sample Rayleigh values: ``scale * sqrt(-2 log u)``."""
-    kd, dtype, shape = _args("rayleigh", key, dtype, optional_shape("rayleigh", shape), scale,
-                             param_names=("scale",))
+    kd, shape, dtype = sampler_args("rayleigh", key, shape, dtype, (scale,), ("scale",))
     return _rayleigh_jit(kd, shape, dtype, scale)
 
 
@@ -84,14 +69,8 @@ def _lognormal_jit(kd, shape, dtype, sigma):
 
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=float):
     """Sample log-normal values: ``exp(sigma * N(0, 1))``."""
-    kd, _ = check_key("lognormal", key)
-    dtype = float_dtype("lognormal", dtype, allow_complex=True)
-    check_arraylike("lognormal", sigma)
-    if shape is None:
-        shape = shape_of(sigma)
-    else:
-        shape = canonical_shape("lognormal", shape)
-        check_shape("lognormal", shape, shape_of(sigma), names=("sigma",))
+    kd, shape, dtype = sampler_args("lognormal", key, shape, dtype, (sigma,), ("sigma",),
+                                    functools.partial(float_dtype, allow_complex=True))
     return _lognormal_jit(kd, shape, dtype, sigma)
 
 
@@ -110,8 +89,8 @@ def _triangular_jit(kd, shape, dtype, left, mode, right):
 
 def triangular(key, left, mode, right, shape=None, dtype=float):
     """Sample triangular values on ``[left, right]`` with peak ``mode`` (inverse CDF)."""
-    kd, dtype, shape = _args("triangular", key, dtype, optional_shape("triangular", shape),
-                             left, mode, right, param_names=("left", "mode", "right"))
+    kd, shape, dtype = sampler_args("triangular", key, shape, dtype, (left, mode, right),
+                                    ("left", "mode", "right"))
     return _triangular_jit(kd, shape, dtype, left, mode, right)
 
 
@@ -133,8 +112,7 @@ def _wald_jit(kd, shape, dtype, mean):
 
 def wald(key, mean, shape=None, dtype=float):
     """Sample Wald (inverse Gaussian) values with mean ``mean`` (Michael et al.)."""
-    kd, dtype, shape = _args("wald", key, dtype, optional_shape("wald", shape), mean,
-                             param_names=("mean",))
+    kd, shape, dtype = sampler_args("wald", key, shape, dtype, (mean,), ("mean",))
     return _wald_jit(kd, shape, dtype, mean)
 
 

@@ -18,7 +18,7 @@ import weakref
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, cache_for
 from pyjax._src.core.trace import Tracer, aval_of
 from pyjax._src.interpreters import staging
 from pyjax._src.lax import batch_util
@@ -165,16 +165,6 @@ def cast_to(x, aval):
 
 
 # ---- derived body Jaxprs ----
-
-def cache_for(cache, closed):
-    """The dict of results cached for ``closed`` in the weak-keyed ``cache``. Derived Jaxprs
-    are cached so that rebinding a primitive gives the same (identity-hashed) params, which
-    keeps the eager executable cache hitting."""
-    per = cache.get(closed)
-    if per is None:
-        per = cache[closed] = {}
-    return per
-
 
 _reorder_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 

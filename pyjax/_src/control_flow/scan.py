@@ -20,7 +20,7 @@ import numpy as np
 from pyjax._src.core import pytree
 from pyjax._src.core.config import config
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, cache_for, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.trace import Tracer
@@ -301,7 +301,7 @@ def _pe_plan(params, unknowns):
     ``("arg", i)`` or ``("res", j)``."""
     key = (tuple(unknowns), params["num_consts"], params["num_carry"], params["length"],
            params["reverse"], params["unroll"])
-    per = common.cache_for(_plan_cache, params["jaxpr"])
+    per = cache_for(_plan_cache, params["jaxpr"])
     hit = per.get(key)
     if hit is None:
         hit = per[key] = _make_pe_plan(params, unknowns)
@@ -477,7 +477,7 @@ def _transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll
                    if lin]
     n_rc, n_lc = len(res_c), len(lin_c_avals)
     key = (tuple(c_lin), tuple(x_lin), tuple(ys_nz), num_consts, num_carry)
-    per = common.cache_for(_transpose_cache, jaxpr)
+    per = cache_for(_transpose_cache, jaxpr)
     hit = per.get(key)
     if hit is None:
         hit = _transpose_body(jaxpr, num_consts, num_carry, c_lin, x_lin, ys_nz)

@@ -28,7 +28,7 @@ from pyjax._src.core import config as config_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
 from pyjax._src.core.errors import ConcretizationTypeError
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, cache_for, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.trace import Tracer
@@ -149,7 +149,7 @@ def _append_unused_inputs(closed, avals):
     avals = tuple(avals)
     if not avals:
         return closed
-    per = common.cache_for(_append_cache, closed)
+    per = cache_for(_append_cache, closed)
     hit = per.get(avals)
     if hit is None:
         j = closed.jaxpr
@@ -165,7 +165,7 @@ def _prune(closed, keep_in, keep_out):
     """``closed`` restricted to the outputs ``keep_out`` and the inputs ``keep_in``; the
     dropped inputs must be unused by the kept outputs."""
     key = (tuple(keep_in), tuple(keep_out))
-    per = common.cache_for(_prune_cache, closed)
+    per = cache_for(_prune_cache, closed)
     hit = per.get(key)
     if hit is None:
         j = pe.dce_jaxpr(closed.jaxpr, list(keep_out))
@@ -327,7 +327,7 @@ def _batched_pred_jaxprs(cond_b, body_b, ncc, nbc, size):
     the element's predicate is False. Returns ``(cond, cond consts, body, body consts)``;
     the returned consts go before the ones the caller passes."""
     key = (cond_b, ncc, nbc, size)
-    per = common.cache_for(_batched_pred_cache, body_b)
+    per = cache_for(_batched_pred_cache, body_b)
     hit = per.get(key)
     if hit is not None:
         return hit

@@ -25,7 +25,7 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.jaxpr import ClosedJaxpr, Literal, eval_jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Literal, cache_for, eval_jaxpr
 from pyjax._src.core.rules import (  # noqa: F401 - re-exported for rule writers
     NOT_DIFFERENTIABLE, UndefinedPrimal, Zero, is_undefined_primal)
 from pyjax._src.core.trace import Trace, Tracer, get_aval
@@ -356,9 +356,7 @@ _transpose_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _cached(cache, closed, key, make):
-    per = cache.get(closed)
-    if per is None:
-        per = cache[closed] = {}
+    per = cache_for(cache, closed)
     hit = per.get(key)
     if hit is None:
         hit = per[key] = make()
@@ -378,9 +376,7 @@ def jvp_jaxpr(closed: ClosedJaxpr, nonzeros, instantiate=False):
         elif all(instantiate):
             instantiate = True
     key = (tuple(nonzeros), instantiate)
-    per = _jvp_cache.get(closed)
-    if per is None:
-        per = _jvp_cache[closed] = {}
+    per = cache_for(_jvp_cache, closed)
     hit = per.get(key)
     if hit is None:
         hit = _jvp_jaxpr(closed, nonzeros, instantiate)

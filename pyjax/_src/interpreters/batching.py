@@ -23,7 +23,7 @@ import weakref
 from typing import Any, NamedTuple
 
 from pyjax._src.core import trace as trace_mod
-from pyjax._src.core.jaxpr import eval_jaxpr
+from pyjax._src.core.jaxpr import cache_for, eval_jaxpr
 from pyjax._src.core.rules import not_mapped
 from pyjax._src.core.trace import Trace, Tracer, get_aval
 from pyjax._src.interpreters import staging
@@ -148,9 +148,7 @@ def batch_jaxpr(closed, dims, axis_data: AxisData, force=None):
     if force is not None:
         force = tuple(force) if any(force) else None
     key = (tuple(dims), axis_data, force)
-    per = _jaxpr_cache.get(closed)
-    if per is None:
-        per = _jaxpr_cache[closed] = {}
+    per = cache_for(_jaxpr_cache, closed)
     hit = per.get(key)
     if hit is not None:
         return hit

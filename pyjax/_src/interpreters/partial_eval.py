@@ -19,7 +19,7 @@ import weakref
 
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, cache_for, eval_jaxpr
 from pyjax._src.core.primitive import declare_rule_kind
 from pyjax._src.core.trace import get_aval
 from pyjax._src.interpreters.staging import DebugInfo, StagingTrace, StagingTracer
@@ -55,12 +55,7 @@ class PartialEvalTrace(StagingTrace):
             if type(x) is StagingTracer and x._trace is self:
                 break
         else:  # all inputs known: evaluate on the parent trace now
-            prev = _state.trace
-            _state.trace = self.parent_state
-            try:
-                return primitive.bind(*args, **params)
-            finally:
-                _state.trace = prev
+            return self.bind_known(primitive, args, params)
         rule = primitive.partial_eval
         if rule is not None:
             return rule(self, args, params)
@@ -92,13 +87,7 @@ class PartialEvalTrace(StagingTrace):
                 if len(_aval_cache) > 4096:
                     _aval_cache.clear()
                 _aval_cache[key] = out
-        if primitive.multiple_results:
-            outvars = [Var(a) for a in out]
-            self.eqns.append(Eqn(primitive, invars, outvars, params))
-            return [StagingTracer(self, v) for v in outvars]
-        v = Var(out)
-        self.eqns.append(Eqn(primitive, invars, [v], params))
-        return StagingTracer(self, v)
+        return self.append_eqn(primitive, invars, out, params)
 
     def bind_known(self, primitive, args, params):
         """Evaluate ``primitive`` on the parent trace (for partial-evaluation rules)."""
@@ -164,9 +153,7 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, in_unknowns, saveable=everything_sav
     if instantiate is not None:
         instantiate = tuple(instantiate)
     key = (tuple(in_unknowns), saveable if cache_key is None else cache_key, instantiate)
-    per = _pe_cache.get(closed)
-    if per is None:
-        per = _pe_cache[closed] = {}
+    per = cache_for(_pe_cache, closed)
     hit = per.get(key)
     if hit is not None:
         return hit

@@ -111,13 +111,19 @@ def _aux_out(store, aux):
 
 # ---- dtype checks, worded as JAX words them ----
 
+def _check_complex(name, what, dt):
+    """With holomorphic=True every input and output must be complex."""
+    if not dtypes.is_complex(dt):
+        raise TypeError(f"{name} with holomorphic=True requires {what} with complex dtype, "
+                        f"but got {dt.name}.")
+
+
 def _check_input_dtype_revderiv(name, holomorphic, allow_int, x):
     if type(x) is float and not holomorphic:
         return
     dt = x.aval.dtype if type(x) is ArrayImpl else get_aval(x).dtype
-    if holomorphic and not dtypes.is_complex(dt):
-        raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
-                        f"but got {dt.name}.")
+    if holomorphic:
+        _check_complex(name, "inputs", dt)
     if dtypes.is_integer(dt) or dtypes.is_bool(dt):
         if not allow_int:
             raise TypeError(
@@ -132,9 +138,7 @@ def _check_input_dtype_revderiv(name, holomorphic, allow_int, x):
 def _check_output_dtype_revderiv(name, holomorphic, x):
     dt = get_aval(x).dtype
     if holomorphic:
-        if not dtypes.is_complex(dt):
-            raise TypeError(f"{name} with holomorphic=True requires outputs with complex "
-                            f"dtype, but got {dt.name}.")
+        _check_complex(name, "outputs", dt)
     elif dtypes.is_complex(dt):
         raise TypeError(
             f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
@@ -152,9 +156,7 @@ def _check_output_dtype_revderiv(name, holomorphic, x):
 def _check_input_dtype_jac(name, holomorphic, x):
     dt = get_aval(x).dtype
     if holomorphic:
-        if not dtypes.is_complex(dt):
-            raise TypeError(f"{name} with holomorphic=True requires inputs with complex "
-                            f"dtype, but got {dt.name}.")
+        _check_complex(name, "inputs", dt)
     elif not dtypes.is_floating(dt):
         raise TypeError(
             f"{name} requires real-valued inputs (input dtype that is a sub-dtype of "

@@ -195,17 +195,19 @@ def default_complex_dtype() -> np.dtype:
     return complex128 if config.jax_enable_x64 else complex64
 
 
+# dtype -> the function giving its kind's default (it depends on x64); custom floats are floats
+_KIND_DEFAULT = {
+    **dict.fromkeys(_FLOATING_SET, default_float_dtype),
+    **dict.fromkeys(_SIGNED_SET, default_int_dtype),
+    **dict.fromkeys(_UNSIGNED_SET, default_uint_dtype),
+    **dict.fromkeys(_COMPLEX_SET, default_complex_dtype),
+}
+
+
 def _default_for_kind(dt: np.dtype) -> np.dtype:
-    """Default (canonical) dtype of ``dt``'s kind; custom floats count as floats."""
-    if dt in _FLOATING_SET:
-        return default_float_dtype()
-    if dt in _SIGNED_SET:
-        return default_int_dtype()
-    if dt in _UNSIGNED_SET:
-        return default_uint_dtype()
-    if dt in _COMPLEX_SET:
-        return default_complex_dtype()
-    return dt
+    """Default (canonical) dtype of ``dt``'s kind; other dtypes (bool, float0) are their own."""
+    default = _KIND_DEFAULT.get(dt)
+    return dt if default is None else default()
 
 
 _X64_MESSAGE = (
@@ -269,15 +271,15 @@ def is_python_scalar(x: Any) -> bool:
 def python_scalar_dtype(x: Any) -> np.dtype:
     """Default canonical dtype of a Python scalar value (or Python scalar type)."""
     t = x if isinstance(x, type) else type(x)
-    if t is bool:
-        return bool_
-    if t is int:
-        return default_int_dtype()
-    if t is float:
-        return default_float_dtype()
-    if t is complex:
-        return default_complex_dtype()
-    raise TypeError(f"python_scalar_dtype expects a Python bool, int, float or complex, got {x!r}")
+    default = _PY_SCALAR_DEFAULT.get(t)
+    if default is None:
+        raise TypeError(
+            f"python_scalar_dtype expects a Python bool, int, float or complex, got {x!r}")
+    return default()
+
+
+_PY_SCALAR_DEFAULT = {bool: lambda: bool_, int: default_int_dtype, float: default_float_dtype,
+                      complex: default_complex_dtype}
 
 
 def is_weakly_typed(x: Any) -> bool:

@@ -248,18 +248,20 @@ _REDUCE_RULES = {
 }
 
 prims: dict[str, Primitive] = {}
-for _name, (_kinds, _, _) in _MONOIDS.items():
-    prims[_name] = Primitive(_name, abstract_eval=_make_reduce_abstract_eval(_name, _kinds),
-                             lower=_make_reduce_lower(_name), batch=bu.reduce_axes_rule(),
-                             **_REDUCE_RULES[_name])
 
-reduce_sum_p = prims["reduce_sum"]
-reduce_prod_p = prims["reduce_prod"]
-reduce_max_p = prims["reduce_max"]
-reduce_min_p = prims["reduce_min"]
-reduce_and_p = prims["reduce_and"]
-reduce_or_p = prims["reduce_or"]
-reduce_xor_p = prims["reduce_xor"]
+
+def _declare_family(table, rules, make_abstract_eval, make_lower, make_batch):
+    """One primitive per entry of ``table`` (name -> (dtype kinds, ...)), with the family's
+    rule makers and its own entry of ``rules``; returns them in the table's order."""
+    for name, (kinds, _, _) in table.items():
+        prims[name] = Primitive(name, abstract_eval=make_abstract_eval(name, kinds),
+                                lower=make_lower(name), batch=make_batch(), **rules[name])
+    return [prims[name] for name in table]
+
+
+(reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
+ reduce_xor_p) = _declare_family(_MONOIDS, _REDUCE_RULES, _make_reduce_abstract_eval,
+                                 _make_reduce_lower, bu.reduce_axes_rule)
 
 
 def _canonical_axes(name, operand, axes, what="axes"):
@@ -279,13 +281,8 @@ def _make_reduce_fn(name):
     return fn
 
 
-reduce_sum = _make_reduce_fn("reduce_sum")
-reduce_prod = _make_reduce_fn("reduce_prod")
-reduce_max = _make_reduce_fn("reduce_max")
-reduce_min = _make_reduce_fn("reduce_min")
-reduce_and = _make_reduce_fn("reduce_and")
-reduce_or = _make_reduce_fn("reduce_or")
-reduce_xor = _make_reduce_fn("reduce_xor")
+reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor = map(
+    _make_reduce_fn, _MONOIDS)
 
 
 def _monoid_for(computation, dt):
@@ -592,16 +589,9 @@ _CUMULATIVE_RULES = {
     "cumlogsumexp": dict(jvp=_make_cumulative_jvp(_logaddexp_combine)),
 }
 
-for _name, (_kinds, _, _) in _CUMULATIVE.items():
-    prims[_name] = Primitive(_name, abstract_eval=_make_cumulative_abstract_eval(_name, _kinds),
-                             lower=_make_cumulative_lower(_name), batch=bu.axis_param_rule(),
-                             **_CUMULATIVE_RULES[_name])
-
-cumsum_p = prims["cumsum"]
-cumprod_p = prims["cumprod"]
-cummax_p = prims["cummax"]
-cummin_p = prims["cummin"]
-cumlogsumexp_p = prims["cumlogsumexp"]
+cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p = _declare_family(
+    _CUMULATIVE, _CUMULATIVE_RULES, _make_cumulative_abstract_eval, _make_cumulative_lower,
+    bu.axis_param_rule)
 
 
 def _make_cumulative_fn(name, what):

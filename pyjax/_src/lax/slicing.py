@@ -254,9 +254,15 @@ def _gather_attr(dn, index_vector_dim):
              ("operand_batching_dims", dn.operand_batching_dims),
              ("start_indices_batching_dims", dn.start_indices_batching_dims),
              ("start_index_map", dn.start_index_map)]
+    return _dimension_numbers_attr("gather", parts, index_vector_dim)
+
+
+def _dimension_numbers_attr(kind, parts, index_vector_dim):
+    """``#stablehlo.<kind><...>`` with the non-empty ``parts`` (name, dims), then the index
+    vector dimension."""
     body = ", ".join(f"{k} = {mlir.int_list(v)}" for k, v in parts if v)
     sep = ", " if body else ""
-    return f"#stablehlo.gather<{body}{sep}index_vector_dim = {index_vector_dim}>"
+    return f"#stablehlo.{kind}<{body}{sep}index_vector_dim = {index_vector_dim}>"
 
 
 def _region(ctx, avals):
@@ -477,9 +483,7 @@ def _scatter_attr(dn, index_vector_dim):
              ("input_batching_dims", dn.operand_batching_dims),
              ("scatter_indices_batching_dims", dn.scatter_indices_batching_dims),
              ("scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims)]
-    body = ", ".join(f"{k} = {mlir.int_list(v)}" for k, v in parts if v)
-    sep = ", " if body else ""
-    return f"#stablehlo.scatter<{body}{sep}index_vector_dim = {index_vector_dim}>"
+    return _dimension_numbers_attr("scatter", parts, index_vector_dim)
 
 
 _COMBINE = {"scatter": None, "scatter-add": "stablehlo.add", "scatter-sub": "stablehlo.subtract",

@@ -26,7 +26,7 @@ import dataclasses
 import functools
 import itertools
 import operator
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, NamedTuple, Sequence
 
 __all__ = [
     "PyTreeDef",
@@ -59,15 +59,12 @@ _NoneType = type(None)
 _BUILTIN_KINDS = {tuple: _TUPLE, list: _LIST, dict: _DICT, _NoneType: _NONE}
 
 
-class _NodeHandler:
+class _NodeHandler(NamedTuple):
     """How one registered type is flattened and rebuilt."""
-    __slots__ = ("type", "flatten", "unflatten", "flatten_with_keys")
-
-    def __init__(self, nodetype, flatten, unflatten, flatten_with_keys):
-        self.type = nodetype
-        self.flatten = flatten
-        self.unflatten = unflatten
-        self.flatten_with_keys = flatten_with_keys
+    type: type
+    flatten: Callable
+    unflatten: Callable
+    flatten_with_keys: Callable | None
 
 
 # Registered (custom) node types, by exact type.

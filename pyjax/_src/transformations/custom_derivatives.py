@@ -133,11 +133,13 @@ class _CustomDerivativeFun:
 
     _rule: str
     _undefined: str  # the error for a call before the rule is defined
+    _unset: dict  # the rule attributes before the rule is defined
 
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
+        self.__dict__.update(self._unset)  # after update_wrapper: not the wrapped one's rules
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -165,11 +167,7 @@ class custom_jvp(_CustomDerivativeFun):
 
     _rule = "jvp"
     _undefined = "No JVP defined for custom_jvp function {} using defjvp."
-
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
-        self.jvp = None
-        self.symbolic_zeros = False
+    _unset = dict(jvp=None, symbolic_zeros=False)
 
     def defjvp(self, jvp, symbolic_zeros=False):
         """Set the JVP rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``."""
@@ -287,11 +285,7 @@ class custom_vjp(_CustomDerivativeFun):
 
     _rule = "fwd"
     _undefined = "No VJP defined for custom_vjp function {} using defvjp."
-
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
-        self.fwd = None
-        self.bwd = None
+    _unset = dict(fwd=None, bwd=None)
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """Set ``fwd`` and ``bwd``. ``symbolic_zeros`` and ``optimize_remat`` are not

@@ -271,15 +271,15 @@ def is_python_scalar(x: Any) -> bool:
 def python_scalar_dtype(x: Any) -> np.dtype:
     """Default canonical dtype of a Python scalar value (or Python scalar type)."""
     t = x if isinstance(x, type) else type(x)
-    default = _PY_SCALAR_DEFAULT.get(t)
-    if default is None:
-        raise TypeError(
-            f"python_scalar_dtype expects a Python bool, int, float or complex, got {x!r}")
-    return default()
-
-
-_PY_SCALAR_DEFAULT = {bool: lambda: bool_, int: default_int_dtype, float: default_float_dtype,
-                      complex: default_complex_dtype}
+    if t is bool:
+        return bool_
+    if t is int:
+        return default_int_dtype()
+    if t is float:
+        return default_float_dtype()
+    if t is complex:
+        return default_complex_dtype()
+    raise TypeError(f"python_scalar_dtype expects a Python bool, int, float or complex, got {x!r}")
 
 
 def is_weakly_typed(x: Any) -> bool:

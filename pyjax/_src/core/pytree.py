@@ -26,7 +26,7 @@ import dataclasses
 import functools
 import itertools
 import operator
-from typing import Any, Callable, Hashable, Iterable, NamedTuple, Sequence
+from typing import Any, Callable, Hashable, Iterable, Sequence
 
 __all__ = [
     "PyTreeDef",
@@ -59,12 +59,13 @@ _NoneType = type(None)
 _BUILTIN_KINDS = {tuple: _TUPLE, list: _LIST, dict: _DICT, _NoneType: _NONE}
 
 
-class _NodeHandler(NamedTuple):
-    """How one registered type is flattened and rebuilt."""
-    type: type
-    flatten: Callable
-    unflatten: Callable
-    flatten_with_keys: Callable | None
+class _NodeHandler:
+    """How one registered type is flattened and rebuilt (slots: flatten reads it per node)."""
+    __slots__ = ("type", "flatten", "unflatten", "flatten_with_keys")
+
+    def __init__(self, nodetype, flatten, unflatten, flatten_with_keys):
+        self.type, self.flatten, self.unflatten = nodetype, flatten, unflatten
+        self.flatten_with_keys = flatten_with_keys  # None: keys are flat indices
 
 
 # Registered (custom) node types, by exact type.

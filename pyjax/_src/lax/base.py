@@ -117,12 +117,3 @@ def compare(ctx, x, y, direction, out_aval=None, ctype=None):
 
 def is_tracer(x):
     return isinstance(x, Tracer)
-
-
-def region(ctx, arg_avals):
-    """``ctx.region`` with argument names that cannot collide with the enclosing function's
-    ``%argN`` parameters (the builder numbers region arguments from the shared SSA counter)."""
-    region = ctx.region(arg_avals)
-    for v in region.args:
-        v.name = "%r" + v.name[1:]
-    return region

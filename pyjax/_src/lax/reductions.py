@@ -72,7 +72,7 @@ def _scalar(dt):
 
 def _binary_region(ctx, dt, op_name):
     """A reducer body ``(a, b) -> op(a, b)`` on rank-0 tensors of ``dt``."""
-    region = base.region(ctx, [_scalar(dt), _scalar(dt)])
+    region = ctx.region([_scalar(dt), _scalar(dt)])
     a, b = region.args
     region.ret([region.op(op_name, [a, b], _scalar(dt))])
     return region
@@ -83,7 +83,7 @@ def _nan_propagating_region(ctx, dt, op_name):
     CPU plugin's reduce codegen uses fast min/max (which drops NaNs) for a bare
     ``stablehlo.maximum`` body."""
     s = _scalar(dt)
-    region = base.region(ctx, [s, s])
+    region = ctx.region([s, s])
     a, b = region.args
     m = region.op(op_name, [a, b], s)
     b_nan = base.compare(region, b, b, "NE")
@@ -97,7 +97,7 @@ def _complex_minmax_region(ctx, dt, op_name):
     """``max``/``min`` of complex numbers in JAX's lexicographic order (real part, then
     imaginary part), NaN-propagating; XLA's own complex maximum compares real parts only."""
     s, r = _scalar(dt), _scalar(dtypes.to_real_dtype(dt))
-    region = base.region(ctx, [s, s])
+    region = ctx.region([s, s])
     a, b = region.args
     direction = "GT" if op_name == "stablehlo.maximum" else "LT"
     ra, rb = region.op("stablehlo.real", [a], r), region.op("stablehlo.real", [b], r)
@@ -128,7 +128,7 @@ def _logaddexp_region(ctx, dt):
     """``log(exp(a) + exp(b))`` computed stably; infinities of equal sign give NaN deltas, for
     which ``a + b`` is the right answer (-inf + -inf = -inf, inf + inf = inf)."""
     s = _scalar(dt)
-    region = base.region(ctx, [s, s])
+    region = ctx.region([s, s])
     a, b = region.args
     amax = region.op("stablehlo.maximum", [a, b], s)
     delta = region.op("stablehlo.subtract", [a, b], s)
@@ -382,7 +382,7 @@ def _argminmax_lower(is_max):
         init_v = ctx.constant(_max_identity(dt) if is_max else _min_identity(dt), _scalar(dt))
         init_i = ctx.constant(np.zeros((), idt), _scalar(idt))
         sv, si, sb = _scalar(dt), _scalar(idt), _scalar(np.bool_)
-        region = base.region(ctx, [sv, si, sv, si])
+        region = ctx.region([sv, si, sv, si])
         av, ai, bv, bi = region.args
         # a wins when strictly better, or a is NaN and b is not; ties (both NaN counts as a
         # tie) go to the lower index, so the first occurrence wins whatever the reduction order.

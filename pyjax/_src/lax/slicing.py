@@ -265,16 +265,6 @@ def _dimension_numbers_attr(kind, parts, index_vector_dim):
     return f"#stablehlo.{kind}<{body}{sep}index_vector_dim = {index_vector_dim}>"
 
 
-def _region(ctx, avals):
-    # Region arguments are named %arg<counter>, which can collide with the enclosing function's
-    # %arg<i>; give them their own prefix (still unique: the counter is shared).
-    region = ctx.region(avals)
-    for v in region.args:
-        if v.name.startswith("%arg"):
-            v.name = "%rarg" + v.name[4:]
-    return region
-
-
 def _bool_attr(b):
     return "true" if b else "false"
 
@@ -330,7 +320,7 @@ def _in_bounds_mask(ctx, indices, upper):
         ok = ctx.op("stablehlo.and", [ok, ge], bool_full)
     scalar = ShapedArray((), np.bool_)
     init = ctx.constant(np.array(True), scalar)
-    region = _region(ctx, [scalar, scalar])
+    region = ctx.region([scalar, scalar])
     r = region.op("stablehlo.and", region.args, scalar)
     region.ret([r])
     return ctx.op("stablehlo.reduce", [ok, init], ShapedArray(shape[:-1], np.bool_),
@@ -510,7 +500,7 @@ def _make_scatter(name):
             upper = [operand.aval.shape[d] - sizes[d] for d in dn.scatter_dims_to_operand_dims]
             indices = _clamp_indices(ctx, indices, upper)
         scalar = ShapedArray((), out.dtype)
-        region = _region(ctx, [scalar, scalar])
+        region = ctx.region([scalar, scalar])
         if update_fn is not None:  # scatter_apply: the region is update_fn of the old value
             res = ctx.lower_fun(lambda old, _: update_fn(old), region.args, block=region)
             if res.aval.shape != () or res.aval.dtype != out.dtype:

@@ -82,7 +82,7 @@ def _comparator(ctx, dtypes_, num_keys, descending=False):
     args = []
     for dt in dtypes_:
         args += [ShapedArray((), dt), ShapedArray((), dt)]
-    region = base.region(ctx, args)
+    region = ctx.region(args)
     result = None
     for i in reversed(range(num_keys)):
         a, b = region.args[2 * i], region.args[2 * i + 1]

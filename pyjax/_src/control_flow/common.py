@@ -5,9 +5,11 @@
   operands, so tracers of outer transformations flow in like any other operand).
 * ``check_carry`` / ``check_branches``: JAX-style TypeErrors when a loop body's carry output or
   a branch's output differs from what it must match, pointing at the differing leaf.
-* Whole-Jaxpr transformations with *per-output* control that the loop fixpoints need:
-  ``jvp_jaxpr`` (force tangent outputs to be instantiated), ``partial_eval_jaxpr`` (force outputs
-  to be unknown) and ``batch_jaxpr`` (force outputs to be batched).
+* ``reorder``: a body Jaxpr with its inputs and outputs permuted (cached).
+
+The whole-Jaxpr transformations with the *per-output* forcing that the loop fixpoints need are
+``ad.jvp_jaxpr(..., instantiate)``, ``pe.partial_eval_jaxpr(..., instantiate=)`` and
+``batching.batch_jaxpr(..., force)`` in ``interpreters/``.
 """
 from __future__ import annotations
 
@@ -16,11 +18,9 @@ import weakref
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr
-from pyjax._src.core.rules import Zero, not_mapped
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, cache_for
 from pyjax._src.core.trace import Tracer, aval_of
-from pyjax._src.interpreters import ad, batching, staging
-from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.interpreters import staging
 from pyjax._src.lax import batch_util
 
 _state = trace_mod._state
@@ -164,17 +164,7 @@ def cast_to(x, aval):
     return convert_element_type(x, aval.dtype, aval.weak_type)
 
 
-# ---- whole-Jaxpr transformations with per-output control ----
-
-def cache_for(cache, closed):
-    """The dict of results cached for ``closed`` in the weak-keyed ``cache``. Derived Jaxprs
-    are cached so that rebinding a primitive gives the same (identity-hashed) params, which
-    keeps the eager executable cache hitting."""
-    per = cache.get(closed)
-    if per is None:
-        per = cache[closed] = {}
-    return per
-
+# ---- derived body Jaxprs ----
 
 _reorder_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -193,127 +183,6 @@ def reorder(closed: ClosedJaxpr, in_order, out_order=None):
         hit = per[(in_order, out_order)] = ClosedJaxpr(
             Jaxpr([], [j.invars[i] for i in in_order], [j.outvars[i] for i in out_order],
                   j.eqns, j.debug_info), [])
-    return hit
-
-
-_jvp_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def jvp_jaxpr(closed: ClosedJaxpr, nonzeros, instantiate):
-    """The JVP of ``closed`` (const-free) as a Jaxpr taking ``(primals, nonzero tangents)`` and
-    returning ``(primal outs, nonzero tangent outs)``; tangent output ``j`` is forced to be
-    nonzero when ``instantiate[j]``. Returns ``(ClosedJaxpr without consts, consts,
-    out_nonzero)``."""
-    key = (tuple(nonzeros), tuple(instantiate))
-    per = cache_for(_jvp_cache, closed)
-    hit = per.get(key)
-    if hit is not None:
-        return hit
-    avals = closed.in_avals
-    n = len(avals)
-    box = []
-
-    def fun(*args):
-        it = iter(args[n:])
-        tangents = [next(it) if nz else Zero(ad.tangent_aval(a))
-                    for a, nz in zip(avals, nonzeros)]
-        primals_out, tangents_out = ad.jvp_flat(
-            lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), args[:n], tangents)
-        tangents_out = [ad.instantiate(t) if inst else t
-                        for t, inst in zip(tangents_out, instantiate)]
-        out_nz = [type(t) is not Zero for t in tangents_out]
-        box.append(out_nz)
-        return list(primals_out) + [t for t in tangents_out if type(t) is not Zero]
-
-    in_avals = list(avals) + [ad.tangent_aval(a) for a, nz in zip(avals, nonzeros) if nz]
-    name = getattr(closed.jaxpr.debug_info, "fun_name", "fun")
-    traced = staging.trace_to_jaxpr(fun, in_avals, staging.DebugInfo(name, None, "jvp"))
-    call, consts = staging.convert_constvars_jaxpr(traced)
-    hit = (call, consts, box[0])
-    if not any(isinstance(c, Tracer) for c in consts):
-        per[key] = hit
-    return hit
-
-
-def partial_eval_jaxpr(closed: ClosedJaxpr, in_unknowns, instantiate):
-    """``pe.partial_eval_jaxpr`` where output ``j`` is forced to be unknown when
-    ``instantiate[j]``: a known value forced unknown becomes a residual that the staged Jaxpr
-    returns. The result's ``fwd_res`` residuals are folded into the computed ones, so the known
-    Jaxpr returns ``known outs + residuals`` and the staged one takes ``residuals + unknown
-    inputs``. Returns ``(known, staged, out_unknowns, num_res)``."""
-    key = ("inst", tuple(in_unknowns), tuple(instantiate))
-    per = cache_for(_pe_cache, closed)
-    hit = per.get(key)
-    if hit is not None:
-        return hit
-    split = pe.partial_eval_jaxpr(closed, in_unknowns)
-    known, staged = split.known.jaxpr, split.staged.jaxpr
-    n_known = len(known.outvars) - split.num_res
-    known_outs, comp_res = known.outvars[:n_known], known.outvars[n_known:]
-    n_fwd = len(split.fwd_res)
-    fwd_vars = [closed.jaxpr.invars[i] for i in split.fwd_res]
-    res_out = fwd_vars + list(comp_res)       # known Jaxpr returns these as residuals
-    res_in = list(staged.invars[:n_fwd + split.num_res])
-    unknown_ins = staged.invars[n_fwd + split.num_res:]
-    out_unknowns = list(split.out_unknowns)
-    new_known_outs, staged_outs = [], []
-    k_it, s_it = iter(known_outs), iter(staged.outvars)
-    for j, (unk, inst) in enumerate(zip(split.out_unknowns, instantiate)):
-        if unk:
-            staged_outs.append(next(s_it))
-            continue
-        v = next(k_it)
-        if not inst:
-            new_known_outs.append(v)
-            continue
-        out_unknowns[j] = True
-        if type(v) is Literal:
-            staged_outs.append(v)
-        else:
-            fresh = Var(v.aval)
-            res_out.append(v)
-            res_in.append(fresh)
-            staged_outs.append(fresh)
-    known_j = Jaxpr([], known.invars, new_known_outs + res_out, known.eqns, known.debug_info)
-    staged_j = Jaxpr([], res_in + list(unknown_ins), staged_outs, staged.eqns,
-                     staged.debug_info)
-    hit = (ClosedJaxpr(known_j, []), ClosedJaxpr(staged_j, []), out_unknowns, len(res_out))
-    per[key] = hit
-    return hit
-
-
-_pe_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_batch_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def batch_jaxpr(closed: ClosedJaxpr, dims, axis_data, force):
-    """``batching.batch_jaxpr`` where output ``j`` is forced to be batched (at axis 0) when
-    ``force[j]``. Returns ``(ClosedJaxpr without consts, consts, out_batched)``; the consts go
-    (unbatched) before the inputs."""
-    key = (tuple(dims), axis_data, tuple(force))
-    per = cache_for(_batch_cache, closed)
-    hit = per.get(key)
-    if hit is not None:
-        return hit
-    inner, inner_consts, out_dims = batching.batch_jaxpr(closed, dims, axis_data)
-    if not any(f and d is not_mapped for f, d in zip(force, out_dims)):
-        hit = (inner, inner_consts, [d is not not_mapped for d in out_dims])
-    else:
-        nc = len(inner_consts)
-
-        def fun(*xs):
-            outs = eval_jaxpr(inner.jaxpr, [], *xs)
-            return [batch_util.broadcast_batched(o, axis_data.size, 0)
-                    if f and d is not_mapped else o for o, f, d in zip(outs, force, out_dims)]
-
-        traced = staging.trace_to_jaxpr(fun, inner.in_avals,
-                                        staging.DebugInfo("batched", None, "vmap"))
-        new, consts = staging.convert_constvars_jaxpr(traced)
-        # ``new`` takes (its own consts, inner's consts, the inputs)
-        hit = (new, list(consts) + list(inner_consts),
-               [f or d is not not_mapped for f, d in zip(force, out_dims)])
-    if not any(isinstance(c, Tracer) for c in hit[1]):
-        per[key] = hit
     return hit
 
 

@@ -33,8 +33,8 @@ from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.trace import Tracer
 from pyjax._src.control_flow import common
-from pyjax._src.interpreters import ad, staging
-from pyjax._src.interpreters import partial_eval as pe  # noqa: F401 - declares partial_eval rules
+from pyjax._src.interpreters import ad, batching, staging
+from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import parallel
@@ -308,13 +308,13 @@ def _jvp_branches(branches, ops_nz, out_avals):
     n = len(out_avals)
     out_nz = [False] * n
     for b in branches:
-        nz = common.jvp_jaxpr(b, ops_nz, [False] * n)[2]
+        nz = ad.jvp_jaxpr(b, ops_nz, [False] * n)[2]
         out_nz = [a or c for a, c in zip(out_nz, nz)]
     # integer outputs have float0 (symbolic zero) tangents in every branch
     out_nz = [nz and _inexact(a) for nz, a in zip(out_nz, out_avals)]
     parts = []
     for b in branches:
-        j, consts, nz = common.jvp_jaxpr(b, ops_nz, out_nz)
+        j, consts, nz = ad.jvp_jaxpr(b, ops_nz, out_nz)
         if list(nz) != out_nz:
             raise NotImplementedError("cond: the branches' tangent outputs could not be made to "
                                       "agree (an integer output with a nonzero tangent)")
@@ -351,15 +351,16 @@ def _pe_branches(branches, ops_uk):
     n = len(branches[0].out_avals)
     out_uk = [False] * n
     for b in branches:
-        uk = common.partial_eval_jaxpr(b, ops_uk, [False] * n)[2]
+        uk = pe.partial_eval_jaxpr(b, ops_uk, instantiate=[False] * n).out_unknowns
         out_uk = [a or c for a, c in zip(out_uk, uk)]
-    splits = [common.partial_eval_jaxpr(b, ops_uk, out_uk) for b in branches]
+    splits = [pe.partial_eval_jaxpr(b, ops_uk, instantiate=out_uk) for b in branches]
     n_known = n - sum(out_uk)
-    res_avals = [known.out_avals[n_known:] for known, _, _, _ in splits]
+    res_avals = [split.known.out_avals[n_known:] for split in splits]
     all_res, slots = _merge_residuals(res_avals)
     known_parts, staged_branches = [], []
-    for (known, staged, uk, num_res), idx in zip(splits, slots):
-        assert list(uk) == out_uk
+    for split, idx in zip(splits, slots):
+        known, staged, num_res = split.known, split.staged, split.num_res
+        assert list(split.out_unknowns) == out_uk
         # the known branch returns its known outputs and every slot (zeros in the others')
         if idx == list(range(len(all_res))):
             known_parts.append((known, []))
@@ -504,7 +505,7 @@ def _batch(args, dims, *, branches, axis_data):
     all_dims = [0] * len(ops)
     branch_outs = []
     for i, b in enumerate(branches):
-        bj, consts, _ = common.batch_jaxpr(b, all_dims, axis_data, [True] * n_out)
+        bj, consts, _ = batching.batch_jaxpr(b, all_dims, axis_data, [True] * n_out)
         pred = lax_ew.eq(index, np.int32(i))
         ops_i = []
         for x in ops:
@@ -525,12 +526,12 @@ def _batch_branches(branches, in_dims, axis_data):
     n = len(branches[0].out_avals)
     out_b = [False] * n
     for b in branches:
-        ob = common.batch_jaxpr(b, list(in_dims), axis_data, [False] * n)[2]
+        ob = [d is not not_mapped for d in batching.batch_jaxpr(b, list(in_dims), axis_data)[2]]
         out_b = [a or c for a, c in zip(out_b, ob)]
     parts = []
     for b in branches:
-        j, consts, ob = common.batch_jaxpr(b, list(in_dims), axis_data, out_b)
-        assert list(ob) == out_b
+        j, consts, od = batching.batch_jaxpr(b, list(in_dims), axis_data, out_b)
+        assert [d is not not_mapped for d in od] == out_b
         parts.append((j, consts))
     new, consts = _join_consts(parts)
     return new, consts, out_b

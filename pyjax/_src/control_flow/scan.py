@@ -20,11 +20,11 @@ import numpy as np
 from pyjax._src.core import pytree
 from pyjax._src.core.config import config
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, cache_for, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.trace import Tracer
-from pyjax._src.interpreters import ad, staging
+from pyjax._src.interpreters import ad, batching, staging
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
 from pyjax._src.lax import shape_ops
@@ -252,12 +252,12 @@ def _jvp(primals, tangents, *, jaxpr, num_consts, num_carry, **params):
     c_nz, k_nz, x_nz = _split3(nz, num_consts, num_carry)
     n_ys = len(jaxpr.out_avals) - num_carry
     while True:  # fixpoint: a carry tangent is nonzero if the body makes it so
-        _, _, out_nz = common.jvp_jaxpr(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * n_ys)
+        _, _, out_nz = ad.jvp_jaxpr(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * n_ys)
         new = [a or b for a, b in zip(k_nz, out_nz[:num_carry])]
         if new == k_nz:
             break
         k_nz = new
-    jvp_j, jvp_consts, out_nz = common.jvp_jaxpr(jaxpr, c_nz + k_nz + x_nz,
+    jvp_j, jvp_consts, out_nz = ad.jvp_jaxpr(jaxpr, c_nz + k_nz + x_nz,
                                                  k_nz + [False] * n_ys)
     y_nz = out_nz[num_carry:]
     nc, nk, nx = num_consts, num_carry, len(x_nz)
@@ -301,7 +301,7 @@ def _pe_plan(params, unknowns):
     ``("arg", i)`` or ``("res", j)``."""
     key = (tuple(unknowns), params["num_consts"], params["num_carry"], params["length"],
            params["reverse"], params["unroll"])
-    per = common.cache_for(_plan_cache, params["jaxpr"])
+    per = cache_for(_plan_cache, params["jaxpr"])
     hit = per.get(key)
     if hit is None:
         hit = per[key] = _make_pe_plan(params, unknowns)
@@ -313,14 +313,14 @@ def _make_pe_plan(params, unknowns):
     c_uk, k_uk, x_uk = _split3(unknowns, nc, nk)
     n_ys = len(jaxpr.out_avals) - nk
     while True:  # fixpoint: a carry is unknown if the body makes it so
-        _, _, out_uk, _ = common.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk,
-                                                    k_uk + [False] * n_ys)
+        out_uk = pe.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk,
+                                       instantiate=k_uk + [False] * n_ys).out_unknowns
         new = [a or b for a, b in zip(k_uk, out_uk[:nk])]
         if new == k_uk:
             break
         k_uk = new
-    known, staged, out_uk, num_res = common.partial_eval_jaxpr(
-        jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * n_ys)
+    split = pe.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk, instantiate=k_uk + [False] * n_ys)
+    known, staged, out_uk, num_res = split.known, split.staged, split.out_unknowns, split.num_res
     # operand indices of the known consts, carries and xs, in the known Jaxpr's input order
     uk = c_uk + k_uk + x_uk
     known_in = [i for i, u in enumerate(uk) if not u]
@@ -477,7 +477,7 @@ def _transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll
                    if lin]
     n_rc, n_lc = len(res_c), len(lin_c_avals)
     key = (tuple(c_lin), tuple(x_lin), tuple(ys_nz), num_consts, num_carry)
-    per = common.cache_for(_transpose_cache, jaxpr)
+    per = cache_for(_transpose_cache, jaxpr)
     hit = per.get(key)
     if hit is None:
         hit = _transpose_body(jaxpr, num_consts, num_carry, c_lin, x_lin, ys_nz)
@@ -510,14 +510,16 @@ def _batch(args, dims, *, jaxpr, num_consts, num_carry, length, axis_data, **par
         return [0 if b else not_mapped for b in c_b + kb + x_b]
 
     while True:  # fixpoint: a carry is batched if the body makes it so
-        _, _, out_b = common.batch_jaxpr(jaxpr, body_dims(k_b), axis_data,
-                                         k_b + [False] * n_ys)
+        _, _, out_d = batching.batch_jaxpr(jaxpr, body_dims(k_b), axis_data,
+                                           k_b + [False] * n_ys)
+        out_b = [d is not not_mapped for d in out_d]
         new = [a or b for a, b in zip(k_b, out_b[:num_carry])]
         if new == k_b:
             break
         k_b = new
-    body, b_consts, out_b = common.batch_jaxpr(jaxpr, body_dims(k_b), axis_data,
-                                               k_b + [False] * n_ys)
+    body, b_consts, out_d = batching.batch_jaxpr(jaxpr, body_dims(k_b), axis_data,
+                                                 k_b + [False] * n_ys)
+    out_b = [d is not not_mapped for d in out_d]
     consts, init, xs = _split3(args, num_consts, num_carry)
     consts = [common.move_to(x, d, 0, size) if d is not not_mapped else x
               for x, d in zip(consts, c_d)]

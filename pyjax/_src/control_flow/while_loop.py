@@ -28,11 +28,11 @@ from pyjax._src.core import config as config_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
 from pyjax._src.core.errors import ConcretizationTypeError
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, cache_for, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.trace import Tracer
-from pyjax._src.interpreters import ad, staging
+from pyjax._src.interpreters import ad, batching, staging
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
@@ -149,7 +149,7 @@ def _append_unused_inputs(closed, avals):
     avals = tuple(avals)
     if not avals:
         return closed
-    per = common.cache_for(_append_cache, closed)
+    per = cache_for(_append_cache, closed)
     hit = per.get(avals)
     if hit is None:
         j = closed.jaxpr
@@ -165,7 +165,7 @@ def _prune(closed, keep_in, keep_out):
     """``closed`` restricted to the outputs ``keep_out`` and the inputs ``keep_in``; the
     dropped inputs must be unused by the kept outputs."""
     key = (tuple(keep_in), tuple(keep_out))
-    per = common.cache_for(_prune_cache, closed)
+    per = cache_for(_prune_cache, closed)
     hit = per.get(key)
     if hit is None:
         j = pe.dce_jaxpr(closed.jaxpr, list(keep_out))
@@ -225,7 +225,7 @@ def _jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconst
     carry_nz = [type(t) is not Zero and dtypes.is_inexact(a.dtype)
                 for t, a in zip(carry_t, carry_avals)]
     while True:  # fixpoint: the carries whose tangents can become nonzero
-        _, _, out_nz = common.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, carry_nz)
+        _, _, out_nz = ad.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, carry_nz)
         new = [a or b for a, b in zip(carry_nz, out_nz)]
         if new == carry_nz:
             break
@@ -235,7 +235,7 @@ def _jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconst
     if not any(carry_nz):
         outs = while_p.bind(*primals, **params)
         return outs, [Zero(ad.tangent_aval(a)) for a in carry_avals]
-    body_jvp, jvp_consts, _ = common.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, carry_nz)
+    body_jvp, jvp_consts, _ = ad.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, carry_nz)
     # body_jvp takes (jvp consts, body consts, carry, body const tangents, carry tangents);
     # the loop wants its consts first: (jvp consts, body consts, body const tangents, ...)
     nj, nb, n, k1 = len(jvp_consts), len(body_c), len(carry), sum(bconst_nz)
@@ -327,7 +327,7 @@ def _batched_pred_jaxprs(cond_b, body_b, ncc, nbc, size):
     the element's predicate is False. Returns ``(cond, cond consts, body, body consts)``;
     the returned consts go before the ones the caller passes."""
     key = (cond_b, ncc, nbc, size)
-    per = common.cache_for(_batched_pred_cache, body_b)
+    per = cache_for(_batched_pred_cache, body_b)
     hit = per.get(key)
     if hit is not None:
         return hit
@@ -380,22 +380,21 @@ def _batch(args, dims, *, axis_data, cond_jaxpr, body_jaxpr, cond_nconsts, body_
         return [0 if b else not_mapped for b in bs]
 
     while True:  # fixpoint: the carries that are (or become) batched
-        _, _, out_b = common.batch_jaxpr(body_jaxpr, body_d + carry_dims(carry_b), axis_data,
-                                         carry_b)
-        new = [a or b for a, b in zip(carry_b, out_b)]
+        _, _, out_d = batching.batch_jaxpr(body_jaxpr, body_d + carry_dims(carry_b), axis_data,
+                                           carry_b)
+        new = [a or d is not not_mapped for a, d in zip(carry_b, out_d)]
         if new == carry_b:
             break
         carry_b = new
-    _, _, pred_b = common.batch_jaxpr(cond_jaxpr, cond_d + carry_dims(carry_b), axis_data,
-                                      [False])
-    pred_batched = pred_b[0]
+    _, _, pred_d = batching.batch_jaxpr(cond_jaxpr, cond_d + carry_dims(carry_b), axis_data)
+    pred_batched = pred_d[0] is not not_mapped
     if pred_batched:
         carry_b = [True] * len(carry)
     carry = [common.move_to(x, d, 0, size) if b and d is not_mapped else x
              for x, d, b in zip(carry, carry_d, carry_b)]
     cd = carry_dims(carry_b)
-    body_b, body_bc, _ = common.batch_jaxpr(body_jaxpr, body_d + cd, axis_data, carry_b)
-    cond_b, cond_bc, _ = common.batch_jaxpr(cond_jaxpr, cond_d + cd, axis_data, [False])
+    body_b, body_bc, _ = batching.batch_jaxpr(body_jaxpr, body_d + cd, axis_data, carry_b)
+    cond_b, cond_bc, _ = batching.batch_jaxpr(cond_jaxpr, cond_d + cd, axis_data)
     cc = list(cond_bc) + cond_c
     bc = list(body_bc) + body_c
     if not pred_batched:

@@ -12,7 +12,34 @@ _interned: dict = {}
 _INTERNED_MAX = 4096
 
 
-class ShapedArray:
+class HasShape:
+    """``ndim`` and ``size`` from ``shape``, for the classes that stand for an array."""
+
+    __slots__ = ()
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+
+class HoldsAval:
+    """Something that stands for a value known only by its abstract value ``aval`` (a Jaxpr
+    variable, a symbolic zero, an undefined primal); prints as ``Name(f32[3])``."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.aval.str_short()})"
+
+
+class ShapedArray(HasShape):
     """The abstract value of an array: its shape, dtype and whether it is weakly typed.
 
     Immutable and hashable, so it can sit in cache keys.
@@ -25,14 +52,6 @@ class ShapedArray:
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
         self._hash = hash((self.shape, self.dtype, self.weak_type))
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        return math.prod(self.shape)
 
     def __eq__(self, other):
         return (type(other) is ShapedArray and self.shape == other.shape
@@ -77,7 +96,7 @@ def same_type(a: ShapedArray, b: ShapedArray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype
 
 
-class ShapeDtypeStruct:
+class ShapeDtypeStruct(HasShape):
     """A stand-in for an array with only a shape and dtype (``jax.ShapeDtypeStruct``)."""
 
     __slots__ = ("shape", "dtype", "sharding", "weak_type")
@@ -87,14 +106,6 @@ class ShapeDtypeStruct:
         self.dtype = np.dtype(dtype)
         self.sharding = sharding
         self.weak_type = weak_type
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        return math.prod(self.shape)
 
     def __eq__(self, other):
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape

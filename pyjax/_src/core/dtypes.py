@@ -195,17 +195,19 @@ def default_complex_dtype() -> np.dtype:
     return complex128 if config.jax_enable_x64 else complex64
 
 
+# dtype -> the function giving its kind's default (it depends on x64); custom floats are floats
+_KIND_DEFAULT = {
+    **dict.fromkeys(_FLOATING_SET, default_float_dtype),
+    **dict.fromkeys(_SIGNED_SET, default_int_dtype),
+    **dict.fromkeys(_UNSIGNED_SET, default_uint_dtype),
+    **dict.fromkeys(_COMPLEX_SET, default_complex_dtype),
+}
+
+
 def _default_for_kind(dt: np.dtype) -> np.dtype:
-    """Default (canonical) dtype of ``dt``'s kind; custom floats count as floats."""
-    if dt in _FLOATING_SET:
-        return default_float_dtype()
-    if dt in _SIGNED_SET:
-        return default_int_dtype()
-    if dt in _UNSIGNED_SET:
-        return default_uint_dtype()
-    if dt in _COMPLEX_SET:
-        return default_complex_dtype()
-    return dt
+    """Default (canonical) dtype of ``dt``'s kind; other dtypes (bool, float0) are their own."""
+    default = _KIND_DEFAULT.get(dt)
+    return dt if default is None else default()
 
 
 _X64_MESSAGE = (

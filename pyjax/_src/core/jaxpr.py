@@ -3,19 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.abstract import HoldsAval, ShapedArray
 
 
-class Var:
+class Var(HoldsAval):
     """A variable in a Jaxpr, identified by object identity."""
 
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"Var({self.aval.str_short()})"
+    __slots__ = ()
 
 
 class Literal:
@@ -255,6 +249,17 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
         else:
             env[eqn.outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
+
+
+def cache_for(cache, closed):
+    """The dict of results cached for ``closed`` in the weak-keyed ``cache`` (a
+    ``WeakKeyDictionary``: derived Jaxprs live exactly as long as the Jaxpr they derive from).
+    Derived Jaxprs are cached so that rebinding a primitive gives the same (identity-hashed)
+    params, which keeps the eager executable cache hitting."""
+    per = cache.get(closed)
+    if per is None:
+        per = cache[closed] = {}
+    return per
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr):

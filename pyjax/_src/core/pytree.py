@@ -60,14 +60,12 @@ _BUILTIN_KINDS = {tuple: _TUPLE, list: _LIST, dict: _DICT, _NoneType: _NONE}
 
 
 class _NodeHandler:
-    """How one registered type is flattened and rebuilt."""
+    """How one registered type is flattened and rebuilt (slots: flatten reads it per node)."""
     __slots__ = ("type", "flatten", "unflatten", "flatten_with_keys")
 
     def __init__(self, nodetype, flatten, unflatten, flatten_with_keys):
-        self.type = nodetype
-        self.flatten = flatten
-        self.unflatten = unflatten
-        self.flatten_with_keys = flatten_with_keys
+        self.type, self.flatten, self.unflatten = nodetype, flatten, unflatten
+        self.flatten_with_keys = flatten_with_keys  # None: keys are flat indices
 
 
 # Registered (custom) node types, by exact type.
@@ -260,10 +258,30 @@ def is_tree_node(typ: type) -> bool:
 # Key path entries
 # ---------------------------------------------------------------------------------------------
 
-class SequenceKey:
+class _KeyEntry:
+    """A key path entry of one field (named by ``__match_args__``): equal, hashed, printed by
+    ``repr`` and pickled by its type and that field."""
+    __slots__ = ()
+
+    def _field(self):
+        return getattr(self, self.__match_args__[0])
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.__match_args__[0]}={self._field()!r})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._field() == other._field()
+
+    def __hash__(self):
+        return hash((type(self), self._field()))
+
+    def __reduce__(self):
+        return type(self), (self._field(),)
+
+
+class SequenceKey(_KeyEntry):
     """Key path entry for the ``idx``-th child of a tuple or list: prints as ``[idx]``."""
-    __slots__ = ("idx",)
-    __match_args__ = ("idx",)
+    __slots__ = __match_args__ = ("idx",)
 
     def __init__(self, idx: int):
         self.idx = idx
@@ -271,23 +289,10 @@ class SequenceKey:
     def __str__(self):
         return f"[{self.idx!r}]"
 
-    def __repr__(self):
-        return f"SequenceKey(idx={self.idx!r})"
 
-    def __eq__(self, other):
-        return type(other) is SequenceKey and self.idx == other.idx
-
-    def __hash__(self):
-        return hash((SequenceKey, self.idx))
-
-    def __reduce__(self):
-        return SequenceKey, (self.idx,)
-
-
-class DictKey:
+class DictKey(_KeyEntry):
     """Key path entry for a mapping's child: prints as ``[key]`` with ``repr(key)``."""
-    __slots__ = ("key",)
-    __match_args__ = ("key",)
+    __slots__ = __match_args__ = ("key",)
 
     def __init__(self, key: Hashable):
         self.key = key
@@ -295,23 +300,10 @@ class DictKey:
     def __str__(self):
         return f"[{self.key!r}]"
 
-    def __repr__(self):
-        return f"DictKey(key={self.key!r})"
 
-    def __eq__(self, other):
-        return type(other) is DictKey and self.key == other.key
-
-    def __hash__(self):
-        return hash((DictKey, self.key))
-
-    def __reduce__(self):
-        return DictKey, (self.key,)
-
-
-class GetAttrKey:
+class GetAttrKey(_KeyEntry):
     """Key path entry for an attribute (namedtuple field, dataclass field): prints as ``.name``."""
-    __slots__ = ("name",)
-    __match_args__ = ("name",)
+    __slots__ = __match_args__ = ("name",)
 
     def __init__(self, name: str):
         self.name = name
@@ -319,41 +311,16 @@ class GetAttrKey:
     def __str__(self):
         return f".{self.name}"
 
-    def __repr__(self):
-        return f"GetAttrKey(name={self.name!r})"
 
-    def __eq__(self, other):
-        return type(other) is GetAttrKey and self.name == other.name
-
-    def __hash__(self):
-        return hash((GetAttrKey, self.name))
-
-    def __reduce__(self):
-        return GetAttrKey, (self.name,)
-
-
-class FlattenedIndexKey:
+class FlattenedIndexKey(_KeyEntry):
     """Key path entry for a child of a custom node registered without keys."""
-    __slots__ = ("key",)
-    __match_args__ = ("key",)
+    __slots__ = __match_args__ = ("key",)
 
     def __init__(self, key: int):
         self.key = key
 
     def __str__(self):
         return f"[<flat index {self.key}>]"
-
-    def __repr__(self):
-        return f"FlattenedIndexKey(key={self.key!r})"
-
-    def __eq__(self, other):
-        return type(other) is FlattenedIndexKey and self.key == other.key
-
-    def __hash__(self):
-        return hash((FlattenedIndexKey, self.key))
-
-    def __reduce__(self):
-        return FlattenedIndexKey, (self.key,)
 
 
 KeyEntry = Any  # SequenceKey | DictKey | GetAttrKey | FlattenedIndexKey | any user key

@@ -24,35 +24,23 @@ primitives (``fn(*operands, **params)``), traced and inlined where the primitive
 """
 from __future__ import annotations
 
-from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.abstract import HoldsAval
 
 not_mapped = None
 
 NOT_DIFFERENTIABLE = "not differentiable"
 
 
-class Zero:
+class Zero(HoldsAval):
     """A symbolic zero tangent or cotangent of the given abstract value (no array is built)."""
 
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"Zero({self.aval.str_short()})"
+    __slots__ = ()
 
 
-class UndefinedPrimal:
+class UndefinedPrimal(HoldsAval):
     """Stands for a linear input of a primitive being transposed."""
 
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"UndefinedPrimal({self.aval.str_short()})"
+    __slots__ = ()
 
 
 def is_undefined_primal(x) -> bool:

@@ -11,7 +11,7 @@ import weakref
 
 from pyjax._src import runtime
 from pyjax._src.core.config import config
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, cache_for
 from pyjax._src.dispatch import cache
 from pyjax._src.interpreters import lowering
 
@@ -49,9 +49,7 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
 def compiled_call(closed: ClosedJaxpr, name, donated_invars=(), option_overrides=None):
     """The executable of the const-free ``closed``, compiled once per donation pattern and
     XLA options."""
-    per = _calls.get(closed)
-    if per is None:
-        per = _calls[closed] = {}
+    per = cache_for(_calls, closed)
     key = (tuple(donated_invars),
            None if option_overrides is None else tuple(sorted(option_overrides.items())))
     exe = per.get(key)

@@ -25,7 +25,7 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.jaxpr import ClosedJaxpr, Literal, eval_jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Literal, cache_for, eval_jaxpr
 from pyjax._src.core.rules import (  # noqa: F401 - re-exported for rule writers
     NOT_DIFFERENTIABLE, UndefinedPrimal, Zero, is_undefined_primal)
 from pyjax._src.core.trace import Trace, Tracer, get_aval
@@ -356,21 +356,33 @@ _transpose_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _cached(cache, closed, key, make):
-    per = cache.get(closed)
-    if per is None:
-        per = cache[closed] = {}
+    per = cache_for(cache, closed)
     hit = per.get(key)
     if hit is None:
         hit = per[key] = make()
     return hit
 
 
-def jvp_jaxpr(closed: ClosedJaxpr, nonzeros, instantiate_outs=False):
+def jvp_jaxpr(closed: ClosedJaxpr, nonzeros, instantiate=False):
     """The JVP of ``closed`` as a Jaxpr taking ``(consts, primals, nonzero tangents)`` and
-    returning ``(primal outs, nonzero tangent outs)``. Returns ``(ClosedJaxpr without consts,
-    consts, out_nonzero)``; cached per (jaxpr, nonzeros, instantiate_outs)."""
-    return _cached(_jvp_cache, closed, (tuple(nonzeros), instantiate_outs),
-                   lambda: _jvp_jaxpr(closed, nonzeros, instantiate_outs))
+    returning ``(primal outs, nonzero tangent outs)``; tangent output ``j`` is forced to be
+    nonzero when ``instantiate`` (a bool for all outputs, or one per output: loops force their
+    carries) says so. Returns ``(ClosedJaxpr without consts, consts, out_nonzero)``; cached per
+    (jaxpr, nonzeros, instantiate) unless the consts are tracers."""
+    if type(instantiate) is not bool:
+        instantiate = tuple(instantiate)
+        if not any(instantiate):
+            instantiate = False
+        elif all(instantiate):
+            instantiate = True
+    key = (tuple(nonzeros), instantiate)
+    per = cache_for(_jvp_cache, closed)
+    hit = per.get(key)
+    if hit is None:
+        hit = _jvp_jaxpr(closed, nonzeros, instantiate)
+        if not any(isinstance(c, Tracer) for c in hit[1]):
+            per[key] = hit
+    return hit
 
 
 def _jvp_jaxpr(closed, nonzeros, instantiate_outs):
@@ -383,8 +395,11 @@ def _jvp_jaxpr(closed, nonzeros, instantiate_outs):
         tangents = [next(it) if nz else Zero(tangent_aval(a)) for a, nz in zip(avals, nonzeros)]
         primals_out, tangents_out = jvp_flat(
             lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), args[:n], tangents)
-        if instantiate_outs:
+        if instantiate_outs is True:
             tangents_out = [instantiate(t) for t in tangents_out]
+        elif instantiate_outs is not False:
+            tangents_out = [instantiate(t) if inst else t
+                            for t, inst in zip(tangents_out, instantiate_outs)]
         out_nz = [type(t) is not Zero for t in tangents_out]
         box.append(out_nz)
         return list(primals_out) + [t for t in tangents_out if type(t) is not Zero]

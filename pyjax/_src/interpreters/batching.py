@@ -23,7 +23,7 @@ import weakref
 from typing import Any, NamedTuple
 
 from pyjax._src.core import trace as trace_mod
-from pyjax._src.core.jaxpr import eval_jaxpr
+from pyjax._src.core.jaxpr import cache_for, eval_jaxpr
 from pyjax._src.core.rules import not_mapped
 from pyjax._src.core.trace import Trace, Tracer, get_aval
 from pyjax._src.interpreters import staging
@@ -138,16 +138,17 @@ def _batched_aval(aval, dim, size):
     return aval.update(shape=s[:dim] + (size,) + s[dim:])
 
 
-def batch_jaxpr(closed, dims, axis_data: AxisData):
+def batch_jaxpr(closed, dims, axis_data: AxisData, force=None):
     """The Jaxpr that computes ``closed`` on a batch: its inputs are batched at ``dims``
-    (``not_mapped`` for unbatched ones) and its batched outputs are batched at axis 0.
+    (``not_mapped`` for unbatched ones) and its batched outputs are batched at axis 0. Output
+    ``j`` is batched even when it need not be if ``force[j]`` (loops force their carries).
 
     Returns ``(batched ClosedJaxpr without consts, its leading const values, out_dims)``; the
     const values must be passed (unbatched) before the inputs. Cached per ``closed``."""
-    key = (tuple(dims), axis_data)
-    per = _jaxpr_cache.get(closed)
-    if per is None:
-        per = _jaxpr_cache[closed] = {}
+    if force is not None:
+        force = tuple(force) if any(force) else None
+    key = (tuple(dims), axis_data, force)
+    per = cache_for(_jaxpr_cache, closed)
     hit = per.get(key)
     if hit is not None:
         return hit
@@ -163,10 +164,13 @@ def batch_jaxpr(closed, dims, axis_data: AxisData):
         finally:
             trace.finish()
         res = []
-        for o in outs:
+        for j, o in enumerate(outs):
             v, d = trace.unwrap(o)
             if d is not not_mapped:
                 v = move_axis(v, d, 0)
+                d = 0
+            elif force is not None and force[j]:
+                v = broadcast_batched(v, axis_data.size, 0)
                 d = 0
             res.append(v)
             out_dims.append(d)

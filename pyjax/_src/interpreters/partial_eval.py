@@ -19,7 +19,7 @@ import weakref
 
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, eval_jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, cache_for, eval_jaxpr
 from pyjax._src.core.primitive import declare_rule_kind
 from pyjax._src.core.trace import get_aval
 from pyjax._src.interpreters.staging import DebugInfo, StagingTrace, StagingTracer
@@ -55,12 +55,7 @@ class PartialEvalTrace(StagingTrace):
             if type(x) is StagingTracer and x._trace is self:
                 break
         else:  # all inputs known: evaluate on the parent trace now
-            prev = _state.trace
-            _state.trace = self.parent_state
-            try:
-                return primitive.bind(*args, **params)
-            finally:
-                _state.trace = prev
+            return self.bind_known(primitive, args, params)
         rule = primitive.partial_eval
         if rule is not None:
             return rule(self, args, params)
@@ -92,13 +87,7 @@ class PartialEvalTrace(StagingTrace):
                 if len(_aval_cache) > 4096:
                     _aval_cache.clear()
                 _aval_cache[key] = out
-        if primitive.multiple_results:
-            outvars = [Var(a) for a in out]
-            self.eqns.append(Eqn(primitive, invars, outvars, params))
-            return [StagingTracer(self, v) for v in outvars]
-        v = Var(out)
-        self.eqns.append(Eqn(primitive, invars, [v], params))
-        return StagingTracer(self, v)
+        return self.append_eqn(primitive, invars, out, params)
 
     def bind_known(self, primitive, args, params):
         """Evaluate ``primitive`` on the parent trace (for partial-evaluation rules)."""
@@ -148,23 +137,69 @@ _pe_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def partial_eval_jaxpr(closed: ClosedJaxpr, in_unknowns, saveable=everything_saveable,
-                       cache_key=None) -> PartialEvalResult:
+                       cache_key=None, instantiate=None) -> PartialEvalResult:
     """Split ``closed`` (a ClosedJaxpr without consts) given which inputs are unknown.
 
     Equations with an unknown input are staged; the others are known. A known value the staged
     part reads is a residual when it is an input or ``saveable(eqn)`` holds for the equation
     that makes it; otherwise that equation is recomputed in the staged part (recursively).
-    Results are cached per (jaxpr, in_unknowns, cache_key)."""
-    key = (tuple(in_unknowns), saveable if cache_key is None else cache_key)
-    per = _pe_cache.get(closed)
-    if per is None:
-        per = _pe_cache[closed] = {}
+
+    With ``instantiate`` (one bool per output; loops force their carries), output ``j`` is
+    forced to be unknown when ``instantiate[j]``: a known value forced unknown becomes a
+    residual that the staged Jaxpr returns, and the ``fwd_res`` residuals are folded into the
+    computed ones (``fwd_res`` is empty): the known Jaxpr returns ``known outs + residuals`` and
+    the staged one takes ``residuals + unknown inputs``.
+    Results are cached per (jaxpr, in_unknowns, cache_key, instantiate)."""
+    if instantiate is not None:
+        instantiate = tuple(instantiate)
+    key = (tuple(in_unknowns), saveable if cache_key is None else cache_key, instantiate)
+    per = cache_for(_pe_cache, closed)
     hit = per.get(key)
     if hit is not None:
         return hit
-    res = _partial_eval_jaxpr(closed, in_unknowns, saveable)
+    if instantiate is None:
+        res = _partial_eval_jaxpr(closed, in_unknowns, saveable)
+    else:
+        res = _instantiate_unknowns(
+            closed, partial_eval_jaxpr(closed, in_unknowns, saveable, cache_key), instantiate)
     per[key] = res
     return res
+
+
+def _instantiate_unknowns(closed, split, instantiate):
+    known, staged = split.known.jaxpr, split.staged.jaxpr
+    n_known = len(known.outvars) - split.num_res
+    known_outs, comp_res = known.outvars[:n_known], known.outvars[n_known:]
+    n_fwd = len(split.fwd_res)
+    fwd_vars = [closed.jaxpr.invars[i] for i in split.fwd_res]
+    res_out = fwd_vars + list(comp_res)       # known Jaxpr returns these as residuals
+    res_in = list(staged.invars[:n_fwd + split.num_res])
+    unknown_ins = staged.invars[n_fwd + split.num_res:]
+    out_unknowns = list(split.out_unknowns)
+    new_known_outs, known_out_fwd, staged_outs = [], [], []
+    k_it, f_it, s_it = iter(known_outs), iter(split.known_out_fwd), iter(staged.outvars)
+    for j, (unk, inst) in enumerate(zip(split.out_unknowns, instantiate)):
+        if unk:
+            staged_outs.append(next(s_it))
+            continue
+        v, fwd = next(k_it), next(f_it)
+        if not inst:
+            new_known_outs.append(v)
+            known_out_fwd.append(fwd)
+            continue
+        out_unknowns[j] = True
+        if type(v) is Literal:
+            staged_outs.append(v)
+        else:
+            fresh = Var(v.aval)
+            res_out.append(v)
+            res_in.append(fresh)
+            staged_outs.append(fresh)
+    known_j = Jaxpr([], known.invars, new_known_outs + res_out, known.eqns, known.debug_info)
+    staged_j = Jaxpr([], res_in + list(unknown_ins), staged_outs, staged.eqns,
+                     staged.debug_info)
+    return PartialEvalResult(ClosedJaxpr(known_j, []), ClosedJaxpr(staged_j, []), out_unknowns,
+                             len(res_out), [], known_out_fwd)
 
 
 def _partial_eval_jaxpr(closed, in_unknowns, saveable):

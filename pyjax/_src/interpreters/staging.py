@@ -79,11 +79,16 @@ class StagingTrace(Trace):
     def process_primitive(self, primitive, args, params):
         invars = [self.to_var(x) for x in args]
         out = primitive.abstract_eval(*[v.aval for v in invars], **params)
+        return self.append_eqn(primitive, invars, out, params)
+
+    def append_eqn(self, primitive, invars, out_avals, params):
+        """Record ``primitive`` on ``invars`` with output avals ``out_avals`` (one aval unless
+        it has multiple results); returns its output tracers."""
         if primitive.multiple_results:
-            outvars = [Var(a) for a in out]
+            outvars = [Var(a) for a in out_avals]
             self.eqns.append(Eqn(primitive, invars, outvars, params))
             return [StagingTracer(self, v) for v in outvars]
-        v = Var(out)
+        v = Var(out_avals)
         self.eqns.append(Eqn(primitive, invars, [v], params))
         return StagingTracer(self, v)
 

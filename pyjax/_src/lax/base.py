@@ -117,4 +117,3 @@ def compare(ctx, x, y, direction, out_aval=None, ctype=None):
 
 def is_tracer(x):
     return isinstance(x, Tracer)
-

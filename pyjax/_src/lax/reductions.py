@@ -29,15 +29,6 @@ NUM, ORDERED, LOGICAL = "fciu", "fiub", "iub"
 MAXMIN = ORDERED + "c"  # complex numbers order lexicographically (real, then imag), as in JAX
 
 
-def _region(ctx, arg_avals):
-    """``ctx.region`` with argument names that cannot collide with the enclosing function's
-    ``%argN`` parameters (the builder numbers region arguments from the shared SSA counter)."""
-    region = ctx.region(arg_avals)
-    for v in region.args:
-        v.name = "%r" + v.name[1:]
-    return region
-
-
 # ---- identities and scalar bodies ----
 
 def _max_identity(dt):
@@ -81,7 +72,7 @@ def _scalar(dt):
 
 def _binary_region(ctx, dt, op_name):
     """A reducer body ``(a, b) -> op(a, b)`` on rank-0 tensors of ``dt``."""
-    region = _region(ctx, [_scalar(dt), _scalar(dt)])
+    region = ctx.region([_scalar(dt), _scalar(dt)])
     a, b = region.args
     region.ret([region.op(op_name, [a, b], _scalar(dt))])
     return region
@@ -92,7 +83,7 @@ def _nan_propagating_region(ctx, dt, op_name):
     CPU plugin's reduce codegen uses fast min/max (which drops NaNs) for a bare
     ``stablehlo.maximum`` body."""
     s = _scalar(dt)
-    region = _region(ctx, [s, s])
+    region = ctx.region([s, s])
     a, b = region.args
     m = region.op(op_name, [a, b], s)
     b_nan = base.compare(region, b, b, "NE")
@@ -106,7 +97,7 @@ def _complex_minmax_region(ctx, dt, op_name):
     """``max``/``min`` of complex numbers in JAX's lexicographic order (real part, then
     imaginary part), NaN-propagating; XLA's own complex maximum compares real parts only."""
     s, r = _scalar(dt), _scalar(dtypes.to_real_dtype(dt))
-    region = _region(ctx, [s, s])
+    region = ctx.region([s, s])
     a, b = region.args
     direction = "GT" if op_name == "stablehlo.maximum" else "LT"
     ra, rb = region.op("stablehlo.real", [a], r), region.op("stablehlo.real", [b], r)
@@ -137,7 +128,7 @@ def _logaddexp_region(ctx, dt):
     """``log(exp(a) + exp(b))`` computed stably; infinities of equal sign give NaN deltas, for
     which ``a + b`` is the right answer (-inf + -inf = -inf, inf + inf = inf)."""
     s = _scalar(dt)
-    region = _region(ctx, [s, s])
+    region = ctx.region([s, s])
     a, b = region.args
     amax = region.op("stablehlo.maximum", [a, b], s)
     delta = region.op("stablehlo.subtract", [a, b], s)
@@ -257,18 +248,20 @@ _REDUCE_RULES = {
 }
 
 prims: dict[str, Primitive] = {}
-for _name, (_kinds, _, _) in _MONOIDS.items():
-    prims[_name] = Primitive(_name, abstract_eval=_make_reduce_abstract_eval(_name, _kinds),
-                             lower=_make_reduce_lower(_name), batch=bu.reduce_axes_rule(),
-                             **_REDUCE_RULES[_name])
 
-reduce_sum_p = prims["reduce_sum"]
-reduce_prod_p = prims["reduce_prod"]
-reduce_max_p = prims["reduce_max"]
-reduce_min_p = prims["reduce_min"]
-reduce_and_p = prims["reduce_and"]
-reduce_or_p = prims["reduce_or"]
-reduce_xor_p = prims["reduce_xor"]
+
+def _declare_family(table, rules, make_abstract_eval, make_lower, make_batch):
+    """One primitive per entry of ``table`` (name -> (dtype kinds, ...)), with the family's
+    rule makers and its own entry of ``rules``; returns them in the table's order."""
+    for name, (kinds, _, _) in table.items():
+        prims[name] = Primitive(name, abstract_eval=make_abstract_eval(name, kinds),
+                                lower=make_lower(name), batch=make_batch(), **rules[name])
+    return [prims[name] for name in table]
+
+
+(reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
+ reduce_xor_p) = _declare_family(_MONOIDS, _REDUCE_RULES, _make_reduce_abstract_eval,
+                                 _make_reduce_lower, bu.reduce_axes_rule)
 
 
 def _canonical_axes(name, operand, axes, what="axes"):
@@ -288,13 +281,8 @@ def _make_reduce_fn(name):
     return fn
 
 
-reduce_sum = _make_reduce_fn("reduce_sum")
-reduce_prod = _make_reduce_fn("reduce_prod")
-reduce_max = _make_reduce_fn("reduce_max")
-reduce_min = _make_reduce_fn("reduce_min")
-reduce_and = _make_reduce_fn("reduce_and")
-reduce_or = _make_reduce_fn("reduce_or")
-reduce_xor = _make_reduce_fn("reduce_xor")
+reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor = map(
+    _make_reduce_fn, _MONOIDS)
 
 
 def _monoid_for(computation, dt):
@@ -394,7 +382,7 @@ def _argminmax_lower(is_max):
         init_v = ctx.constant(_max_identity(dt) if is_max else _min_identity(dt), _scalar(dt))
         init_i = ctx.constant(np.zeros((), idt), _scalar(idt))
         sv, si, sb = _scalar(dt), _scalar(idt), _scalar(np.bool_)
-        region = _region(ctx, [sv, si, sv, si])
+        region = ctx.region([sv, si, sv, si])
         av, ai, bv, bi = region.args
         # a wins when strictly better, or a is NaN and b is not; ties (both NaN counts as a
         # tie) go to the lower index, so the first occurrence wins whatever the reduction order.
@@ -601,16 +589,9 @@ _CUMULATIVE_RULES = {
     "cumlogsumexp": dict(jvp=_make_cumulative_jvp(_logaddexp_combine)),
 }
 
-for _name, (_kinds, _, _) in _CUMULATIVE.items():
-    prims[_name] = Primitive(_name, abstract_eval=_make_cumulative_abstract_eval(_name, _kinds),
-                             lower=_make_cumulative_lower(_name), batch=bu.axis_param_rule(),
-                             **_CUMULATIVE_RULES[_name])
-
-cumsum_p = prims["cumsum"]
-cumprod_p = prims["cumprod"]
-cummax_p = prims["cummax"]
-cummin_p = prims["cummin"]
-cumlogsumexp_p = prims["cumlogsumexp"]
+cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p = _declare_family(
+    _CUMULATIVE, _CUMULATIVE_RULES, _make_cumulative_abstract_eval, _make_cumulative_lower,
+    bu.axis_param_rule)
 
 
 def _make_cumulative_fn(name, what):

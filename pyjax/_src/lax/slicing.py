@@ -120,6 +120,19 @@ def _inc(dims):
     return tuple(d + 1 for d in dims)
 
 
+def _batched_dimension_numbers(dn, indices_batched):
+    """Gather's or scatter's dimension numbers (their fields line up: window, collapsed, index
+    map, operand batching, indices batching) for an operand batched at axis 0. With unbatched
+    indices the batch axis is one more window dimension, at 0; with indices batched at axis 0
+    it is a pair of operand/indices batching dimensions."""
+    window, collapsed, index_map, operand_batching, indices_batching = dn
+    if indices_batched:
+        return type(dn)(_inc(window), _inc(collapsed), _inc(index_map),
+                        (0,) + _inc(operand_batching), (0,) + _inc(indices_batching))
+    return type(dn)((0,) + _inc(window), _inc(collapsed), _inc(index_map),
+                    _inc(operand_batching), indices_batching)
+
+
 def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, indices_are_sorted,
                   unique_indices, mode, fill_value):
     (x, idx), (dx, di) = args, dims
@@ -128,12 +141,7 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, indices_are_sor
                   mode=mode, fill_value=fill_value)
     if di is bu.not_mapped:
         x = bu.move_axis(x, dx, 0)
-        new = GatherDimensionNumbers(
-            offset_dims=(0,) + _inc(dn.offset_dims),
-            collapsed_slice_dims=_inc(dn.collapsed_slice_dims),
-            start_index_map=_inc(dn.start_index_map),
-            operand_batching_dims=_inc(dn.operand_batching_dims),
-            start_indices_batching_dims=dn.start_indices_batching_dims)
+        new = _batched_dimension_numbers(dn, indices_batched=False)
         sizes = (bu.shape_of(x)[0],) + tuple(slice_sizes)
         return gather_p.bind(x, idx, dimension_numbers=new, slice_sizes=sizes, **params), 0
     idx = bu.move_axis(idx, di, 0)
@@ -143,11 +151,7 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, indices_are_sor
         return gather_p.bind(x, idx, dimension_numbers=new, slice_sizes=tuple(slice_sizes),
                              **params), 0
     x = bu.move_axis(x, dx, 0)
-    new = GatherDimensionNumbers(
-        offset_dims=_inc(dn.offset_dims), collapsed_slice_dims=_inc(dn.collapsed_slice_dims),
-        start_index_map=_inc(dn.start_index_map),
-        operand_batching_dims=(0,) + _inc(dn.operand_batching_dims),
-        start_indices_batching_dims=(0,) + _inc(dn.start_indices_batching_dims))
+    new = _batched_dimension_numbers(dn, indices_batched=True)
     return gather_p.bind(x, idx, dimension_numbers=new, slice_sizes=(1,) + tuple(slice_sizes),
                          **params), 0
 
@@ -165,24 +169,33 @@ def _scatter_batch(prim):
         # Every example scatters into its own copy of the operand.
         x = bu.bdim_to(x, dx, 0, size)
         upd = bu.bdim_to(upd, du, 0, size)
-        if di is bu.not_mapped:
-            new = ScatterDimensionNumbers(
-                update_window_dims=(0,) + _inc(dn.update_window_dims),
-                inserted_window_dims=_inc(dn.inserted_window_dims),
-                scatter_dims_to_operand_dims=_inc(dn.scatter_dims_to_operand_dims),
-                operand_batching_dims=_inc(dn.operand_batching_dims),
-                scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
-        else:
+        if di is not bu.not_mapped:
             idx = bu.move_axis(idx, di, 0)
-            new = ScatterDimensionNumbers(
-                update_window_dims=_inc(dn.update_window_dims),
-                inserted_window_dims=_inc(dn.inserted_window_dims),
-                scatter_dims_to_operand_dims=_inc(dn.scatter_dims_to_operand_dims),
-                operand_batching_dims=(0,) + _inc(dn.operand_batching_dims),
-                scatter_indices_batching_dims=(0,) + _inc(dn.scatter_indices_batching_dims))
+        new = _batched_dimension_numbers(dn, indices_batched=di is not bu.not_mapped)
         return prim.bind(x, idx, upd, dimension_numbers=new, **params), 0
     rule.__name__ = f"{prim.name}_batch_rule"
     return rule
+
+
+def _check_window_and_batching_dims(name, operand, indices, operand_batching_dims, window,
+                                    collapsed, indices_batching):
+    """The dimension-number checks gather and scatter share. Each names the fields its own way:
+    ``window`` is (offset_dims or update_window_dims, the dims, their rank bound),
+    ``collapsed`` (collapsed_slice_dims or inserted_window_dims, the dims) and
+    ``indices_batching`` (start_ or scatter_indices_batching_dims, the dims)."""
+    (window_name, window_dims, window_rank), (collapsed_name, collapsed_dims) = window, collapsed
+    indices_batching_name, indices_batching_dims = indices_batching
+    _check_dims(name, window_name, window_dims, window_rank)
+    _check_sorted(name, window_name, window_dims)
+    _check_dims(name, collapsed_name, collapsed_dims, operand.ndim)
+    _check_sorted(name, collapsed_name, collapsed_dims)
+    _check_dims(name, "operand_batching_dims", operand_batching_dims, operand.ndim)
+    _check_dims(name, indices_batching_name, indices_batching_dims, indices.ndim - 1)
+    if len(operand_batching_dims) != len(indices_batching_dims):
+        raise TypeError(f"{name} operand_batching_dims and {indices_batching_name} must have "
+                        f"equal lengths, got {operand_batching_dims} and {indices_batching_dims}")
+    if set(collapsed_dims) & set(operand_batching_dims):
+        raise TypeError(f"{name} {collapsed_name} and operand_batching_dims must be disjoint")
 
 
 # ---- gather ----
@@ -197,19 +210,11 @@ def _gather_shape(operand, indices, dn: GatherDimensionNumbers, slice_sizes):
         if not 0 <= s <= d:
             raise TypeError(f"gather slice_sizes must be in [0, operand dimension]; got "
                             f"slice_sizes[{i}]={s} for operand dimension {d}")
-    _check_dims(name, "offset_dims", dn.offset_dims, operand.ndim + indices.ndim)
-    _check_sorted(name, "offset_dims", dn.offset_dims)
-    _check_dims(name, "collapsed_slice_dims", dn.collapsed_slice_dims, operand.ndim)
-    _check_sorted(name, "collapsed_slice_dims", dn.collapsed_slice_dims)
-    _check_dims(name, "operand_batching_dims", dn.operand_batching_dims, operand.ndim)
-    _check_dims(name, "start_indices_batching_dims", dn.start_indices_batching_dims,
-                indices.ndim - 1)
-    if len(dn.operand_batching_dims) != len(dn.start_indices_batching_dims):
-        raise TypeError("gather operand_batching_dims and start_indices_batching_dims must have "
-                        f"equal lengths, got {dn.operand_batching_dims} and "
-                        f"{dn.start_indices_batching_dims}")
-    if set(dn.collapsed_slice_dims) & set(dn.operand_batching_dims):
-        raise TypeError("gather collapsed_slice_dims and operand_batching_dims must be disjoint")
+    _check_window_and_batching_dims(
+        name, operand, indices, dn.operand_batching_dims,
+        ("offset_dims", dn.offset_dims, operand.ndim + indices.ndim),
+        ("collapsed_slice_dims", dn.collapsed_slice_dims),
+        ("start_indices_batching_dims", dn.start_indices_batching_dims))
     for d in tuple(dn.collapsed_slice_dims) + tuple(dn.operand_batching_dims):
         if slice_sizes[d] > 1:
             raise TypeError(f"gather slice_sizes for collapsed or batching operand dimension {d} "
@@ -249,19 +254,15 @@ def _gather_attr(dn, index_vector_dim):
              ("operand_batching_dims", dn.operand_batching_dims),
              ("start_indices_batching_dims", dn.start_indices_batching_dims),
              ("start_index_map", dn.start_index_map)]
+    return _dimension_numbers_attr("gather", parts, index_vector_dim)
+
+
+def _dimension_numbers_attr(kind, parts, index_vector_dim):
+    """``#stablehlo.<kind><...>`` with the non-empty ``parts`` (name, dims), then the index
+    vector dimension."""
     body = ", ".join(f"{k} = {mlir.int_list(v)}" for k, v in parts if v)
     sep = ", " if body else ""
-    return f"#stablehlo.gather<{body}{sep}index_vector_dim = {index_vector_dim}>"
-
-
-def _region(ctx, avals):
-    # Region arguments are named %arg<counter>, which can collide with the enclosing function's
-    # %arg<i>; give them their own prefix (still unique: the counter is shared).
-    region = ctx.region(avals)
-    for v in region.args:
-        if v.name.startswith("%arg"):
-            v.name = "%rarg" + v.name[4:]
-    return region
+    return f"#stablehlo.{kind}<{body}{sep}index_vector_dim = {index_vector_dim}>"
 
 
 def _bool_attr(b):
@@ -319,7 +320,7 @@ def _in_bounds_mask(ctx, indices, upper):
         ok = ctx.op("stablehlo.and", [ok, ge], bool_full)
     scalar = ShapedArray((), np.bool_)
     init = ctx.constant(np.array(True), scalar)
-    region = _region(ctx, [scalar, scalar])
+    region = ctx.region([scalar, scalar])
     r = region.op("stablehlo.and", region.args, scalar)
     region.ret([r])
     return ctx.op("stablehlo.reduce", [ok, init], ShapedArray(shape[:-1], np.bool_),
@@ -427,18 +428,11 @@ def _scatter_check(name, operand, indices, updates, dn: ScatterDimensionNumbers)
     if updates.dtype != operand.dtype:
         raise TypeError(f"{name} requires the updates to have the operand's dtype, got operand "
                         f"{operand.dtype.name} and updates {updates.dtype.name}")
-    _check_dims(name, "update_window_dims", dn.update_window_dims, updates.ndim)
-    _check_sorted(name, "update_window_dims", dn.update_window_dims)
-    _check_dims(name, "inserted_window_dims", dn.inserted_window_dims, operand.ndim)
-    _check_sorted(name, "inserted_window_dims", dn.inserted_window_dims)
-    _check_dims(name, "operand_batching_dims", dn.operand_batching_dims, operand.ndim)
-    _check_dims(name, "scatter_indices_batching_dims", dn.scatter_indices_batching_dims,
-                indices.ndim - 1)
-    if len(dn.operand_batching_dims) != len(dn.scatter_indices_batching_dims):
-        raise TypeError(f"{name} operand_batching_dims and scatter_indices_batching_dims must "
-                        "have equal lengths")
-    if set(dn.inserted_window_dims) & set(dn.operand_batching_dims):
-        raise TypeError(f"{name} inserted_window_dims and operand_batching_dims must be disjoint")
+    _check_window_and_batching_dims(
+        name, operand, indices, dn.operand_batching_dims,
+        ("update_window_dims", dn.update_window_dims, updates.ndim),
+        ("inserted_window_dims", dn.inserted_window_dims),
+        ("scatter_indices_batching_dims", dn.scatter_indices_batching_dims))
     if len(dn.scatter_dims_to_operand_dims) != indices.shape[-1]:
         raise TypeError(f"{name} scatter_dims_to_operand_dims {dn.scatter_dims_to_operand_dims} "
                         "must have one entry per element of the index vector (the last "
@@ -479,9 +473,7 @@ def _scatter_attr(dn, index_vector_dim):
              ("input_batching_dims", dn.operand_batching_dims),
              ("scatter_indices_batching_dims", dn.scatter_indices_batching_dims),
              ("scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims)]
-    body = ", ".join(f"{k} = {mlir.int_list(v)}" for k, v in parts if v)
-    sep = ", " if body else ""
-    return f"#stablehlo.scatter<{body}{sep}index_vector_dim = {index_vector_dim}>"
+    return _dimension_numbers_attr("scatter", parts, index_vector_dim)
 
 
 _COMBINE = {"scatter": None, "scatter-add": "stablehlo.add", "scatter-sub": "stablehlo.subtract",
@@ -508,7 +500,7 @@ def _make_scatter(name):
             upper = [operand.aval.shape[d] - sizes[d] for d in dn.scatter_dims_to_operand_dims]
             indices = _clamp_indices(ctx, indices, upper)
         scalar = ShapedArray((), out.dtype)
-        region = _region(ctx, [scalar, scalar])
+        region = ctx.region([scalar, scalar])
         if update_fn is not None:  # scatter_apply: the region is update_fn of the old value
             res = ctx.lower_fun(lambda old, _: update_fn(old), region.args, block=region)
             if res.aval.shape != () or res.aval.dtype != out.dtype:

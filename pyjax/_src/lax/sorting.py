@@ -27,15 +27,6 @@ __all__ = ["sort", "sort_key_val", "top_k"]
 _BOOL = ShapedArray((), np.bool_)
 
 
-def _region(ctx, arg_avals):
-    """``ctx.region`` with argument names that cannot collide with the enclosing function's
-    ``%argN`` parameters (the builder numbers region arguments from the shared SSA counter)."""
-    region = ctx.region(arg_avals)
-    for v in region.args:
-        v.name = "%r" + v.name[1:]
-    return region
-
-
 # ---- batching (vmap) ----
 
 def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
@@ -91,7 +82,7 @@ def _comparator(ctx, dtypes_, num_keys, descending=False):
     args = []
     for dt in dtypes_:
         args += [ShapedArray((), dt), ShapedArray((), dt)]
-    region = _region(ctx, args)
+    region = ctx.region(args)
     result = None
     for i in reversed(range(num_keys)):
         a, b = region.args[2 * i], region.args[2 * i + 1]

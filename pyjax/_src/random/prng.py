@@ -30,6 +30,7 @@ from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.abstract import HasShape
 from pyjax._src.core.array import Array, ArrayImpl
 from pyjax._src.core.trace import Tracer
 from pyjax._src.transformations.jit import jit
@@ -275,7 +276,7 @@ def _base_shape(base):
     return tuple(base.shape)
 
 
-class PRNGKeyArray(Array):
+class PRNGKeyArray(Array, HasShape):
     """An array of Threefry PRNG keys (dtype ``key<fry>``) over ``uint32[*shape, 2]`` key data.
 
     Behaves like an array whose elements are keys: it has ``shape``, ``ndim``, ``size`` and
@@ -303,14 +304,6 @@ class PRNGKeyArray(Array):
     @property
     def shape(self):
         return _base_shape(self._base_array)[:-1]
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        return math.prod(self.shape)
 
     @property
     def dtype(self):
@@ -381,14 +374,15 @@ class PRNGKeyArray(Array):
 
     # -- sequence protocol --
     def __len__(self):
-        if not self.shape:
-            raise TypeError("len() of unsized object (a scalar key array)")
-        return self.shape[0]
+        return self._leading_dim("len() of unsized object (a scalar key array)")
 
     def __iter__(self):
+        return (self[i] for i in range(self._leading_dim("iteration over a 0-d key array")))
+
+    def _leading_dim(self, scalar_error):
         if not self.shape:
-            raise TypeError("iteration over a 0-d key array")
-        return (self[i] for i in range(self.shape[0]))
+            raise TypeError(scalar_error)
+        return self.shape[0]
 
     def __getitem__(self, idx):
         if not isinstance(idx, tuple):

@@ -55,8 +55,7 @@ class Executable:
         self._client = client
         self._api = api = client._api
         self._ptr = loaded_ptr
-        self._exe_ptr = None
-        self._portable_ptr = None
+        self._exe_ptr = self._portable_ptr = None  # set below; _free() reads them on failure
         self.portable = bool(portable)
         self.num_replicas = int(num_replicas)
         self.num_partitions = int(num_partitions)

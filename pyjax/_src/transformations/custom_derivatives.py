@@ -126,23 +126,48 @@ def _fun_name(f):
 
 # ---- custom_jvp ----
 
-class custom_jvp:
-    """Give ``fun`` a custom JVP rule with ``defjvp`` (or per-argument ones with ``defjvps``).
+class _CustomDerivativeFun:
+    """What ``custom_jvp`` and ``custom_vjp`` share: they wrap ``fun`` (also as a method), run
+    it as it is eagerly, and otherwise trace it and bind their primitive with the user's rule
+    (``_bind``). ``_rule`` names the attribute that holds the rule once it is defined."""
 
-    ``nondiff_argnums``: positions of arguments that are not differentiated (any Python
-    values); the rule receives them first: ``jvp(*nondiff_args, primals, tangents)``."""
+    _rule: str
+    _undefined: str  # the error for a call before the rule is defined
+    _unset: dict  # the rule attributes before the rule is defined
 
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
-        self.jvp = None
-        self.symbolic_zeros = False
+        self.__dict__.update(self._unset)  # after update_wrapper: not the wrapped one's rules
 
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        name = _fun_name(self.fun)
+        if getattr(self, self._rule) is None:
+            raise AttributeError(self._undefined.format(name))
+        args = _resolve_args(self.fun, args, kwargs)
+        if trace_mod.is_eager():
+            return self.fun(*args)
+        static, leaves, in_tree, out_tree, call_jaxpr, consts = _trace_primal(
+            self.fun, args, self.nondiff_argnums, name)
+        outs = self._bind(static, leaves, in_tree, out_tree, call_jaxpr, consts, name)
+        return pytree.tree_unflatten(out_tree, outs)
+
+
+class custom_jvp(_CustomDerivativeFun):
+    """Give ``fun`` a custom JVP rule with ``defjvp`` (or per-argument ones with ``defjvps``).
+
+    ``nondiff_argnums``: positions of arguments that are not differentiated (any Python
+    values); the rule receives them first: ``jvp(*nondiff_args, primals, tangents)``."""
+
+    _rule = "jvp"
+    _undefined = "No JVP defined for custom_jvp function {} using defjvp."
+    _unset = dict(jvp=None, symbolic_zeros=False)
 
     def defjvp(self, jvp, symbolic_zeros=False):
         """Set the JVP rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``."""
@@ -167,20 +192,11 @@ class custom_jvp:
 
         self.defjvp(jvp)
 
-    def __call__(self, *args, **kwargs):
-        name = _fun_name(self.fun)
-        if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-        args = _resolve_args(self.fun, args, kwargs)
-        if trace_mod.is_eager():
-            return self.fun(*args)
-        static, leaves, in_tree, out_tree, call_jaxpr, consts = _trace_primal(
-            self.fun, args, self.nondiff_argnums, name)
+    def _bind(self, static, leaves, in_tree, out_tree, call_jaxpr, consts, name):
         rule = _JVPRule(self.jvp, static, in_tree, out_tree, name)
-        outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr, jvp=rule,
+        return custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr, jvp=rule,
                                       num_consts=len(consts),
                                       symbolic_zeros=self.symbolic_zeros)
-        return pytree.tree_unflatten(out_tree, outs)
 
 
 def _zeros_like(x):
@@ -262,22 +278,14 @@ custom_jvp_call_p = Primitive(
 
 # ---- custom_vjp ----
 
-class custom_vjp:
+class custom_vjp(_CustomDerivativeFun):
     """Give ``fun`` a custom VJP with ``defvjp(fwd, bwd)``: ``fwd(*args) -> (out, residuals)``
     and ``bwd(*nondiff_args, residuals, out_cotangent) -> tuple of input cotangents`` (one per
     differentiable argument; None means zero). Residuals may be any pytree of arrays."""
 
-    def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
-        self.fwd = None
-        self.bwd = None
-
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
+    _rule = "fwd"
+    _undefined = "No VJP defined for custom_vjp function {} using defvjp."
+    _unset = dict(fwd=None, bwd=None)
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """Set ``fwd`` and ``bwd``. ``symbolic_zeros`` and ``optimize_remat`` are not
@@ -291,20 +299,11 @@ class custom_vjp:
         self.fwd = fwd
         self.bwd = bwd
 
-    def __call__(self, *args, **kwargs):
-        name = _fun_name(self.fun)
-        if self.fwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-        args = _resolve_args(self.fun, args, kwargs)
-        if trace_mod.is_eager():
-            return self.fun(*args)
-        static, leaves, in_tree, out_tree, call_jaxpr, consts = _trace_primal(
-            self.fun, args, self.nondiff_argnums, name)
+    def _bind(self, static, leaves, in_tree, out_tree, call_jaxpr, consts, name):
         rule = _VJPRules(self.fwd, self.bwd, static, in_tree, out_tree, name,
                          [get_aval(x) for x in leaves])
-        outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr, rules=rule,
+        return custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr, rules=rule,
                                       num_consts=len(consts))
-        return pytree.tree_unflatten(out_tree, outs)
 
 
 class _VJPRules:

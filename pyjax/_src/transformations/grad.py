@@ -111,13 +111,19 @@ def _aux_out(store, aux):
 
 # ---- dtype checks, worded as JAX words them ----
 
+def _check_complex(name, what, dt):
+    """With holomorphic=True every input and output must be complex."""
+    if not dtypes.is_complex(dt):
+        raise TypeError(f"{name} with holomorphic=True requires {what} with complex dtype, "
+                        f"but got {dt.name}.")
+
+
 def _check_input_dtype_revderiv(name, holomorphic, allow_int, x):
     if type(x) is float and not holomorphic:
         return
     dt = x.aval.dtype if type(x) is ArrayImpl else get_aval(x).dtype
-    if holomorphic and not dtypes.is_complex(dt):
-        raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
-                        f"but got {dt.name}.")
+    if holomorphic:
+        _check_complex(name, "inputs", dt)
     if dtypes.is_integer(dt) or dtypes.is_bool(dt):
         if not allow_int:
             raise TypeError(
@@ -132,9 +138,7 @@ def _check_input_dtype_revderiv(name, holomorphic, allow_int, x):
 def _check_output_dtype_revderiv(name, holomorphic, x):
     dt = get_aval(x).dtype
     if holomorphic:
-        if not dtypes.is_complex(dt):
-            raise TypeError(f"{name} with holomorphic=True requires outputs with complex "
-                            f"dtype, but got {dt.name}.")
+        _check_complex(name, "outputs", dt)
     elif dtypes.is_complex(dt):
         raise TypeError(
             f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
@@ -152,9 +156,7 @@ def _check_output_dtype_revderiv(name, holomorphic, x):
 def _check_input_dtype_jac(name, holomorphic, x):
     dt = get_aval(x).dtype
     if holomorphic:
-        if not dtypes.is_complex(dt):
-            raise TypeError(f"{name} with holomorphic=True requires inputs with complex "
-                            f"dtype, but got {dt.name}.")
+        _check_complex(name, "inputs", dt)
     elif not dtypes.is_floating(dt):
         raise TypeError(
             f"{name} requires real-valued inputs (input dtype that is a sub-dtype of "
@@ -222,17 +224,25 @@ def _tangent_arg_aval(t):
     return get_aval(t)
 
 
-def linearize(fun, *primals, has_aux=False):
-    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the JVP at ``primals``
-    without re-running ``fun``: primal work is done once, the linear part is a staged Jaxpr."""
+def _linearize_tree(fun, primals, has_aux):
+    """``fun`` linearized at the pytree ``primals``: ``(out, linearized, out_tree, in_tree,
+    aux)`` with ``out`` the output pytree and ``aux`` the auxiliary one (None without
+    ``has_aux``)."""
     leaves, in_tree = pytree.tree_flatten(primals)
     leaves = [_as_value(x) for x in leaves]
     store = []
     flat = _flat_fun(fun, primals, {}, tuple(range(len(primals))), in_tree, has_aux, store)
     res = ad.linearize_flat(flat, leaves, has_aux=has_aux)
-    lin = res[1]
-    out = pytree.tree_unflatten(store[0], [_as_output(o) for o in res[0]])
     out_tree = store[0]
+    out = pytree.tree_unflatten(out_tree, [_as_output(o) for o in res[0]])
+    aux = _aux_out(store, res[2]) if has_aux else None
+    return out, res[1], out_tree, in_tree, aux
+
+
+def linearize(fun, *primals, has_aux=False):
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the JVP at ``primals``
+    without re-running ``fun``: primal work is done once, the linear part is a staged Jaxpr."""
+    out, lin, out_tree, in_tree, aux = _linearize_tree(fun, primals, has_aux)
 
     def f_jvp(*tangents):
         t_leaves, t_tree = pytree.tree_flatten(tangents)
@@ -250,7 +260,7 @@ def linearize(fun, *primals, has_aux=False):
         return pytree.tree_unflatten(out_tree, [_instantiate_out(t) for t in outs])
 
     if has_aux:
-        return out, f_jvp, _aux_out(store, res[2])
+        return out, f_jvp, aux
     return out, f_jvp
 
 
@@ -282,14 +292,7 @@ def _fun_name(fun):
 def vjp(fun, *primals, has_aux=False):
     """``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` returns the cotangents of
     ``primals`` (a tuple) for the output cotangent ``ct`` (same structure as the output)."""
-    leaves, in_tree = pytree.tree_flatten(primals)
-    leaves = [_as_value(x) for x in leaves]
-    store = []
-    flat = _flat_fun(fun, primals, {}, tuple(range(len(primals))), in_tree, has_aux, store)
-    res = ad.linearize_flat(flat, leaves, has_aux=has_aux)
-    lin = res[1]
-    out_tree = store[0]
-    out = pytree.tree_unflatten(out_tree, [_as_output(o) for o in res[0]])
+    out, lin, out_tree, in_tree, aux = _linearize_tree(fun, primals, has_aux)
     name = _fun_name(fun)
 
     def vjp_fun(ct):
@@ -301,7 +304,7 @@ def vjp(fun, *primals, has_aux=False):
         return pytree.tree_unflatten(in_tree, [_instantiate_out(c) for c in cts])
 
     if has_aux:
-        return out, vjp_fun, _aux_out(store, res[2])
+        return out, vjp_fun, aux
     return out, vjp_fun
 
 

@@ -667,12 +667,12 @@ def _hashable(x):
 
 
 class Traced:
+    """A jitted function traced for some arguments (``jitted.trace(...)``): its ``jaxpr``,
+    its output structure (``out_info``) and ``lower()``."""
+
     def __init__(self, jitted, key, closed, out_tree, donated):
-        self._jitted = jitted
-        self._key = key
         self.jaxpr = closed
-        self._out_tree = out_tree
-        self._donated = donated
+        self._jitted, self._key, self._out_tree, self._donated = jitted, key, out_tree, donated
 
     @property
     def out_info(self):

@@ -81,8 +81,11 @@ def split(key, num=2):
 def _fold_in_message(data):
     if isinstance(data, (bool, np.bool_)):
         data = int(data)
-    if isinstance(data, int):
-        return np.uint32(data & 0xFFFFFFFF)
+    if isinstance(data, int):  # as jnp.uint32(data): out-of-range ints raise, never wrap
+        if not 0 <= data < 2**32:
+            raise OverflowError(f"fold_in: Python int {data} out of bounds for uint32: `data` "
+                                "must be in [0, 2**32)")
+        return np.uint32(data)
     if not hasattr(data, "dtype"):
         raise TypeError(f"fold_in: `data` must be an integer, got {type(data).__name__}")
     if not (dtypes.issubdtype(data.dtype, np.integer) or dtypes.is_bool(np.dtype(data.dtype))):

@@ -132,6 +132,8 @@ def gamma_core(kd, a, log_space):
         boost = lax.select(boost_mask, shape_ops.full((m,), one, dtype),
                            lax.pow(lax.sub(one, ub), lax.div(one, a)))
         out = lax.mul(lax.mul(d, V), boost)
+    # a negative shape parameter has no distribution: NaN, as JAX (not a negative draw)
+    out = lax.select(lax.lt(a, c_(0)), shape_ops.full((m,), c_(np.nan), dtype), out)
     return shape_ops.reshape(out, shape)
 
 
@@ -374,6 +376,9 @@ def _poisson_jit(kd, shape, dtype, lam):
     result = lax.select(use_small, _poisson_small(kd, lam_small, flat, dtype),
                         _poisson_rejection(kd, lam_rejection, flat, dtype))
     result = lax.select(lax.eq(lam, const(f32, 0)), shape_ops.full(flat, dtype.type(0), dtype),
+                        result)
+    # a negative rate gives -1, as JAX (its Knuth loop stops before the first draw)
+    result = lax.select(lax.lt(lam, const(f32, 0)), shape_ops.full(flat, dtype.type(-1), dtype),
                         result)
     return shape_ops.reshape(result, shape)
 

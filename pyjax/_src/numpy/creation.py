@@ -223,9 +223,11 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
         if any(issubclass(tp, Tracer) for tp in types):
             out = _stack_traced(object, dt)
         else:
-            for leaf in leaves:  # Python ints that do not fit the default int raise
-                if type(leaf) is int:
-                    util.aval_of(leaf)
+            if dtype is None:  # Python ints that do not fit the default int raise
+                for leaf in leaves:
+                    if type(leaf) is int:
+                        util.aval_of(leaf)
+            # with a dtype they convert as NumPy does: to that dtype, raising out of its range
             out = from_numpy(_host_array(object, dt), None, False)
     elif object is None or isinstance(object, (str, bytes, dict, set)):
         raise TypeError(f"Value {object!r} with type {t} is not a valid JAX array type. "

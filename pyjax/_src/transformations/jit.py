@@ -137,28 +137,39 @@ def _leaf_aval(x):
 
 
 def _normalize_argnums(fun, static_argnums, static_argnames, donate_argnums, donate_argnames):
-    def as_tuple(x):
+    def as_tuple(x, what, kind):
         if x is None:
             return ()
-        if isinstance(x, (int, str)):
+        if isinstance(x, kind):
             return (x,)
-        return tuple(x)
+        try:
+            t = tuple(x)
+        except TypeError:
+            t = (x,)
+        for v in t:
+            if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+                raise TypeError(f"jit: {what} must be {'ints' if kind is int else 'strs'} or a "
+                                f"sequence of them, got {v!r} of type {type(v).__name__}")
+        return t
 
-    static_argnums, static_argnames = as_tuple(static_argnums), as_tuple(static_argnames)
-    donate_argnums, donate_argnames = as_tuple(donate_argnums), as_tuple(donate_argnames)
+    static_argnums = as_tuple(static_argnums, "static_argnums", int)
+    static_argnames = as_tuple(static_argnames, "static_argnames", str)
+    donate_argnums = as_tuple(donate_argnums, "donate_argnums", int)
+    donate_argnames = as_tuple(donate_argnames, "donate_argnames", str)
     try:
         sig = inspect.signature(fun)
     except (TypeError, ValueError):
         sig = None
     params = []
     if sig is not None:
+        _validate_argnums(sig, static_argnums, "static_argnums")
+        _validate_argnums(sig, donate_argnums, "donate_argnums")
+        _validate_argnames(sig, static_argnames, "static_argnames")
+        _validate_argnames(sig, donate_argnames, "donate_argnames")
         params = [p for p in sig.parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         names = [p.name for p in params]
         nparams = len(names)
-        for n in static_argnums:
-            if not isinstance(n, int):
-                raise TypeError(f"static_argnums must be ints, got {n!r}")
         # each argnum gets its name and each name its argnum, as in JAX
         static_argnames = tuple(dict.fromkeys(
             static_argnames + tuple(names[i] for i in static_argnums if -nparams <= i < nparams)))
@@ -169,6 +180,36 @@ def _normalize_argnums(fun, static_argnums, static_argnames, donate_argnums, don
         donate_argnums = tuple(dict.fromkeys(
             donate_argnums + tuple(names.index(n) for n in donate_argnames if n in names)))
     return sig, static_argnums, static_argnames, donate_argnums, donate_argnames
+
+
+def _validate_argnums(sig, argnums, what):
+    """As JAX: argnums must name positional parameters (anything goes with ``*args``)."""
+    n_pos = 0
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            n_pos += 1
+        elif p.kind is p.VAR_POSITIONAL:
+            return
+    bad = [i for i in argnums if not -n_pos <= i < n_pos]
+    if bad:
+        raise ValueError(f"Jitted function has {what}={argnums}, but only accepts {n_pos} "
+                         f"positional arguments: {bad} out of range [{-n_pos}, {n_pos}).")
+
+
+def _validate_argnames(sig, argnames, what):
+    """As JAX: argnames must name parameters that can be passed by keyword."""
+    ps = sig.parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in ps):
+        return
+    by_kw = {p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    pos_only = {p.name for p in ps if p.kind is p.POSITIONAL_ONLY}
+    invalid = [n for n in argnames if n not in by_kw]
+    if invalid:
+        if all(n in pos_only for n in invalid):
+            raise ValueError(f"Jitted function has invalid argnames {set(invalid)} in {what}. "
+                             "These are positional-only.")
+        raise ValueError(f"Jitted function has invalid argnames {set(invalid)} in {what}. "
+                         f"Function does not take these args (it takes {sorted(by_kw)}).")
 
 
 def _arg_names(sig, nargs, kw_names):
@@ -303,6 +344,11 @@ class Jitted:
         statics = []
         dyn_args = args
         if self.static_argnums:
+            if any(i < -n for i in self.static_argnums):  # a function with *args
+                raise ValueError(
+                    f"Jitted function has static_argnums={self.static_argnums}, but was called "
+                    f"with only {n} positional arguments: "
+                    f"{[i for i in self.static_argnums if i < -n]} out of range.")
             idx = {i % n if -n <= i < n else i for i in self.static_argnums}
             statics = [(i, args[i]) for i in sorted(idx) if i < n]
             dyn_args = tuple(a for i, a in enumerate(args) if i not in idx)
@@ -748,7 +794,10 @@ class Compiled:
         return None
 
 
-def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+_NO_FUN = object()  # jit(static_argnums=...) without a function: a decorator
+
+
+def jit(fun=_NO_FUN, *, static_argnums=None, static_argnames=None, donate_argnums=None,
         donate_argnames=None, device=None, inline=False, keep_unused=False, in_shardings=None,
         out_shardings=None, backend=None, abstracted_axes=None, compiler_options=None):
     """Compile ``fun`` with XLA: trace it once per signature (pytree structure, shapes,
@@ -761,8 +810,8 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
               inline=inline, keep_unused=keep_unused, in_shardings=in_shardings,
               out_shardings=out_shardings, backend=backend, abstracted_axes=abstracted_axes,
               compiler_options=compiler_options)
-    if fun is None:
-        return lambda f: Jitted(f, **kw)
+    if fun is _NO_FUN:
+        return lambda f: functools.wraps(f, assigned=(), updated=())(Jitted(f, **kw))
     return functools.wraps(fun, assigned=(), updated=())(Jitted(fun, **kw))
 
 

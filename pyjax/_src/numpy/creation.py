@@ -86,7 +86,14 @@ def _dim(n, fun, what="N"):
 
 
 def _place(x, device):
-    if device is None or not isinstance(x, ArrayImpl):
+    if device is None:
+        return x
+    from pyjax._src import runtime
+    from pyjax._src.core.sharding import Sharding
+    if not isinstance(device, (runtime.Device, Sharding)):
+        raise TypeError(f"device= expects a Device or a Sharding (e.g. jax.devices()[1]), got "
+                        f"{device!r} of type {type(device).__name__}")
+    if not isinstance(x, ArrayImpl):
         return x
     from pyjax._src.dispatch import eager as dispatch
     return dispatch.device_put(x, device)

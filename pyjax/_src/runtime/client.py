@@ -398,6 +398,9 @@ def set_cpu_device_count(n):
     n = int(n)
     if n == 0 or n < -1:
         raise ValueError(f"jax_num_cpu_devices must be a positive integer or -1, got {n}")
+    if n > _MAX_CPU_DEVICES:
+        raise ValueError(f"jax_num_cpu_devices asks for {n} CPU devices; the XLA CPU plugin "
+                         f"supports at most {_MAX_CPU_DEVICES}")
     client = _clients.get("cpu")
     if client is not None:
         if n != -1 and n != len(client.devices):
@@ -433,7 +436,13 @@ def cpu_device_count():
         n = 0
     if n < 1:
         raise ValueError(f"{name} must be a positive integer, got {raw!r}")
+    if n > _MAX_CPU_DEVICES:  # the plugin reads an int32: larger counts wrap, to no devices
+        raise ValueError(f"{name} asks for {n} CPU devices; the XLA CPU plugin supports at "
+                         f"most {_MAX_CPU_DEVICES}")
     return n
+
+
+_MAX_CPU_DEVICES = 2**31 - 1
 
 
 # JAX's names for platform families (a backend name may name one of several platforms)
@@ -480,6 +489,9 @@ def get_client(platform="cpu"):
             api = load_plugin()
             # The option must be an int64 NamedValue: other types abort some plugins.
             client = Client(api, {"cpu_device_count": int(n)})
+            if len(client.devices) != n:
+                raise RuntimeError(f"asked the XLA CPU plugin for {n} CPU devices "
+                                   f"({CPU_DEVICES_ENV}), but it created {len(client.devices)}")
             _clients[platform] = client
     return client
 

@@ -22,7 +22,7 @@ def _check_axes_spec(spec, what):
     for leaf in pytree.tree_leaves(spec, is_leaf=_is_none):
         if leaf is not None and (not isinstance(leaf, (int, np.integer))
                                  or isinstance(leaf, bool)):
-            raise ValueError(f"vmap {what} must be an int, None, or (nested) container with "
+            raise TypeError(f"vmap {what} must be an int, None, or (nested) container with "
                              f"those types as leaves, but got {spec!r}.")
 
 

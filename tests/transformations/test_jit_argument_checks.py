@@ -60,6 +60,12 @@ def test_non_int_argnums_raise_type_error(bad):
         jax.jit(f, static_argnums=bad)
 
 
+def test_numpy_int_argnums_accepted():
+    j = jax.jit(lambda x, n: x * n, static_argnums=np.int64(1))
+    assert float(j(2.0, 3)) == 6.0
+    assert j.static_argnums == (1,) and type(j.static_argnums[0]) is int
+
+
 def test_jit_of_none_raises_type_error():
     with pytest.raises(TypeError, match="Expected a callable value, got None"):
         jax.jit(None)

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import warnings
 import weakref
 
+import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
@@ -140,17 +142,22 @@ def _normalize_argnums(fun, static_argnums, static_argnames, donate_argnums, don
     def as_tuple(x, what, kind):
         if x is None:
             return ()
-        if isinstance(x, kind):
-            return (x,)
-        try:
-            t = tuple(x)
-        except TypeError:
-            t = (x,)
+        t = (x,) if isinstance(x, (str, int, np.integer)) else None
+        if t is None:
+            try:
+                t = tuple(x)
+            except TypeError:
+                t = (x,)
+        out = []
         for v in t:
-            if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+            if kind is int and isinstance(v, (int, np.integer)):  # operator.index, as JAX
+                out.append(operator.index(v))
+            elif kind is str and isinstance(v, str):
+                out.append(v)
+            else:
                 raise TypeError(f"jit: {what} must be {'ints' if kind is int else 'strs'} or a "
                                 f"sequence of them, got {v!r} of type {type(v).__name__}")
-        return t
+        return tuple(out)
 
     static_argnums = as_tuple(static_argnums, "static_argnums", int)
     static_argnames = as_tuple(static_argnames, "static_argnames", str)

@@ -271,9 +271,14 @@ def test_hessian_vector_product_forward_over_reverse(x64):
 
 def test_concrete_values_under_eager_grad():
     def f(x):
-        scale = float(x)  # the primal is concrete when grad runs eagerly
+        scale = float(x)  # would drop the derivative of x: d(x*x)/dx is 6, not 3
         return x * scale
-    assert float(pyjax.grad(f)(3.0)) == 3.0
+    with pytest.raises(errors.ConcretizationTypeError, match="derivative"):
+        pyjax.grad(f)(3.0)
+
+    def g(x):  # a constant on purpose: stop_gradient makes the primal concrete and tangent-free
+        return x * float(lax.stop_gradient(x))
+    assert float(pyjax.grad(g)(3.0)) == 3.0
 
 
 # ---- symbolic zeros, integer inputs ----
@@ -540,7 +545,8 @@ def test_eager_grad_replay_keeps_eager_semantics():
 
     def f(x):
         reprs.append(repr(x))
-        floats.append(float(jnp.sum(x)))  # concrete under eager grad, every call
+        # concrete under eager grad, every call (stop_gradient: a float has no derivative)
+        floats.append(float(lax.stop_gradient(jnp.sum(x))))
         return jnp.sum(jnp.sin(x))
     g = pyjax.grad(f)
     for k in range(4):

@@ -9,13 +9,14 @@ class JAXTypeError(TypeError):
 class ConcretizationTypeError(JAXTypeError):
     """A traced (abstract) value was used where Python needs a concrete one."""
 
-    def __init__(self, tracer_desc: str, context: str = ""):
-        msg = (f"Abstract tracer value encountered where concrete value is expected: {tracer_desc}\n"
-               f"{context}"
-               "If the value depends only on static inputs, mark those arguments static with "
-               "`static_argnums` or `static_argnames` in `jit`; for control flow on traced values "
-               "use `lax.cond`, `lax.while_loop` or `jnp.where` instead of Python `if`/`while`.")
-        super().__init__(msg)
+    def __init__(self, tracer_desc: str, context: str = "", remedy: str | None = None):
+        if remedy is None:
+            remedy = ("If the value depends only on static inputs, mark those arguments static "
+                      "with `static_argnums` or `static_argnames` in `jit`; for control flow on "
+                      "traced values use `lax.cond`, `lax.while_loop` or `jnp.where` instead of "
+                      "Python `if`/`while`.")
+        super().__init__("Abstract tracer value encountered where concrete value is expected: "
+                         f"{tracer_desc}\n{context}{remedy}")
 
 
 class TracerBoolConversionError(ConcretizationTypeError):
@@ -27,12 +28,14 @@ class TracerIntegerConversionError(ConcretizationTypeError):
 
 
 class TracerArrayConversionError(JAXTypeError):
-    def __init__(self, tracer_desc: str, context: str = ""):
+    def __init__(self, tracer_desc: str, context: str = "", remedy: str | None = None):
+        if remedy is None:
+            remedy = ("A traced value cannot become a NumPy array inside a transformation: use "
+                      "pyjax.numpy functions instead of numpy ones, or move the computation out "
+                      "of `jit`.")
         super().__init__(
             f"The numpy.ndarray conversion method __array__() was called on {tracer_desc}\n"
-            f"{context}"
-            "A traced value cannot become a NumPy array inside a transformation: use pyjax.numpy "
-            "functions instead of numpy ones, or move the computation out of `jit`.")
+            f"{context}{remedy}")
 
 
 class UnexpectedTracerError(Exception):

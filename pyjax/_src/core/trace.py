@@ -111,6 +111,17 @@ class Tracer:
         """The concrete value behind this tracer, or None when it is abstract."""
         return None
 
+    def to_concrete_constant(self):
+        """The concrete value behind this tracer when no derivative flows through it, else None.
+
+        A JVP tracer whose primal is concrete but whose tangent is nonzero has a concrete value
+        and is not a constant. As in JAX, ``float``, ``complex``, ``item``, ``tolist`` and
+        ``__array__`` refuse it (a Python or NumPy value has no derivative, so the result's
+        derivative would silently be wrong), while ``bool``, ``int`` and ``__index__`` take
+        the concrete value: Python control flow works under eager ``grad``, and the
+        functions those conversions make of the value are piecewise constant (derivative 0)."""
+        return self.to_concrete_value()
+
     def _concrete(self, fn_name, err_cls):
         check_tracer_live(self)
         val = self.to_concrete_value()
@@ -118,6 +129,26 @@ class Tracer:
             ctx = (f"The problem arose with the `{fn_name}` function. "
                    + self._trace.describe_tracer(self) + "\n")
             raise err_cls(f"{self.aval.str_short()}", ctx)
+        return val
+
+    def _constant(self, what, err_cls):
+        """The value for a conversion that would drop a derivative (``to_concrete_constant``);
+        ``what`` names the conversion in the error."""
+        check_tracer_live(self)
+        val = self.to_concrete_constant()
+        if val is None:
+            if self.to_concrete_value() is None:  # abstract (under jit, vmap, ...)
+                raise err_cls(self.aval.str_short(), f"The problem arose with {what}. "
+                              + self._trace.describe_tracer(self) + "\n")
+            raise err_cls(
+                self.aval.str_short(),
+                f"The problem arose with {what}. The value is being differentiated (it "
+                "carries a nonzero tangent of grad, jvp, linearize, vjp or a jacobian) and a "
+                "Python or NumPy value has no derivative, so converting it would silently drop "
+                "the derivative.\n",
+                "Keep it an array (pyjax.numpy functions instead of numpy ones; "
+                "`x.astype(dtype)` instead of `float(x)`), or apply `lax.stop_gradient` to it "
+                "first if it is meant to be a constant.")
         return val
 
     def __bool__(self):
@@ -135,18 +166,23 @@ class Tracer:
         return int(self._concrete("__index__", errors.TracerIntegerConversionError))
 
     def __float__(self):
-        return float(self._concrete("float", errors.ConcretizationTypeError))
+        return float(self._constant("the `float` function", errors.ConcretizationTypeError))
 
     def __complex__(self):
-        return complex(self._concrete("complex", errors.ConcretizationTypeError))
+        return complex(self._constant("the `complex` function", errors.ConcretizationTypeError))
 
     def __array__(self, dtype=None, copy=None):
-        check_tracer_live(self)
-        val = self.to_concrete_value()
-        if val is None:
-            raise errors.TracerArrayConversionError(
-                self.aval.str_short(), self._trace.describe_tracer(self) + "\n")
+        val = self._constant("the numpy.ndarray conversion (np.asarray, np.array or a NumPy "
+                             "function)", errors.TracerArrayConversionError)
         return np.asarray(val, dtype=dtype)
+
+    def item(self, *args):
+        return np.asarray(self._constant("the item() method",
+                                         errors.ConcretizationTypeError)).item(*args)
+
+    def tolist(self):
+        return np.asarray(self._constant("the tolist() method",
+                                         errors.ConcretizationTypeError)).tolist()
 
     def __hash__(self):
         raise TypeError(f"unhashable type: {type(self).__name__} (traced arrays are not hashable)")

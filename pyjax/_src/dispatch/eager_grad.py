@@ -132,6 +132,10 @@ class _Deferred(Tracer):
         real = self._trace.real(self)
         return real.to_concrete_value() if isinstance(real, Tracer) else real
 
+    def to_concrete_constant(self):
+        real = self._trace.real(self)
+        return real.to_concrete_constant() if isinstance(real, Tracer) else real
+
     def __repr__(self):
         if not self._trace.live:
             return f"Traced<{self.aval.str_short()}>with<ad.JVPTrace>"

@@ -90,6 +90,14 @@ class JVPTracer(Tracer):
             return p.to_concrete_value()
         return p
 
+    def to_concrete_constant(self):
+        if type(self.tangent) is not Zero:  # differentiated: not a constant
+            return None
+        p = self.primal
+        if isinstance(p, Tracer):
+            return p.to_concrete_constant()
+        return p
+
 
 def _not_implemented(primitive):
     return NotImplementedError(f"Differentiation rule for '{primitive.name}' not implemented")

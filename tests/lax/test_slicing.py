@@ -145,8 +145,10 @@ def test_gather_index_dtypes(idx_dtype):
 OOB_IDX = np.array([[0, 0], [4, 1], [-1, 2], [2, 9], [3, 3], [-7, -7]], np.int32)
 
 
-@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
+@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds", None])
 def test_gather_out_of_bounds_clamps(mode):
+    # JAX's lax.gather defaults to promise_in_bounds, which clamps (only the scatters default
+    # to fill/drop)
     x = _data(F32, (5, 6))
     dn = GDN((1, 2), (), (0, 1))
     want = ref_gather(x, OOB_IDX, dn, (2, 3), "clip")
@@ -162,11 +164,11 @@ def test_gather_fill_defaults(dtype, fill):
     x = _data(dtype, (5, 6))
     dn = GDN((1, 2), (), (0, 1))
     want = ref_gather(x, OOB_IDX, dn, (2, 3), "fill", fill)
-    for got in (lax.gather(x, OOB_IDX, dn, (2, 3)),  # mode=None is fill
+    for got in (lax.gather(x, OOB_IDX, dn, (2, 3), mode=GatherScatterMode.FILL_OR_DROP),
                 pyjax.jit(lambda a, i: lax.gather(a, i, dn, (2, 3), mode="fill"))(x, OOB_IDX)):
         np.testing.assert_array_equal(np.asarray(got), want)
     # a window that runs past the edge is filled entirely, even its in-bounds part
-    row = np.asarray(lax.gather(x, OOB_IDX, dn, (2, 3)))[1]
+    row = np.asarray(lax.gather(x, OOB_IDX, dn, (2, 3), mode="fill"))[1]
     np.testing.assert_array_equal(row, np.full(row.shape, fill, row.dtype))
 
 

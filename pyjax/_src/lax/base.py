@@ -45,6 +45,26 @@ def check_same_dtypes(name, avals):
                             "promotion on inputs).")
 
 
+# The dtype kinds a Python scalar may take when it meets a strongly typed operand in lax: an int
+# may become any number, a float any inexact number, a complex only a complex number. Anything
+# else would change its value silently (lax.add(x_int32, 1.5) is not x + 1), so lax refuses it.
+_SCALAR_TARGET_KINDS = ((bool, ""), (complex, "c"), (float, "fc"), (int, "iufc"))
+
+
+def check_scalar_fits(name, x, dtype, tip=True):
+    """Raise JAX's TypeError when the Python scalar ``x`` cannot take ``dtype`` (the dtype of
+    the other operand of the lax function ``name``) without losing its value."""
+    for t, kinds in _SCALAR_TARGET_KINDS:
+        if isinstance(x, t):
+            if kind(dtype) not in kinds:
+                raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
+                                f"{np.dtype(dtype).name}, {dtypes.python_scalar_dtype(x).name} "
+                                f"(the Python scalar {x!r})." + (
+                                    f" (Tip: jnp.{name} is a similar function that does "
+                                    "automatic type promotion on inputs)." if tip else ""))
+            return
+
+
 def broadcasting_shape(name, avals):
     """Elementwise ops take equal shapes; rank-0 operands broadcast implicitly."""
     shape = None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import operator
 
 import numpy as np
 
@@ -789,14 +790,15 @@ def _weak_coerce(name, args):
     if len(dts) == 1:
         return list(args)
     strong = {a.dtype for a in avals if not a.weak_type}
-    if len(strong) > 1:
+    if len(strong) != 1:  # lax does not promote: lax.add(1, 1.0) raises, as in JAX
         base.check_same_dtypes(name, avals)
-    target = strong.pop() if strong else dtypes.result_type(*args)
+    target = strong.pop()
     out = []
     for a, av in zip(args, avals):
         if av.dtype == target:
             out.append(a)
         elif is_python_scalar(a):
+            base.check_scalar_fits(name, a, target)
             out.append(coerce_scalar(a, target))
         elif av.weak_type:
             out.append(convert_element_type(a, target))
@@ -889,7 +891,13 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - JAX
 
 
 def integer_pow(x, y):
-    return integer_pow_p.bind(x, y=int(y))
+    """``x ** y`` for a static integer ``y``; a non-integer ``y`` is a TypeError, as in JAX."""
+    try:
+        y = operator.index(y)
+    except TypeError:
+        raise TypeError(f"integer_pow requires an integer exponent, got {y!r} of type "
+                        f"{type(y).__name__}") from None
+    return integer_pow_p.bind(x, y=y)
 
 
 def pow(x, y):  # noqa: A001 - JAX's name

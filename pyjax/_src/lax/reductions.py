@@ -31,20 +31,34 @@ MAXMIN = ORDERED + "c"  # complex numbers order lexicographically (real, then im
 
 # ---- identities and scalar bodies ----
 
-def _max_identity(dt):
-    """The identity of ``max``: -inf, the smallest integer, or False."""
+def _has_inf(dt):
+    """Whether a floating dtype has infinities: float8_e4m3fn and the ``fnuz`` float8 types
+    do not (their -inf is NaN), so their max/min identities are the lowest/highest finite
+    values, as in JAX."""
+    return bool(np.isinf(np.array(np.inf, dt).astype(np.float32)))
+
+
+def max_identity(dt):
+    """The identity of ``max``: -inf (the lowest finite value for floating types without
+    infinities), the smallest integer, or False."""
     if dtypes.is_bool(dt):
         return np.array(False)
-    if dtypes.is_inexact(dt):
+    if dtypes.is_complex(dt) or (dtypes.is_inexact(dt) and _has_inf(dt)):
         return np.array(-np.inf, dt)
+    if dtypes.is_inexact(dt):
+        return np.array(dtypes.finfo(dt).min, dt)
     return np.array(dtypes.iinfo(dt).min, dt)
 
 
-def _min_identity(dt):
+def min_identity(dt):
+    """The identity of ``min``: inf (the highest finite value for floating types without
+    infinities), the largest integer, or True."""
     if dtypes.is_bool(dt):
         return np.array(True)
-    if dtypes.is_inexact(dt):
+    if dtypes.is_complex(dt) or (dtypes.is_inexact(dt) and _has_inf(dt)):
         return np.array(np.inf, dt)
+    if dtypes.is_inexact(dt):
+        return np.array(dtypes.finfo(dt).max, dt)
     return np.array(dtypes.iinfo(dt).max, dt)
 
 
@@ -56,9 +70,9 @@ def _all_ones(dt):
 _MONOIDS = {
     "reduce_sum": (NUM, lambda dt: np.zeros((), dt), lambda dt: "stablehlo.add"),
     "reduce_prod": (NUM, lambda dt: np.ones((), dt), lambda dt: "stablehlo.multiply"),
-    "reduce_max": (MAXMIN, _max_identity,
+    "reduce_max": (MAXMIN, max_identity,
                    lambda dt: "stablehlo.or" if dtypes.is_bool(dt) else "stablehlo.maximum"),
-    "reduce_min": (MAXMIN, _min_identity,
+    "reduce_min": (MAXMIN, min_identity,
                    lambda dt: "stablehlo.and" if dtypes.is_bool(dt) else "stablehlo.minimum"),
     "reduce_and": (LOGICAL, _all_ones, lambda dt: "stablehlo.and"),
     "reduce_or": (LOGICAL, lambda dt: np.zeros((), dt), lambda dt: "stablehlo.or"),
@@ -292,9 +306,9 @@ def _monoid_for(computation, dt):
     if computation is ew.mul:
         return None if dtypes.is_bool(dt) else ("reduce_prod", np.ones((), dt))
     if computation is ew.max:
-        return "reduce_max", _max_identity(dt)
+        return "reduce_max", max_identity(dt)
     if computation is ew.min:
-        return "reduce_min", _min_identity(dt)
+        return "reduce_min", min_identity(dt)
     if computation is ew.bitwise_and:
         return "reduce_and", _all_ones(dt)
     if computation is ew.bitwise_or:
@@ -379,7 +393,7 @@ def _argminmax_lower(is_max):
         dt, idt = x.aval.dtype, np.dtype(index_dtype)
         idx = ctx.op("stablehlo.iota", [], ShapedArray(x.aval.shape, idt),
                      attrs={"iota_dimension": f"{axis} : i64"})
-        init_v = ctx.constant(_max_identity(dt) if is_max else _min_identity(dt), _scalar(dt))
+        init_v = ctx.constant(max_identity(dt) if is_max else min_identity(dt), _scalar(dt))
         init_i = ctx.constant(np.zeros((), idt), _scalar(idt))
         sv, si, sb = _scalar(dt), _scalar(idt), _scalar(np.bool_)
         region = ctx.region([sv, si, sv, si])
@@ -442,11 +456,11 @@ _CUMULATIVE = {
                lambda ctx, dt: _binary_region(ctx, dt, "stablehlo.add")),
     "cumprod": (NUM, lambda dt: np.ones((), dt),
                 lambda ctx, dt: _binary_region(ctx, dt, "stablehlo.multiply")),
-    "cummax": ("fiu", _max_identity,
+    "cummax": ("fiu", max_identity,
                lambda ctx, dt: _minmax_region(ctx, dt, "stablehlo.maximum")),
-    "cummin": ("fiu", _min_identity,
+    "cummin": ("fiu", min_identity,
                lambda ctx, dt: _minmax_region(ctx, dt, "stablehlo.minimum")),
-    "cumlogsumexp": ("f", _max_identity, _logaddexp_region),
+    "cumlogsumexp": ("f", max_identity, _logaddexp_region),
 }
 
 

@@ -92,13 +92,15 @@ def _as_scalar_of(value, dtype, weak):
     return ew.convert_element_type(val, dtype, True) if weak else val
 
 
-def _match_dtype(value, dtype):
+def _match_dtype(value, dtype, name):
     """Weakly typed ``value`` (Python scalar, weak array) takes ``dtype``; others are unchanged
-    (the primitive's abstract evaluation reports a mismatch)."""
+    (the primitive's abstract evaluation reports a mismatch). A Python scalar that would lose
+    its value (a float padding an int array) is a TypeError."""
     av = aval_of(value)
     if av.dtype == dtype:
         return value
     if is_python_scalar(value):
+        base.check_scalar_fits(name, value, dtype, tip=False)
         return coerce_scalar(value, dtype)
     if av.weak_type:
         return ew.convert_element_type(value, dtype, True)
@@ -945,7 +947,7 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
     """``operand`` with ``update`` written at (possibly traced) ``start_indices``; starts are
     clamped so ``update`` fits inside ``operand``."""
     shape = shape_of(operand)
-    update = _match_dtype(update, aval_of(operand).dtype)
+    update = _match_dtype(update, aval_of(operand).dtype, "dynamic_update_slice")
     idx = _dynamic_indices(shape, start_indices, allow_negative_indices)
     return dynamic_update_slice_p.bind(operand, update, *idx)
 
@@ -997,7 +999,7 @@ def pad(operand, padding_value, padding_config):
     except TypeError:
         raise TypeError("padding_config must be a sequence of (low, high, interior) integer "
                         f"triples, got {padding_config!r}") from None
-    padding_value = _match_dtype(padding_value, aval_of(operand).dtype)
+    padding_value = _match_dtype(padding_value, aval_of(operand).dtype, "pad")
     return pad_p.bind(operand, padding_value, padding_config=config)
 
 

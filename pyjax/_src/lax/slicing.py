@@ -403,17 +403,21 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     """XLA's Gather: slices of ``operand`` of size ``slice_sizes`` starting at the index vectors
     in the last dimension of ``start_indices``.
 
-    ``mode`` is a :class:`GatherScatterMode` or one of ``"clip"``, ``"fill"``/``"drop"`` (the
-    default) and ``"promise_in_bounds"``. With ``"fill"``, out-of-bounds slices read
-    ``fill_value`` (by default NaN for inexact types, the minimum signed / maximum unsigned
-    integer, or True).
+    ``mode`` is a :class:`GatherScatterMode` or one of ``"clip"``, ``"fill"``/``"drop"`` and
+    ``"promise_in_bounds"``; as in JAX, the default (None) is ``"promise_in_bounds"``, which
+    clamps out-of-bounds start indices (XLA's native gather). With ``"fill"``, out-of-bounds
+    slices read ``fill_value`` (by default NaN for inexact types, the minimum signed / maximum
+    unsigned integer, or True).
     """
     if not isinstance(dimension_numbers, GatherDimensionNumbers):
         raise TypeError("gather dimension_numbers must be a GatherDimensionNumbers, got "
                         f"{type(dimension_numbers).__name__}")
     dn = GatherDimensionNumbers(*(_ints(f, n) for f, n in zip(dimension_numbers,
                                                               dimension_numbers._fields)))
-    parsed = GatherScatterMode.from_any(mode)
+    # JAX: lax.gather's default is PROMISE_IN_BOUNDS, not from_any(None) (FILL_OR_DROP, the
+    # default of the scatters)
+    parsed = (GatherScatterMode.PROMISE_IN_BOUNDS if mode is None
+              else GatherScatterMode.from_any(mode))
     fill = _canonical_fill(fill_value, None) if parsed == GatherScatterMode.FILL_OR_DROP else None
     return gather_p.bind(operand, start_indices, dimension_numbers=dn,
                          slice_sizes=_ints(slice_sizes, "slice_sizes"),

@@ -17,6 +17,8 @@ _ELEM = {
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
     "complex64": "complex<f32>", "complex128": "complex<f64>",
     "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2",
+    "float8_e4m3fnuz": "f8E4M3FNUZ", "float8_e5m2fnuz": "f8E5M2FNUZ",
+    "float8_e4m3b11fnuz": "f8E4M3B11FNUZ",
 }
 
 

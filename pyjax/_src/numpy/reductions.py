@@ -106,17 +106,10 @@ def _mask(a, where, fill):
 
 
 def _identity(op, dt):
-    if op == "max":
-        if dtypes.is_bool(dt):
-            return False
-        if dtypes.is_integer(dt):
-            return dtypes.iinfo(dt).min
-        return -np.inf
-    if dtypes.is_bool(dt):
-        return True
-    if dtypes.is_integer(dt):
-        return dtypes.iinfo(dt).max
-    return np.inf
+    """The identity of ``max``/``min`` on ``dt`` (the lowest/highest finite value of a
+    floating type without infinities, such as float8_e4m3fn)."""
+    ident = lax_red.max_identity(dt) if op == "max" else lax_red.min_identity(dt)
+    return ident.item() if dtypes.is_bool(dt) or dtypes.is_integer(dt) else ident
 
 
 def _reduce(op, a, axes):
@@ -481,7 +474,7 @@ def _nanarg(op, a, axis, out, keepdims):
     if not dtypes.is_inexact(a.dtype):
         return _arg(op[3:], a, axis, out, keepdims)
     nan = isnan(a)
-    fill = -np.inf if op == "nanargmax" else np.inf
+    fill = _identity("max" if op == "nanargmax" else "min", a.dtype)
     res = _arg(op[3:], lax_ew.select(nan, lax_shape.full(a.shape, fill, a.dtype), a), axis,
                out, keepdims)
     all_nan = all(nan, axis=axis, keepdims=keepdims)
@@ -602,7 +595,7 @@ def _nan_extreme(op, a, axis, out, keepdims, initial, where):
     if not dtypes.is_inexact(a.dtype):
         return _max_or_min(op, a, axis, out, keepdims, initial, where)
     nan = isnan(a)
-    fill = -np.inf if op == "max" else np.inf
+    fill = _identity(op, a.dtype)
     res = _max_or_min(op, lax_ew.select(nan, lax_shape.full(a.shape, fill, a.dtype), a), axis,
                       out, keepdims, initial, where)
     keep = lax_ew.bitwise_not(nan)

@@ -241,7 +241,10 @@ class Buffer:
         return args.buffer_pointer or 0
 
     def __del__(self):
-        ptr = self._ptr
+        try:
+            ptr = self._ptr
+        except AttributeError:  # an interrupt landed before the maker set the slots
+            return
         if not ptr:  # already destroyed (an explicit second __del__ call)
             return
         self._ptr = None

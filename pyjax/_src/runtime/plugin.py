@@ -181,7 +181,7 @@ def check_plugin_file(path):
     import struct
 
     def bad(why):
-        return PluginNotFoundError(f"{path} is not a loadable PJRT plugin: {why}. "
+        return PluginNotFoundError(f"Could not load the PJRT plugin {path}: {why}. "
                                    f"{_INSTALL_HINT}.")
     try:
         size = os.path.getsize(path)

@@ -120,6 +120,31 @@ def test_delete_racing_with_reads_never_crashes(size):
     assert "deleted 1200" in out, out  # every reader ends on the deleted error
 
 
+@pytest.mark.xfail(reason="open: 8 threads reading one buffer (no delete) sometimes leave an "
+                   "external-reference hold in the plugin, and destroying the buffer then "
+                   "aborts ('Non-zero type 1 hold on destruction'), even with the reads "
+                   "serialised per buffer", strict=False)
+def test_concurrent_reads_of_one_buffer_then_destroy():
+    code = """
+    import sys, threading
+    sys.setswitchinterval(1e-6)
+    import pyjax.numpy as jnp
+    for it in range(100):
+        x = jnp.arange(100, dtype=jnp.float32) + it
+        b = x._buf
+        b.block_until_ready()
+        def reader():
+            for _ in range(200):
+                b.to_numpy()
+        ts = [threading.Thread(target=reader) for _ in range(8)]
+        for t in ts: t.start()
+        for t in ts: t.join()
+        del x, b
+    print("ok")
+    """
+    assert "ok" in _check_ok(run_python(code, timeout=300))
+
+
 def test_read_after_delete_raises_deleted_error():
     x = jnp.arange(10.0) + 1
     b = x._buf

@@ -11,6 +11,35 @@ from pyjax._src.core import dtypes
 _interned: dict = {}
 _INTERNED_MAX = 4096
 
+# XLA computes an array's byte size in int64 and aborts the whole process (a failed
+# StatusOr inside its compiler, "overflow in static extent product") on a shape whose size
+# overflows it; so such shapes are refused where they are made.
+MAX_BYTES = 2**63 - 1
+
+
+def check_shape(shape, dtype, what="array shape"):
+    """Raises for a shape XLA cannot represent: a negative dimension
+    (``NegativeDimensionError``, a ValueError and TypeError), or a byte size past int64
+    (ValueError naming the shape and its byte size). The rule is NumPy's: the product of the
+    nonzero dimensions times the item size must fit in int64. Non-integer dimensions are left
+    to the callers' own checks."""
+    nbytes = max(np.dtype(dtype).itemsize, 1)
+    for d in shape:
+        if not isinstance(d, (int, np.integer)):
+            return
+        d = int(d)
+        if d < 0:
+            from pyjax._src.core.axes import NegativeDimensionError
+            raise NegativeDimensionError(
+                f"negative dimensions are not allowed: {what} {tuple(shape)}")
+        if d:
+            nbytes *= d
+    if nbytes > MAX_BYTES:
+        raise ValueError(
+            f"RESOURCE_EXHAUSTED: {what} {np.dtype(dtype).name}{list(map(int, shape))} needs "
+            f"{nbytes} bytes, more than the {MAX_BYTES} (2**63 - 1) bytes an XLA array can "
+            "have")
+
 
 class HasShape:
     """``ndim`` and ``size`` from ``shape``, for the classes that stand for an array."""
@@ -48,10 +77,18 @@ class ShapedArray(HasShape):
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type=False):
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
+        self.shape = shape = tuple(shape)
+        self.dtype = dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        self._hash = hash((shape, dtype, self.weak_type))
+        n = dtype.itemsize  # the common case in one loop; the exact rule in check_shape
+        try:
+            for d in shape:
+                n *= d
+        except TypeError:  # a non-numeric dimension: the caller's business
+            return
+        if not 0 < n <= MAX_BYTES or type(n) is not int:
+            check_shape(shape, dtype)
 
     def __eq__(self, other):
         return (type(other) is ShapedArray and self.shape == other.shape
@@ -104,6 +141,7 @@ class ShapeDtypeStruct(HasShape):
     def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
+        check_shape(self.shape, self.dtype, "ShapeDtypeStruct shape")
         self.sharding = sharding
         self.weak_type = weak_type
 

@@ -710,6 +710,10 @@ def _bitcast_abstract_eval(x, *, new_dtype):
     a, b = x.dtype.itemsize, new_dtype.itemsize
     if dtypes.is_bool(x.dtype) or dtypes.is_bool(new_dtype):
         raise TypeError("bitcast_convert_type does not support bool")
+    if dtypes.is_complex(x.dtype) != dtypes.is_complex(new_dtype):
+        raise TypeError(f"bitcast_convert_type cannot convert between complex and real types: "
+                        f"operand dtype {x.dtype.name}, new_dtype {new_dtype.name}; a complex "
+                        "operand needs a complex new_dtype and a real one a real new_dtype")
     if a == b:
         shape = x.shape
     elif a > b:
@@ -744,6 +748,12 @@ prims["bitcast_convert_type"] = Primitive(
 
 def _reduce_precision_abstract_eval(x, *, exponent_bits, mantissa_bits):
     base.check_kinds("reduce_precision", [x], FLOAT)
+    if exponent_bits < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be positive (at least 1), got "
+                         f"{exponent_bits}")
+    if mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: mantissa_bits must be non-negative, got "
+                         f"{mantissa_bits}")
     return x
 
 

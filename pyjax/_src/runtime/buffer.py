@@ -1,6 +1,7 @@
 """Device buffers (``PJRT_Buffer``) and the numpy dtype <-> PJRT type mapping."""
 
 import ctypes
+import threading
 from ctypes import byref
 
 import ml_dtypes
@@ -53,6 +54,24 @@ def deleted_or(error, buffers):
         if b._ptr and b.is_deleted():
             return DeletedBufferError(aval_str(b.dtype, b.shape))
     return error
+
+
+# Reads of a buffer's memory and ``delete()`` exclude each other through one of these locks
+# (picked by the Buffer's id: striped, so no lock is made per buffer and reads of different
+# buffers rarely wait for each other). Two reasons, both seen as crashes:
+# * PJRT_Buffer_Delete frees the memory even while an external reference is held, so a
+#   concurrent read would copy freed memory;
+# * the C API keeps a buffer's external references in an unsynchronised std::vector, so two
+#   threads pinning the same buffer at once lose a hold, and destroying the buffer then
+#   aborts ("Non-zero type 1 hold on destruction").
+# Cost: about 0.1 us per read, measured on a 3.3 us f32[4] read.
+_LOCK_STRIPES = 64
+_buffer_locks = tuple(threading.Lock() for _ in range(_LOCK_STRIPES))
+
+
+def buffer_lock(buf):
+    """The lock that serialises reads of ``buf``'s memory with its deletion."""
+    return _buffer_locks[(id(buf) >> 4) % _LOCK_STRIPES]
 
 
 _c_char = ctypes.c_char
@@ -163,19 +182,23 @@ class Buffer:
             scratch = client._new_read_scratch()
         r, r_ref, p, p_ref = scratch
         r.buffer = p.buffer = ptr
-        err = api.Buffer_IncreaseExternalReferenceCount(r_ref)
-        if err:
-            pool.append(scratch)
-            raise deleted_or(api.error_to_exception(err), (self,))
-        err = api.Buffer_UnsafePointer(p_ref)
-        if err:
-            api.Buffer_DecreaseExternalReferenceCount(r_ref)
-            pool.append(scratch)
-            raise api.error_to_exception(err)
-        view = (_char_array_types.get(nbytes) or _char_array(nbytes)).from_address(
-            p.buffer_pointer)
-        out = np.ndarray(shape, dtype, view).copy()
-        err = api.Buffer_DecreaseExternalReferenceCount(r_ref)
+        array_type = _char_array_types.get(nbytes) or _char_array(nbytes)
+        with _buffer_locks[(id(self) >> 4) % _LOCK_STRIPES]:  # see buffer_lock
+            err = api.Buffer_IncreaseExternalReferenceCount(r_ref)
+            if err:
+                pool.append(scratch)
+                raise deleted_or(api.error_to_exception(err), (self,))
+            err = api.Buffer_UnsafePointer(p_ref)
+            if err:
+                err2 = api.Buffer_DecreaseExternalReferenceCount(r_ref)
+                pool.append(scratch)
+                if err2:
+                    api.Error_Destroy(byref(capi.Error_Destroy_Args(error=err2)))
+                raise api.error_to_exception(err)
+            try:
+                out = np.ndarray(shape, dtype, array_type.from_address(p.buffer_pointer)).copy()
+            finally:  # the hold must go even if the copy fails (MemoryError, interrupt)
+                err = api.Buffer_DecreaseExternalReferenceCount(r_ref)
         pool.append(scratch)
         if err:
             raise api.error_to_exception(err)
@@ -199,8 +222,11 @@ class Buffer:
 
     # --- lifetime --------------------------------------------------------------------
     def delete(self):
-        """Frees the device memory now; later uses raise XlaRuntimeError."""
-        self._client._api.call("Buffer_Delete", capi.Buffer_Delete_Args(buffer=self._ptr))
+        """Frees the device memory now; later uses raise XlaRuntimeError. Waits for reads of
+        this buffer running in other threads to finish (see buffer_lock)."""
+        args = capi.Buffer_Delete_Args(buffer=self._ptr)
+        with buffer_lock(self):
+            self._client._api.call("Buffer_Delete", args)
 
     def is_deleted(self):
         """True after ``delete()`` or after the buffer was donated to a computation."""
@@ -215,7 +241,10 @@ class Buffer:
         return args.buffer_pointer or 0
 
     def __del__(self):
-        ptr = self._ptr
+        try:
+            ptr = self._ptr
+        except AttributeError:  # an interrupt landed before the maker set the slots
+            return
         if not ptr:  # already destroyed (an explicit second __del__ call)
             return
         self._ptr = None

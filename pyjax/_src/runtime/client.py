@@ -261,14 +261,16 @@ class Client:
                           num_partitions=num_partitions)
 
     def _compile_loaded(self, code, options):
-        """PJRT_Client_Compile: MLIR bytes + CompileOptionsProto bytes -> loaded ptr."""
+        """PJRT_Client_Compile: MLIR bytes + CompileOptionsProto bytes -> a LoadedOwner
+        of the new PJRT_LoadedExecutable (take its pointer with ``LoadedOwner.take``)."""
         program = capi.Program(code=code, code_size=len(code), format=b"mlir",
                                format_size=4)
         args = capi.Client_Compile_Args(client=self._ptr, program=ctypes.pointer(program),
                                         compile_options=options,
                                         compile_options_size=len(options))
+        owner = LoadedOwner(self, args, "executable")  # made before the call: see LoadedOwner
         self._api.call("Client_Compile", args)
-        return args.executable
+        return owner
 
     def _destroy_loaded(self, ptr):
         err = self._api.LoadedExecutable_Destroy(
@@ -292,8 +294,9 @@ class Client:
         args = capi.Executable_DeserializeAndLoad_Args(
             client=self._ptr, serialized_executable=data,
             serialized_executable_size=len(data))
+        owner = LoadedOwner(self, args, "loaded_executable")
         self._api.call("Executable_DeserializeAndLoad", args)
-        return Executable(self, args.loaded_executable, in_types, out_types,
+        return Executable(self, owner, in_types, out_types,
                           portable=portable, num_replicas=num_replicas,
                           num_partitions=num_partitions)
 
@@ -381,6 +384,37 @@ class Client:
         self._api.call("Buffer_ToHostBuffer", args)
         self._api.await_event(args.event)
         return out
+
+
+class LoadedOwner:
+    """Owns the PJRT_LoadedExecutable that a compile (or deserialize) call writes into the
+    field ``field`` of its argument struct ``args``, until an Executable takes it.
+
+    It is made before the call, so a KeyboardInterrupt that lands anywhere after the plugin
+    returned (inside ``Api.call``, between the call and the Executable taking the pointer,
+    or while the Executable is being set up) cannot leak the executable: whichever of the
+    owner and the Executable holds the pointer frees it when it is collected. ``take``
+    moves the pointer out with an attribute load and a store, between which Python runs no
+    signal handler."""
+
+    __slots__ = ("_client", "args", "field")
+
+    def __init__(self, client, args, field):
+        self._client = client
+        self.args = args
+        self.field = field
+
+    def take(self):
+        args, field = self.args, self.field
+        ptr = getattr(args, field)
+        setattr(args, field, None)
+        return ptr
+
+    def __del__(self):
+        ptr = getattr(self.args, self.field)
+        if ptr and not self._client._closed:
+            setattr(self.args, self.field, None)
+            self._client._destroy_loaded(ptr)
 
 
 # --- the process-wide client -----------------------------------------------------------

@@ -52,10 +52,18 @@ class Executable:
 
     def __init__(self, client, loaded_ptr, in_types, out_types, *, portable,
                  num_replicas=1, num_partitions=1, portable_source=None):
-        self._client = client
+        """``loaded_ptr``: a PJRT_LoadedExecutable pointer, or the ``LoadedOwner`` a
+        compile returned (taken over here, interrupt-safely: see LoadedOwner)."""
         self._api = api = client._api
-        self._ptr = loaded_ptr
-        self._exe_ptr = self._portable_ptr = None  # set below; _free() reads them on failure
+        self._ptr = self._exe_ptr = self._portable_ptr = None  # _free() reads them on failure
+        self._client = client
+        if type(loaded_ptr) is not int:  # a LoadedOwner: take the pointer over
+            owner = loaded_ptr
+            self._ptr = getattr(owner.args, owner.field)  # these two statements run no
+            setattr(owner.args, owner.field, None)        # signal handler in between
+            loaded_ptr = self._ptr
+        else:
+            self._ptr = loaded_ptr
         self.portable = bool(portable)
         self.num_replicas = int(num_replicas)
         self.num_partitions = int(num_partitions)
@@ -168,12 +176,11 @@ class Executable:
         ptr = self._portable_ptr
         if ptr is None:
             code, options = self._portable_source
-            ptr = self._client._compile_loaded(code, options)
+            owner = self._client._compile_loaded(code, options)
             if self._portable_ptr is None:  # another thread may have compiled it meanwhile
-                self._portable_ptr = ptr
-            else:
-                self._client._destroy_loaded(ptr)
-                ptr = self._portable_ptr
+                self._portable_ptr = getattr(owner.args, owner.field)  # no signal handler
+                setattr(owner.args, owner.field, None)                # runs in between
+            ptr = self._portable_ptr  # else the owner frees the duplicate when collected
         return ptr
 
     # --- execution -------------------------------------------------------------------

@@ -168,6 +168,73 @@ def xla_flags_device_count():
     return None
 
 
+_ENTRY_SYMBOL = b"GetPjrtApi"
+
+
+def check_plugin_file(path):
+    """Raises PluginNotFoundError saying what is wrong with ``path`` when it cannot be a
+    loadable PJRT plugin. Loading a truncated shared object kills the process (SIGBUS inside
+    the dynamic loader, which maps sections past the end of the file), so before dlopen this
+    checks: a regular readable file, an ELF header, section and program header tables that
+    lie inside the file, and ``GetPjrtApi`` among the names of its dynamic symbol table
+    (read when the section headers can be read)."""
+    import struct
+
+    def bad(why):
+        return PluginNotFoundError(f"Could not load the PJRT plugin {path}: {why}. "
+                                   f"{_INSTALL_HINT}.")
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            image = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+    except OSError as e:
+        raise bad(f"cannot read it ({e})") from None
+    if image is None or size < 64:
+        raise bad(f"the file has {size} bytes, too few for an ELF shared object")
+    try:
+        if image[:4] != b"\x7fELF":
+            raise bad("it does not start with the ELF magic bytes (not a shared object)")
+        if image[4] != 2 or image[5] != 1:
+            raise bad("it is not a 64-bit little-endian ELF file")
+        (e_phoff, e_shoff) = struct.unpack_from("<QQ", image, 32)
+        (e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx) = struct.unpack_from(
+            "<HHHHH", image, 54)
+        if e_phoff + e_phentsize * e_phnum > size:
+            raise bad(f"its program headers end at byte {e_phoff + e_phentsize * e_phnum}, "
+                      f"past the end of the file ({size} bytes): the file is truncated")
+        for i in range(e_phnum):  # every loaded segment must lie inside the file
+            p_type, _, p_offset, _, _, p_filesz = struct.unpack_from(
+                "<IIQQQQ", image, e_phoff + i * e_phentsize)
+            if p_type == 1 and p_offset + p_filesz > size:
+                raise bad(f"a loadable segment ends at byte {p_offset + p_filesz}, past the "
+                          f"end of the file ({size} bytes): the file is truncated")
+        if not e_shoff or e_shentsize < 64:
+            return  # no section headers to read the symbol table from
+        if e_shoff + e_shentsize * e_shnum > size:
+            raise bad(f"its section headers end at byte {e_shoff + e_shentsize * e_shnum}, "
+                      f"past the end of the file ({size} bytes): the file is truncated")
+        sections = [struct.unpack_from("<IIQQQQIIQQ", image, e_shoff + i * e_shentsize)
+                    for i in range(e_shnum)]
+        for sh_type, _, _, _, off, sz, link, _, _, _ in sections:
+            if sh_type != 11 or link >= e_shnum:  # SHT_DYNSYM and its string table
+                continue
+            str_off, str_size = sections[link][4], sections[link][5]
+            if off + sz > size or str_off + str_size > size:
+                raise bad("its dynamic symbol table lies past the end of the file: the file "
+                          "is truncated")
+            strings = image[str_off:str_off + str_size]
+            for k in range(sz // 24):
+                name_off = struct.unpack_from("<I", image, off + 24 * k)[0]
+                if strings[name_off:name_off + len(_ENTRY_SYMBOL) + 1] == \
+                        _ENTRY_SYMBOL + b"\0":
+                    return
+            raise bad(f"its dynamic symbol table has no {_ENTRY_SYMBOL.decode()} symbol")
+    except struct.error:
+        raise bad("its ELF headers are cut short: the file is truncated") from None
+    finally:
+        image.close()
+
+
 _loaded = {}
 _load_lock = threading.Lock()
 
@@ -181,6 +248,7 @@ def load_plugin(path=None):
         api = _loaded.get(path)
         if api is not None:
             return api
+        check_plugin_file(path)
         prepare_environment(path)
         try:
             lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)

@@ -320,3 +320,12 @@ def test_eager_fast_paths_on_deleted_arrays():
     for _ in range(3):
         np.testing.assert_array_equal(x + 1.0, np.arange(4.0) + 1)
         np.testing.assert_array_equal(f(x), np.arange(4.0) * 3)
+
+
+def test_nan_scalars_do_not_fill_the_first_level():
+    x = jnp.ones(3)
+    x * 2.0
+    before = len(dispatch._primitives.fast)
+    for _ in range(20):
+        assert np.isnan(np.asarray(x * float("nan"))).all()
+    assert len(dispatch._primitives.fast) <= before + 1

@@ -210,7 +210,9 @@ def eager_binary(primitive, kinds, swapped=False):
                 or x.aval.dtype.kind not in kinds):
             return remember(key, _NOT_FAST + (x.aval,))
         avals = (c.aval, x.aval) if swapped else (x.aval, c.aval)
-        return remember(key, _runner_entry(primitive, avals, c._buf, c))
+        entry = _runner_entry(primitive, avals, c._buf, c)
+        # NaN never finds its key again: remembering it would only fill the first level
+        return remember(key, entry) if s == s else entry
 
     def with_scalar():
         tag = object()  # keys of this runner: (tag, id(x.aval), scalar)

@@ -204,7 +204,47 @@ def _traceback_filtering():
     assert any("pyjax/_src" in str(f.path) for f in info.traceback)
 
 
+def _compilation_cache(monkeypatch):
+    """Each persistent-cache flag decides whether a freshly compiled program reaches the disk
+    (tests/runtime/test_disk_cache.py tests the cache itself)."""
+    import tempfile
+    from pyjax._src.runtime import disk_cache
+    d = tempfile.mkdtemp()
+    names = ("jax_compilation_cache_dir", "jax_enable_compilation_cache",
+             "jax_persistent_cache_min_compile_time_secs",
+             "jax_persistent_cache_min_entry_size_bytes", "jax_compilation_cache_max_size")
+    old = {n: config.read(n) for n in names}
+    x = jnp.ones(3)
+    consts = iter(range(100, 200))
+
+    def stored(**flags):
+        for n, v in flags.items():
+            config.update(n, v)
+        before = len(disk_cache.entries())
+        pyjax.jit(lambda v, c=float(next(consts)): v * c)(x)
+        return len(disk_cache.entries()) - before
+    try:
+        assert stored(jax_compilation_cache_dir=d, jax_enable_compilation_cache=True) == 1
+        assert stored(jax_enable_compilation_cache=False) == 0
+        assert stored(jax_enable_compilation_cache=True,
+                      jax_persistent_cache_min_compile_time_secs=1e6) == 0
+        assert stored(jax_persistent_cache_min_compile_time_secs=0.0,
+                      jax_persistent_cache_min_entry_size_bytes=1 << 40) == 0
+        assert stored(jax_persistent_cache_min_entry_size_bytes=0) == 1
+        assert disk_cache.entries()
+        stored(jax_compilation_cache_max_size=0)  # the next store sweeps the directory
+        assert disk_cache.entries() == []
+    finally:
+        for n, v in old.items():
+            config.update(n, v)
+
+
 BEHAVIOUR = {
+    "jax_compilation_cache_dir": _compilation_cache,
+    "jax_enable_compilation_cache": _compilation_cache,
+    "jax_persistent_cache_min_compile_time_secs": _compilation_cache,
+    "jax_persistent_cache_min_entry_size_bytes": _compilation_cache,
+    "jax_compilation_cache_max_size": _compilation_cache,
     "jax_enable_x64": _enable_x64,
     "jax_default_matmul_precision": _default_matmul_precision,
     "jax_numpy_rank_promotion": _numpy_rank_promotion,
@@ -261,7 +301,6 @@ def test_rejected_examples():
                         ("jax_check_tracer_leaks", True), ("jax_platforms", "cuda"),
                         ("jax_default_prng_impl", "rbg"),
                         ("jax_threefry_partitionable", False),
-                        ("jax_compilation_cache_dir", "/tmp/c"),
                         ("jax_traceback_filtering", "remove_frames")]:
         with pytest.raises(NotImplementedError, match=f"{name}={value!r}"):
             config.update(name, value)

@@ -20,6 +20,26 @@ _calls: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 cache.on_clear(_calls.clear)
 
 
+_CACHE_FLAGS = ("jax_compilation_cache_dir", "jax_enable_compilation_cache",
+                "jax_persistent_cache_min_compile_time_secs",
+                "jax_persistent_cache_min_entry_size_bytes", "jax_compilation_cache_max_size")
+
+
+def _configure_disk_cache(_=None):
+    """Hands the persistent compilation cache flags to the runtime, which reads no flags."""
+    on = config.jax_enable_compilation_cache
+    runtime.disk_cache.configure(
+        config.jax_compilation_cache_dir if on else None,
+        min_compile_seconds=config.jax_persistent_cache_min_compile_time_secs,
+        min_entry_bytes=config.jax_persistent_cache_min_entry_size_bytes,
+        max_size=config.jax_compilation_cache_max_size)
+
+
+_configure_disk_cache()
+for _flag in _CACHE_FLAGS:
+    config.on_change(_flag, _configure_disk_cache)
+del _flag
+
 _log = logging.getLogger("pyjax")
 compile_count = [0]  # programs compiled in this process (test_util.count_compiles reads it)
 

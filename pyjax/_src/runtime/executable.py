@@ -176,7 +176,7 @@ class Executable:
         ptr = self._portable_ptr
         if ptr is None:
             code, options = self._portable_source
-            owner = self._client._compile_loaded(code, options)
+            owner = self._client._compile_or_load(code, options)
             if self._portable_ptr is None:  # another thread may have compiled it meanwhile
                 self._portable_ptr = getattr(owner.args, owner.field)  # no signal handler
                 setattr(owner.args, owner.field, None)                # runs in between
@@ -424,13 +424,7 @@ class Executable:
                                capi.LoadedExecutable_GetExecutable_Args(
                                    loaded_executable=self._portable_build())).executable
         try:
-            args = capi.Executable_Serialize_Args(executable=exe_ptr)
-            api.call("Executable_Serialize", args)
-            try:
-                return ctypes.string_at(args.serialized_bytes, args.serialized_bytes_size)
-            finally:
-                if args.serialized_executable_deleter and args.serialized_executable:
-                    args.serialized_executable_deleter(args.serialized_executable)
+            return self._client._serialize_executable(exe_ptr)
         finally:
             if exe_ptr != self._exe_ptr:
                 self._client._destroy_executable(exe_ptr)

@@ -1,0 +1,1 @@
+"""``jax.experimental``: the parts pyjax has (``compilation_cache``)."""

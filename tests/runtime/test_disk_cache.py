@@ -35,7 +35,10 @@ PROGRAM = textwrap.dedent("""
         g = step(w, x)
         on_other = pyjax.device_put(w, pyjax.devices()[1])
         g1 = step(on_other, pyjax.device_put(x, pyjax.devices()[1]))
-        out = [g.tolist(), g1.tolist(), str(g1.devices())]
+        # a loaded program calls this process's host callback (by the id it was lowered with)
+        host = pyjax.jit(lambda v: pyjax.pure_callback(
+            lambda a: (a * 3).astype(a.dtype), pyjax.ShapeDtypeStruct(v.shape, v.dtype), v))
+        out = [g.tolist(), g1.tolist(), str(g1.devices()), host(x).tolist()]
     print(json.dumps({"xla": n(), "stats": persistent_cache_stats(), "out": out}))
 """)
 
@@ -76,6 +79,8 @@ def test_second_process_loads_what_the_first_compiled(tmp_path):
     np.testing.assert_allclose(second["out"][0], _reference(), rtol=1e-5)
     np.testing.assert_allclose(second["out"][1], _reference(), rtol=1e-5)
     assert "1" in second["out"][2]  # the loaded program also runs on the second device
+    np.testing.assert_allclose(second["out"][3], np.arange(6.0).reshape(2, 3) / 7 * 3,
+                               rtol=1e-6)
 
 
 def test_corrupt_and_truncated_entries_are_skipped_and_replaced(tmp_path):

@@ -11,7 +11,7 @@ import weakref
 
 from pyjax._src import runtime
 from pyjax._src.core.config import config
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, cache_for
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, cache_for, has_ordered_effects
 from pyjax._src.dispatch import cache
 from pyjax._src.interpreters import lowering
 
@@ -61,9 +61,12 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
                 [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
     client = runtime.get_client()
-    return client.compile(text, in_types, out_types, num_replicas=num_replicas,
-                          num_partitions=num_partitions, device_assignment=device_assignment,
-                          env_option_overrides=option_overrides)
+    exe = client.compile(text, in_types, out_types, num_replicas=num_replicas,
+                         num_partitions=num_partitions, device_assignment=device_assignment,
+                         env_option_overrides=option_overrides)
+    if has_ordered_effects(jaxpr):  # ordered callbacks: each run ends before the next starts
+        exe.synchronous = True
+    return exe
 
 
 def compiled_call(closed: ClosedJaxpr, name, donated_invars=(), option_overrides=None):

@@ -246,15 +246,16 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
     return pytree.tree_unflatten(out_tree, list(outs))
 
 
-def debug_callback(callback, *args, ordered=False, partitioned=False, **kwargs):
-    """Calls ``callback(*args, **kwargs)`` on the host with the runtime values (pyjax Arrays)
-    wherever it runs: eagerly, in ``jit``, in every loop step and for every ``vmap`` element;
-    under differentiation it sees the primal values. Returns None."""
+def debug_callback(callback, *args, ordered=False, partitioned=False, _numpy=False, **kwargs):
+    """Calls ``callback(*args, **kwargs)`` on the host with the runtime values (pyjax Arrays;
+    NumPy arrays for ``debug.print``'s formatting, ``_numpy``) wherever it runs: eagerly, in
+    ``jit``, in every loop step and for every ``vmap`` element; under differentiation it sees
+    the primal values. Returns None."""
     if not callable(callback):
         raise TypeError(f"debug.callback: callback must be callable, got {callback!r}")
     if partitioned:
         raise NotImplementedError("debug.callback: partitioned=True needs sharded programs")
     flat, in_tree = _flat_args(args, kwargs)
-    cb = _Callback(callback, in_tree, None, "debug", as_arrays=True)
+    cb = _Callback(callback, in_tree, None, "debug", as_arrays=not _numpy)
     debug_callback_p.bind(*flat, callback=cb, result_avals=(), ordered=bool(ordered))
     return None

@@ -23,4 +23,4 @@ def debug_print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
     except ValueError as e:
         raise ValueError(f"jax.debug.print: invalid format string {fmt!r}: {e}") from None
     debug_callback(lambda *a, **k: _format_and_print(fmt, *a, **k), *args, ordered=ordered,
-                   **kwargs)
+                   _numpy=True, **kwargs)

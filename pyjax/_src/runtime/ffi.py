@@ -13,14 +13,14 @@ result buffers. An exception never leaves the handler: it becomes an FFI error w
 carries a token, and ``XlaRuntimeError`` (errors.py) chains the original exception as its
 ``__cause__`` when that message reaches Python.
 
-Layouts (XLA's ffi/api/c_api.h as this plugin implements it; see docs/design.md):
-call frame: extension_start +8, api +16, stage +32, args {size +56, ptrs +72},
-rets {size +96, ptrs +112}; buffer: data +24, rank +32, dims +40.
+Layouts (XLA's ffi/api/c_api.h as this plugin implements it, FFI API 0.1): ``_Frame`` and
+``_Buffer`` below; the metadata extension, ``_handle``; ``XLA_FFI_Api``, ``_error``.
 """
 from __future__ import annotations
 
 import ctypes
 import itertools
+import math
 import threading
 import traceback
 
@@ -49,6 +49,21 @@ class _RegisterArgs(ctypes.Structure):
                 ("target_name_size", ctypes.c_size_t), ("handler", _rp),
                 ("platform_name", ctypes.c_char_p), ("platform_name_size", ctypes.c_size_t),
                 ("traits", ctypes.c_uint32)]
+
+
+class _Frame(ctypes.Structure):
+    # XLA_FFI_CallFrame up to the results (api version 0.1 layout, see the module doc)
+    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", _rp), ("api", _rp),
+                ("ctx", _rp), ("stage", _i32), ("pad", _i32),
+                ("args_size_", ctypes.c_size_t), ("args_ext", _rp), ("nargs", _i64),
+                ("arg_types", _rp), ("args", ctypes.POINTER(_rp)),
+                ("rets_size_", ctypes.c_size_t), ("rets_ext", _rp), ("nrets", _i64),
+                ("ret_types", _rp), ("rets", ctypes.POINTER(_rp))]
+
+
+class _Buffer(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", _rp),
+                ("dtype", _i32), ("data", _rp), ("rank", _i64), ("dims", ctypes.POINTER(_i64))]
 
 
 class _ErrorCreateArgs(ctypes.Structure):
@@ -120,15 +135,13 @@ def _handle(frame):
             ctypes.c_uint32.from_address(meta + 32).value = 0
             return None
         ext = _ptr(ext + 16)
-    if _i32.from_address(frame + 32).value != _STAGE_EXECUTE:
+    f = _Frame.from_address(frame)
+    if f.stage != _STAGE_EXECUTE:
         return None
     try:
-        nargs = _i64.from_address(frame + 56).value
-        argv = _ptr(frame + 72)
-        nrets = _i64.from_address(frame + 96).value
-        retv = _ptr(frame + 112)
-        bufs = [_ptr(argv + 8 * i) for i in range(nargs)]
-        ident = _i64.from_address(_ptr(bufs[0] + 24)).value
+        nargs, nrets = f.nargs, f.nrets
+        bufs = [_Buffer.from_address(f.args[i]) for i in range(nargs)]
+        ident = _i64.from_address(bufs[0].data).value
         fn, arg_types, ret_types = _targets[ident]
         if nargs - 1 != len(arg_types) or nrets != len(ret_types):
             raise RuntimeError(f"host callback {ident}: called with {nargs - 1} arguments "
@@ -140,7 +153,7 @@ def _handle(frame):
         if len(outs) != nrets:
             raise RuntimeError(f"the callback returned {len(outs)} values, expected {nrets}")
         for i, (val, (dt, shape)) in enumerate(zip(outs, ret_types)):
-            _write(_ptr(retv + 8 * i), np.asarray(val), dt, shape, i)
+            _write(_Buffer.from_address(f.rets[i]), np.asarray(val), dt, shape, i)
         return None
     except BaseException as e:  # never let it leave the handler
         try:
@@ -155,19 +168,14 @@ def _handle(frame):
 _handler = _HANDLER(_handle)
 
 
-def _dims(buf):
-    rank = _i64.from_address(buf + 32).value
-    dims = _ptr(buf + 40)
-    return tuple(_i64.from_address(dims + 8 * k).value for k in range(rank))
-
-
 def _read(buf, dtype, shape):
-    if _dims(buf) != shape:
-        raise RuntimeError(f"host callback argument has shape {_dims(buf)}, expected {shape}")
-    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    dims = tuple(buf.dims[k] for k in range(buf.rank))
+    if dims != shape:
+        raise RuntimeError(f"host callback argument has shape {dims}, expected {shape}")
+    n = math.prod(shape) * dtype.itemsize
     if n == 0:
         return np.zeros(shape, dtype)
-    raw = (ctypes.c_char * n).from_address(_ptr(buf + 24))
+    raw = (ctypes.c_char * n).from_address(buf.data)
     return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
 
 
@@ -177,4 +185,4 @@ def _write(buf, val, dtype, shape, index):
                         f"result_shape_dtypes says {dtype}{list(shape)}")
     n = val.nbytes
     if n:
-        ctypes.memmove(_ptr(buf + 24), np.ascontiguousarray(val).ctypes.data, n)
+        ctypes.memmove(buf.data, np.ascontiguousarray(val).ctypes.data, n)

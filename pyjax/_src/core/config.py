@@ -319,11 +319,10 @@ _d("jax_numpy_rank_promotion", _str_env("JAX_NUMPY_RANK_PROMOTION", default="all
 _d("jax_numpy_dtype_promotion", _str_env("JAX_NUMPY_DTYPE_PROMOTION", default="standard"),
    kind=str, choices=("standard", "strict"),
    help="'standard' uses JAX's promotion lattice; 'strict' forbids implicit promotion.")
-_d("jax_debug_nans", bool_env("JAX_DEBUG_NANS"), kind=bool, supported=(False,),
-   unsupported_why="NaN checking comes with the debugging tools",
+# read by dispatch/debug_values.py (eager results) and jit (outputs, then an op-by-op rerun)
+_d("jax_debug_nans", bool_env("JAX_DEBUG_NANS"), kind=bool,
    help="Raise FloatingPointError when a computation produces a NaN.")
-_d("jax_debug_infs", bool_env("JAX_DEBUG_INFS"), kind=bool, supported=(False,),
-   unsupported_why="inf checking comes with the debugging tools",
+_d("jax_debug_infs", bool_env("JAX_DEBUG_INFS"), kind=bool,
    help="Raise FloatingPointError when a computation produces an inf.")
 # read by jit (calls the function), while_loop and eager grad
 _d("jax_disable_jit", bool_env("JAX_DISABLE_JIT"), kind=bool,

@@ -151,6 +151,12 @@ def test_welch_jit_and_grads(x64):
     f = pyjax.jit(lambda v: jsp.welch(v, nperseg=32)[1])
     _close(f(x), osp.welch(x, nperseg=32)[1], 1e-10)
     check_grads(lambda v: jsp.welch(v, nperseg=32, detrend="linear")[1], (x,), order=1)
+    # a traced sampling frequency: the density scales as 1/fs, the frequencies as fs
+    total = lambda fs: jsp.welch(x, fs=fs, nperseg=32)[1].sum()  # noqa: E731
+    s = float(total(1.0))
+    np.testing.assert_allclose(float(pyjax.grad(total)(2.0)), -s / 4.0, rtol=1e-10)
+    freqs = pyjax.jit(lambda fs: jsp.welch(x, fs=fs, nperseg=32)[0])(3.0)
+    _close(freqs, osp.welch(x, fs=3.0, nperseg=32)[0], 1e-12)
 
 
 # ---- stft, istft ----

@@ -227,8 +227,9 @@ def _extend(x, n, boundary):
         left = jshape.broadcast_to(x[..., :1], x.shape[:-1] + (n,))
         right = jshape.broadcast_to(x[..., -1:], x.shape[:-1] + (n,))
         return jshape.concatenate([left, x, right], axis=-1)
-    left, right = x[..., n:0:-1], x[..., length - 2:length - n - 2 if length - n - 2 >= 0
-                                    else None:-1]
+    # mirror images without the edge points: x[n], ..., x[1] and x[-2], ..., x[-n-1]
+    left = jshape.flip(x[..., 1:n + 1], -1)
+    right = jshape.flip(x[..., length - n - 1:length - 1], -1)
     if boundary == "odd":
         left, right = 2 * x[..., :1] - left, 2 * x[..., -1:] - right
     return jshape.concatenate([left, x, right], axis=-1)

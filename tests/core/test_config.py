@@ -251,7 +251,21 @@ def _debug_nans_infs():
         assert not np.isfinite(float(jnp.log(jnp.float32(bad))))
 
 
+def _explain_cache_misses(caplog):
+    """A retrace logs why (tests/test_debugging.py checks the messages)."""
+    f = pyjax.jit(lambda v: v + 1)
+    config.update("jax_explain_cache_misses", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="pyjax"):
+            f(jnp.ones(2))
+            f(jnp.ones(3))
+    finally:
+        config.update("jax_explain_cache_misses", False)
+    assert any("seen f32[2], now f32[3]" in r.getMessage() for r in caplog.records)
+
+
 BEHAVIOUR = {
+    "jax_explain_cache_misses": _explain_cache_misses,
     "jax_debug_nans": _debug_nans_infs,
     "jax_debug_infs": _debug_nans_infs,
     "jax_compilation_cache_dir": _compilation_cache,

@@ -339,6 +339,10 @@ _d("jax_num_cpu_devices", _int_env("PYJAX_CPU_DEVICES", "JAX_NUM_CPU_DEVICES", d
 # read by dispatch.compiler.compile_jaxpr (a log record per compile)
 _d("jax_log_compiles", bool_env("JAX_LOG_COMPILES"), kind=bool,
    help="Log a message each time a function is compiled.")
+# read by jit's tracing (transformations/jit.py: a log record per retrace, saying why)
+_d("jax_explain_cache_misses", bool_env("JAX_EXPLAIN_CACHE_MISSES"), kind=bool,
+   help="Log why a jitted function is traced again (which argument's type, which static "
+        "value or which pytree structure changed).")
 # read by jit and make_jaxpr (check_jaxpr on every traced Jaxpr)
 _d("jax_enable_checks", bool_env("JAX_ENABLE_CHECKS"), kind=bool,
    help="Run internal consistency checks (slow).")
@@ -388,16 +392,24 @@ _d("jax_compilation_cache_max_size",
 del _d
 
 
-def _x64_context(flag: bool):
-    @contextlib.contextmanager
-    def ctx():
-        old = config.jax_enable_x64
-        config.update("jax_enable_x64", flag)
-        try:
-            yield
-        finally:
-            config.update("jax_enable_x64", old)
-    return ctx()
+@contextlib.contextmanager
+def _flag_context(name, value):
+    old = getattr(config, name)
+    config.update(name, value)
+    try:
+        yield
+    finally:
+        config.update(name, old)
+
+
+def flag_context(name: str, doc: str = ""):
+    """JAX's context manager for a flag: ``with jax.debug_nans(True): ...`` sets ``name`` in
+    the block and restores it after (process-wide in pyjax; thread-local in JAX)."""
+    def manager(new_val=True):
+        return _flag_context(name, new_val)
+    manager.__name__ = name.removeprefix("jax_")
+    manager.__doc__ = doc or f"Context manager setting the {name} config flag in its block."
+    return manager
 
 
 def enable_x64(new_val: bool = True):
@@ -406,9 +418,9 @@ def enable_x64(new_val: bool = True):
     >>> with enable_x64():
     ...     ...  # float64 arrays are available here
     """
-    return _x64_context(bool(new_val))
+    return _flag_context("jax_enable_x64", bool(new_val))
 
 
 def disable_x64():
     """Context manager that temporarily disables 64-bit mode."""
-    return _x64_context(False)
+    return _flag_context("jax_enable_x64", False)

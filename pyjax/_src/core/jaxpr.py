@@ -36,13 +36,14 @@ class Literal:
 
 
 class Eqn:
-    __slots__ = ("primitive", "invars", "outvars", "params")
+    __slots__ = ("primitive", "invars", "outvars", "params", "name_stack")
 
-    def __init__(self, primitive, invars, outvars, params):
+    def __init__(self, primitive, invars, outvars, params, name_stack=""):
         self.primitive = primitive
         self.invars = invars
         self.outvars = outvars
         self.params = params
+        self.name_stack = name_stack  # jax.named_scope names; the lowering's op locations
 
     def __repr__(self):
         return f"Eqn({self.primitive.name})"

@@ -429,6 +429,32 @@ class Executable:
         self._api.call("Executable_Name", args)
         return capi.string_out(args.executable_name, args.executable_name_size)
 
+    def optimized_program(self):
+        """``(format, bytes)`` of the program XLA optimized (on CPU a serialized HloModuleProto,
+        format "hlo"; its instructions carry the ``op_name`` metadata of named scopes)."""
+        prog = capi.Program(code=None, code_size=0, format=b"hlo", format_size=3)
+        args = capi.Executable_OptimizedProgram_Args(executable=self._exe_ptr,
+                                                     program=ctypes.pointer(prog))
+        self._api.call("Executable_OptimizedProgram", args)
+        buf = ctypes.create_string_buffer(prog.code_size)
+        prog.code = ctypes.cast(buf, ctypes.c_char_p)
+        self._api.call("Executable_OptimizedProgram", args)
+        fmt = ctypes.string_at(prog.format, prog.format_size).decode()
+        return fmt, buf.raw[:prog.code_size]
+
+    def cost_analysis(self):
+        """XLA's cost estimates of the program (``{"flops": ..., "bytes accessed": ...}``)."""
+        args = capi.Executable_GetCostAnalysis_Args(executable=self._exe_ptr)
+        self._api.call("Executable_GetCostAnalysis", args)
+        return self._api.read_named_values(args.properties, args.num_properties)
+
+    def memory_stats(self):
+        """XLA's compiled memory statistics: ``{field: bytes}`` (argument, output, alias,
+        temp, generated code, host variants, peak)."""
+        args = capi.Executable_GetCompiledMemoryStats_Args(executable=self._exe_ptr)
+        self._api.call("Executable_GetCompiledMemoryStats", args)
+        return {name: getattr(args, name) for name in capi.MEMORY_STATS_FIELDS}
+
     def serialize(self):
         """The compiled executable as bytes (see ``Client.deserialize_executable``)."""
         api = self._api

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import operator
 import warnings
 import weakref
@@ -284,6 +285,7 @@ def _as_array(x):
     return x if type(x) is ArrayImpl else dispatch.to_array(x)
 _new_array = ArrayImpl.__new__  # creating without ArrayImpl.__init__ saves a Python call
 _state = trace_mod._state
+_log = logging.getLogger("pyjax")
 
 
 def _on_trace_config_change(_):
@@ -307,6 +309,39 @@ def _on_mode_change(_):
 for _flag in ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs"):
     config.on_change(_flag, _on_mode_change)
 _on_mode_change(None)
+
+
+def _explain_miss(jitted, key, names):
+    """Logs why ``key`` (tree, statics, avals, x64) missed the trace cache of ``jitted``."""
+    fun = jitted.fun
+    code = getattr(fun, "__code__", None)
+    where = f" defined at {code.co_filename}:{code.co_firstlineno}" if code else ""
+    seen = list(jitted._trace_cache.entries)
+    if not seen:
+        why = ["never seen a call before (the first trace)"]
+    else:
+        def mismatches(old):
+            out = []
+            if old[3] != key[3]:
+                out.append(f"jax_enable_x64 was {old[3]}, now {key[3]}")
+            if old[0] != key[0]:
+                out.append(f"the pytree structure of the arguments was {old[0]}, now {key[0]}")
+            elif old[2] != key[2]:
+                for name, a, b in zip(names, old[2], key[2]):
+                    if a != b:
+                        what = ("weak type" if (a.shape, a.dtype) == (b.shape, b.dtype)
+                                else "type")
+                        out.append(f"{what} of argument {name!r}: seen "
+                                   f"{a.str_short()}{'' if not a.weak_type else ' (weak)'}, "
+                                   f"now {b.str_short()}{'' if not b.weak_type else ' (weak)'}")
+            if old[1] != key[1]:
+                out.append(f"static arguments were {old[1]!r}, now {key[1]!r}")
+            return out
+        closest = min((mismatches(k) for k in seen), key=len)
+        why = [f"closest seen signature has {len(closest)} mismatch(es):"] + \
+              [f"  * {m}" for m in closest]
+    _log.warning("TRACING CACHE MISS for %s%s because: %s", jitted.__name__, where,
+                 "\n".join(why))
 
 
 class Jitted:
@@ -427,6 +462,9 @@ class Jitted:
         key = (in_tree, statics, in_avals, config.jax_enable_x64)
         hit = self._trace_cache.get(key)
         if hit is None:
+            if config.jax_explain_cache_misses:
+                _explain_miss(self, key, self._dyn_arg_names(args, kwargs, dyn_args,
+                                                             dyn_kwargs))
             out_store = []
             flat_fun = self._make_flat_fun(statics, len(dyn_args), sorted(dyn_kwargs), in_tree,
                                            out_store)
@@ -804,6 +842,17 @@ class Lowered:
         return self._traced.out_info
 
 
+class CompiledMemoryStats:
+    """What ``Compiled.memory_analysis()`` returns: byte counts as attributes."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    def __repr__(self):
+        return "CompiledMemoryStats(" + ", ".join(f"{k}={v}" for k, v in
+                                                  self.__dict__.items()) + ")"
+
+
 class Compiled:
     def __init__(self, jitted, entry, key):
         self._jitted = jitted
@@ -830,7 +879,15 @@ class Compiled:
         return lowering.lower_module(self._entry.closed.jaxpr, self._jitted.__name__)
 
     def cost_analysis(self):
-        return None
+        """XLA's cost estimates: ``{"flops": ..., "transcendentals": ...,
+        "bytes accessed": ..., ...}`` (floats), as JAX's ``Compiled.cost_analysis()``."""
+        return {k: float(v) for k, v in self._entry.exe.cost_analysis().items()}
+
+    def memory_analysis(self):
+        """XLA's compiled memory statistics (``argument_size_in_bytes``,
+        ``output_size_in_bytes``, ``alias_size_in_bytes``, ``temp_size_in_bytes``,
+        ``generated_code_size_in_bytes``, their ``host_`` variants, ``peak_memory_in_bytes``)."""
+        return CompiledMemoryStats(**self._entry.exe.memory_stats())
 
 
 _NO_FUN = object()  # jit(static_argnums=...) without a function: a decorator

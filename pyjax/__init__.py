@@ -57,5 +57,6 @@ from pyjax import random as random
 from pyjax import test_util as test_util
 from pyjax import sharding as sharding
 from pyjax import debug as debug
+from pyjax import profiler as profiler
 
 __version__ = "0.1.0"

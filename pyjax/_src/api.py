@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyjax._src import runtime
-from pyjax._src.core import pytree
+from pyjax._src.core import profiling, pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.sharding import Sharding
@@ -50,6 +50,11 @@ def process_count(backend=None):
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    with profiling.span("device_put", "transfer"):
+        return _device_put(x, device, src=src, donate=donate, may_alias=may_alias)
+
+
+def _device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Put every leaf of the pytree ``x`` on ``device`` (a Device or a SingleDeviceSharding),
     committing it there.
 

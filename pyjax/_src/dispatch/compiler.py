@@ -10,6 +10,7 @@ import logging
 import weakref
 
 from pyjax._src import runtime
+from pyjax._src.core import profiling
 from pyjax._src.core.config import config
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, cache_for, has_ordered_effects
 from pyjax._src.dispatch import cache
@@ -54,16 +55,18 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
         _log.warning("Compiling %s with global shapes and types %s.", name,
                      [a.str_short() for a in [v.aval for v in jaxpr.constvars] +
                       jaxpr.in_avals])
-    text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
-                                 num_replicas=num_replicas, num_partitions=num_partitions,
-                                 **lower_kw)
+    with profiling.span(f"lower {name}", "compile"):
+        text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
+                                     num_replicas=num_replicas, num_partitions=num_partitions,
+                                     **lower_kw)
     in_types = [(a.dtype, a.shape) for a in
                 [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
     client = runtime.get_client()
-    exe = client.compile(text, in_types, out_types, num_replicas=num_replicas,
-                         num_partitions=num_partitions, device_assignment=device_assignment,
-                         env_option_overrides=option_overrides)
+    with profiling.span(f"compile {name}", "compile"):
+        exe = client.compile(text, in_types, out_types, num_replicas=num_replicas,
+                             num_partitions=num_partitions, device_assignment=device_assignment,
+                             env_option_overrides=option_overrides)
     if has_ordered_effects(jaxpr):  # ordered callbacks: each run ends before the next starts
         exe.synchronous = True
     return exe

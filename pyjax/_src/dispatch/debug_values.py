@@ -1,5 +1,6 @@
 """``jax_debug_nans`` / ``jax_debug_infs``: a NaN (or inf) made by an operation raises
-``FloatingPointError`` naming the primitive and the user's line that ran it.
+``FloatingPointError`` naming the primitive and the user's line that ran it. The same hook
+records eager operations as profiler spans while ``pyjax.profiler`` traces.
 
 While a flag is on, eager primitives run through ``checked_apply`` (installed as the eager
 apply hook), which reads every floating result back and checks it; the operators' fast paths
@@ -15,6 +16,7 @@ import sys
 import numpy as np
 
 from pyjax._src.core import primitive as primitive_mod
+from pyjax._src.core import profiling
 from pyjax._src.core.config import config
 from pyjax._src.dispatch import cache as cache_mod
 from pyjax._src.dispatch import eager
@@ -55,18 +57,26 @@ def error(what, name):
 
 
 def checked_apply(primitive, args, params):
-    out = eager.apply_primitive(primitive, args, params)
-    what = bad_value(out if primitive.multiple_results else [out])
-    if what is not None:
-        raise error(what, primitive.name)
+    """The eager apply hook while a debug flag or the profiler is on: the primitive runs in a
+    profiler span and its floating results are checked."""
+    with profiling.span(primitive.name, "eager"):
+        out = eager.apply_primitive(primitive, args, params)
+    if config.jax_debug_nans or config.jax_debug_infs:
+        what = bad_value(out if primitive.multiple_results else [out])
+        if what is not None:
+            raise error(what, primitive.name)
     return out
 
 
-def _on_change(_):
-    on = bool(config.jax_debug_nans or config.jax_debug_infs)
+def _on_change(_=None):
+    """(Re)installs the eager hook for the current flags and profiler state."""
+    on = bool(config.jax_debug_nans or config.jax_debug_infs or profiling.active[0])
     eager.checking_values[0] = on
     primitive_mod.set_eager_apply(checked_apply if on else eager.apply_primitive)
     cache_mod.clear_all()  # the operators' fast paths are made again, for the new mode
+
+
+refresh = _on_change
 
 
 for _flag in ("jax_debug_nans", "jax_debug_infs"):

@@ -16,7 +16,7 @@ import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
-from pyjax._src.core import pytree
+from pyjax._src.core import profiling, pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
@@ -302,8 +302,12 @@ for _flag in ("jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
 _modes = [False]
 
 
-def _on_mode_change(_):
-    _modes[0] = bool(config.jax_disable_jit or config.jax_debug_nans or config.jax_debug_infs)
+def _on_mode_change(_=None):
+    _modes[0] = bool(config.jax_disable_jit or config.jax_debug_nans or config.jax_debug_infs
+                     or profiling.active[0])
+
+
+refresh_modes = _on_mode_change  # the profiler calls it when it starts and stops
 
 
 for _flag in ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs"):
@@ -470,7 +474,8 @@ class Jitted:
                                            out_store)
             dyn_names = self._dyn_arg_names(args, kwargs, dyn_args, dyn_kwargs)
             dbg = staging.DebugInfo(self.__name__, dyn_names, "jit")
-            closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
+            with profiling.span(f"trace {self.__name__}", "trace"):
+                closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
             hit = self._trace_cache.put(key, (closed, out_store[0]))
         donated = self._donated_leaves(dyn_args, dyn_kwargs, len(args))
         return key, hit[0], hit[1], leaves, donated
@@ -598,7 +603,10 @@ class Jitted:
         t = _state.trace
         if t is not None and t is not dispatch.eval_trace:
             return self._call_traced(args, kwargs)
-        out = self._call_by_args(args, kwargs)
+        with profiling.span(f"jit({self.__name__})", "execute"):
+            out = self._call_by_args(args, kwargs)
+        if not (config.jax_debug_nans or config.jax_debug_infs):
+            return out
         what = debug_values.bad_value(pytree.tree_leaves(out))
         if what is None:
             return out

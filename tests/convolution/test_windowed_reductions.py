@@ -154,6 +154,21 @@ def test_max_pool_gradient_goes_to_the_max(x64):
     np.testing.assert_array_equal(np.asarray(g), want)
 
 
+def test_tiled_pool_gradient_equals_select_and_scatter():
+    # windows that tile the operand take a faster path (argmax + one-hot); with ties and
+    # rows no window reaches it must equal XLA's select_and_scatter (first of tied elements)
+    from pyjax._src.lax.windowed_reductions import select_and_scatter_add_p
+    x = RNG.integers(0, 3, (2, 7, 5, 3)).astype(np.float32)
+    ct = RNG.normal(size=(2, 2, 2, 3)).astype(np.float32)
+    w = dict(window_dimensions=(1, 3, 2, 1), window_strides=(1, 3, 2, 1), padding=((0, 0),) * 4)
+    for comp, init, select in [(lax.max, -np.inf, "ge"), (lax.min, np.inf, "le")]:
+        _, vjp = pyjax.vjp(lambda a: lax.reduce_window(a, init, comp, w["window_dimensions"],
+                                                       w["window_strides"], "VALID"), x)
+        want = select_and_scatter_add_p.bind(ct, x, select=select, **w)
+        np.testing.assert_array_equal(np.asarray(vjp(ct)[0]), np.asarray(want))
+        assert np.count_nonzero(np.asarray(want)) == ct.size  # one element per window
+
+
 def test_window_dilation_forward_mode_and_reverse_error(x64):
     x = distinct(7, 6, dtype=np.float64)
     f = lambda a: lax.reduce_window(a, -np.inf, lax.max, (2, 2), (1, 2), "SAME", None, (2, 3))

@@ -39,6 +39,7 @@ CASES = [
     ("overlap-valid", (4, 7), (3, 2), (1, 1), "VALID", None, None),
     ("explicit-stride", (5, 6), (2, 3), (2, 1), ((1, 0), (2, 1)), None, None),
     ("base-dilation", (4, 5), (2, 3), (1, 2), ((0, 1), (1, 1)), (2, 1), None),
+    ("base-dilation-same", (4, 3), (3, 2), (2, 1), "SAME", (2, 2), None),
     ("window-dilation", (7, 6), (2, 2), (1, 2), "SAME", None, (2, 3)),
     ("1d-negative-pad", (9,), (3,), (2,), ((-1, 2),), None, None),
 ]
@@ -49,10 +50,9 @@ OPS = {"sum": (lax.add, 0.0, np.add), "max": (lax.max, -np.inf, np.maximum),
 def explicit(shape, window, strides, padding, base_dilation, window_dilation):
     if not isinstance(padding, str):
         return padding
-    nd = len(shape)
-    sh = [(d - 1) * b + 1 for d, b in zip(shape, base_dilation or (1,) * nd)]
+    nd = len(shape)  # JAX's rule: the window is dilated, the operand is not
     wd = [(w - 1) * d + 1 for w, d in zip(window, window_dilation or (1,) * nd)]
-    return lax.padtype_to_pads(sh, wd, strides, padding)
+    return lax.padtype_to_pads(shape, wd, strides, padding)
 
 
 @pytest.mark.parametrize("op", sorted(OPS))

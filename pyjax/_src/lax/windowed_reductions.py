@@ -446,8 +446,8 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         if padding.upper() not in ("SAME", "SAME_LOWER", "VALID"):
             raise ValueError(f"reduce_window: padding must be 'SAME', 'SAME_LOWER', 'VALID' or "
                              f"(low, high) pairs, got {padding!r}.")
-        padding = padtype_to_pads(_dilate_shape(shape, base_dilation),
-                                  _dilate_shape(window_dimensions, window_dilation),
+        # as JAX: the window is dilated, the operand is not (its base dilation is ignored)
+        padding = padtype_to_pads(shape, _dilate_shape(window_dimensions, window_dilation),
                                   window_strides, padding)
     try:
         padding = tuple((int(lo), int(hi)) for lo, hi in padding)

@@ -119,9 +119,31 @@ def test_user_computation_and_variadic():
     blocks = x[:4].reshape(2, 2, 3, 2).transpose(0, 2, 1, 3).reshape(2, 3, 4)
     np.testing.assert_array_equal(np.asarray(vals), blocks.max(-1))
     np.testing.assert_array_equal(x.reshape(-1)[np.asarray(where)], blocks.max(-1))
-    with pytest.raises(NotImplementedError, match="general computation"):
+    # forward mode only, as JAX (no transpose for a general reduction)
+    with pytest.raises(NotImplementedError, match="Transpose rule"):
         pyjax.grad(lambda v: lax.reduce_window(v, 1.0, lax.mul, (2, 2), (1, 1),
                                                "VALID").sum())(x)
+
+
+def test_user_computation_forward_mode(x64):
+    x = distinct(4, 5, dtype=np.float64) / 4
+    prod = lambda a: lax.reduce_window(a, 1.0, lax.mul, (2, 3), (1, 2), ((0, 1), (1, 0)))
+    check_grads(prod, (x,), order=2, modes=("fwd",))
+    jac = pyjax.jacfwd(lambda a: prod(a).sum())(x)
+    _, t = pyjax.jvp(lambda a: prod(a).sum(), (x,), (np.ones_like(x),))
+    np.testing.assert_allclose(np.asarray(jac).sum(), np.asarray(t), rtol=1e-10)
+    # (value, index) windows: the value's tangent is the tangent of the chosen element
+    idx = np.arange(x.size, dtype=np.int32).reshape(x.shape)
+
+    def pick(a, b):
+        take_a = lax.ge(a[0], b[0])
+        return lax.select(take_a, a[0], b[0]), lax.select(take_a, a[1], b[1])
+    f = lambda v: lax.reduce_window((v, idx), (-np.inf, np.int32(-1)), pick, (2, 2), (1, 1),
+                                    "VALID")
+    tx = RNG.normal(size=x.shape)
+    (vals, where), (tv, ti) = pyjax.jvp(f, (x,), (tx,))
+    np.testing.assert_allclose(np.asarray(tv), tx.reshape(-1)[np.asarray(where)])
+    assert ti.dtype == pyjax.dtypes.float0
 
 
 # ---- gradients ----

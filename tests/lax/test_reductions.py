@@ -9,7 +9,7 @@ import pyjax.lax as lax
 TESTED_PRIMITIVES = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
                      "reduce_or", "reduce_xor", "argmax", "argmin", "cumsum", "cumprod",
                      "cummax", "cummin", "cumlogsumexp", "reduce"}
-# the generic reduce (a user computation): vmap and its refusal to differentiate, below
+# the generic reduce (a user computation): vmap and forward mode, below
 BATCH_TESTED = {"reduce"}
 JVP_TESTED = {"reduce"}
 
@@ -231,7 +231,11 @@ def test_reduce_with_a_user_computation():
     np.testing.assert_array_equal(np.asarray(where), x.argmax(0))
     batched = pyjax.vmap(lambda v: lax.reduce(v, -np.inf, f, (0,)))(x)
     np.testing.assert_array_equal(np.asarray(batched), x.max(1))
-    with pytest.raises(NotImplementedError, match="general computation"):
+    # forward mode (the JVP of the computation as the body), not reverse mode (as JAX)
+    t = make((3, 4), np.float32)
+    _, tangent = pyjax.jvp(lambda v: lax.reduce(v, -np.inf, f, (1,)), (x,), (t,))
+    np.testing.assert_array_equal(np.asarray(tangent), t[np.arange(3), x.argmax(1)])
+    with pytest.raises(NotImplementedError, match="Transpose rule"):
         pyjax.grad(lambda v: lax.reduce(v, -np.inf, f, (0, 1)))(x)
     with pytest.raises(ValueError, match="init values"):
         lax.reduce((x, x), (0.0,), lax.add, (0,))

@@ -4,6 +4,7 @@
 import importlib.util
 import pathlib
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -142,6 +143,16 @@ def test_precision_and_preferred_element_type():
         got = lax.conv_general_dilated(x, w, (1, 1), "VALID", precision=p)
         np.testing.assert_allclose(np.asarray(got), ref.conv(x, w, (1, 1), ((0, 0), (0, 0))),
                                    rtol=1e-5, atol=1e-5)
+    # bfloat16 operands with a float32 result: gradients come back in bfloat16
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    g = pyjax.grad(lambda k: lax.conv_general_dilated(
+        x.astype(bf16), k, (1, 1), "VALID", preferred_element_type=np.float32).sum())(
+        w.astype(bf16))
+    assert g.dtype == bf16
+    want = pyjax.grad(lambda k: lax.conv_general_dilated(
+        x.astype(bf16).astype(np.float32), k, (1, 1), "VALID").sum())(w)
+    np.testing.assert_allclose(np.asarray(g).astype(np.float32), np.asarray(want), rtol=2e-2,
+                               atol=2e-2)
     with pytest.raises(ValueError, match="Precision"):
         lax.conv_general_dilated(x, w, (1, 1), "VALID", precision="bogus")
 

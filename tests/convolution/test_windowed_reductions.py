@@ -125,6 +125,14 @@ def test_user_computation_and_variadic():
                                                "VALID").sum())(x)
 
 
+def test_user_computation_closing_over_a_tracer_is_refused():
+    x = distinct(4, 6)
+    f = pyjax.jit(lambda a, s: lax.reduce_window(a, 0.0, lambda p, q: p + s * q, (2, 2),
+                                                 (1, 1), "VALID"))
+    with pytest.raises(NotImplementedError, match="closes over a traced value"):
+        f(x, 2.0)
+
+
 def test_user_computation_forward_mode(x64):
     x = distinct(4, 5, dtype=np.float64) / 4
     prod = lambda a: lax.reduce_window(a, 1.0, lax.mul, (2, 3), (1, 2), ((0, 1), (1, 0)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pyjax._src.core import pytree
 from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.errors import UnexpectedTracerError
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lowering import mlir
@@ -63,8 +64,14 @@ def body_region(ctx, computation, dts, name):
     n = len(dts)
     avals = [ShapedArray((), dt) for dt in dts]
     region = ctx.region(avals + avals)
-    outs = ctx.lower_fun(lambda *s: computation(s[:n], s[n:]), region.args, block=region,
-                         multiple_results=True)
+    try:
+        outs = ctx.lower_fun(lambda *s: computation(s[:n], s[n:]), region.args, block=region,
+                             multiple_results=True)
+    except UnexpectedTracerError as e:
+        raise NotImplementedError(
+            f"lax.{name}: the computation closes over a traced value (an argument of the "
+            "function being transformed); only closures over concrete values are supported. "
+            "Make the value an extra operand of the reduction instead.") from e
     for o, a in zip(outs, avals):
         if o.aval.shape != () or o.aval.dtype != a.dtype:
             raise TypeError(f"{name} computation must return {a.dtype.name} scalars like its "

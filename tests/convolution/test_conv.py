@@ -48,6 +48,9 @@ CASES = [
      dict(window_strides=(1, 1), padding="VALID", feature_group_count=3)),
     ("2d-batch-groups", (4, 3, 5, 4), (6, 3, 2, 2),
      dict(window_strides=(1, 1), padding=((1, 0), (0, 1)), batch_group_count=2)),
+    ("2d-batch-groups-dilated", (4, 3, 7, 5), (4, 3, 2, 3),
+     dict(window_strides=(2, 1), padding=((1, 2), (0, 1)), lhs_dilation=(1, 2),
+          rhs_dilation=(2, 1), batch_group_count=2)),
     ("3d", (1, 2, 4, 5, 3), (2, 2, 2, 3, 2),
      dict(window_strides=(1, 2, 1), padding="SAME", rhs_dilation=(1, 1, 2))),
 ]
@@ -248,7 +251,7 @@ def test_patches_and_local():
 
 GRAD_CASES = [c for c in CASES if c[0] in ("1d-stride-same", "2d-explicit-negative",
                                            "2d-lhs-dilation", "2d-rhs-dilation-stride",
-                                           "2d-feature-groups", "2d-batch-groups")]
+                                           "2d-feature-groups", "2d-batch-groups-dilated")]
 
 
 @pytest.mark.parametrize("name,lhs_shape,rhs_shape,kw,layout",
@@ -273,7 +276,7 @@ def test_second_order_gradients(x64):
 # ---- vmap: a Python loop ----
 
 VMAP_CASES = [c for c in CASES if c[0] in ("2d-same-lower-stride", "2d-feature-groups",
-                                           "2d-batch-groups")]
+                                           "2d-batch-groups-dilated")]
 
 
 @pytest.mark.parametrize("in_axes", [(0, None), (None, 1), (2, 0)])

@@ -26,6 +26,7 @@ from pyjax._src.api import (
     process_count as process_count, typeof as typeof, ensure_compile_time_eval as
     ensure_compile_time_eval)
 from pyjax._src.dispatch.cache import clear_all as clear_caches
+from pyjax._src.callback import pure_callback as pure_callback
 from pyjax import tree_util as tree_util
 from pyjax import tree as tree
 from pyjax import errors as errors
@@ -35,5 +36,6 @@ from pyjax import dtypes as dtypes
 from pyjax import random as random
 from pyjax import test_util as test_util
 from pyjax import sharding as sharding
+from pyjax import debug as debug
 
 __version__ = "0.1.0"

@@ -113,6 +113,16 @@ def test_signal_complex_correlate_ints_and_method():
                                   np.asarray(out))
 
 
+def test_signal_fft_method_agrees_with_direct():
+    a, b = make((6, 5), np.float32), make((3, 2), np.float32)
+    for op in ("convolve", "correlate"):
+        for mode in MODES:
+            direct = getattr(jsp_signal, op)(a, b, mode, method="direct")
+            fft = getattr(jsp_signal, op)(a, b, mode, method="fft")
+            np.testing.assert_allclose(np.asarray(fft), np.asarray(direct), rtol=1e-4,
+                                       atol=1e-4)
+
+
 def test_signal_gradients(x64):
     a, b = RNG.normal(size=(4, 5)), RNG.normal(size=(2, 3))
     check_grads(lambda x, y: jsp_signal.convolve2d(x, y, "same"), (a, b), order=1)

@@ -286,6 +286,21 @@ def _precision_supported(value):
     return value is None or not isinstance(value, str) or value.lower() in _PRECISIONS
 
 
+def _default_cache_dir():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "pyjax")
+
+
+def _check_nonnegative(name, v):
+    if v < 0:
+        raise ValueError(f"{name} must be >= 0, got {v}")
+
+
+def _bad_max_size(v):
+    raise ValueError(f"jax_compilation_cache_max_size must be -1 (unbounded) or a number of "
+                     f"bytes >= 0, got {v}")
+
+
 _d = config.define
 # Each flag is honoured where noted, or its other values raise NotImplementedError.
 _d("jax_enable_x64", bool_env("PYJAX_ENABLE_X64", "JAX_ENABLE_X64"), kind=bool,
@@ -304,11 +319,10 @@ _d("jax_numpy_rank_promotion", _str_env("JAX_NUMPY_RANK_PROMOTION", default="all
 _d("jax_numpy_dtype_promotion", _str_env("JAX_NUMPY_DTYPE_PROMOTION", default="standard"),
    kind=str, choices=("standard", "strict"),
    help="'standard' uses JAX's promotion lattice; 'strict' forbids implicit promotion.")
-_d("jax_debug_nans", bool_env("JAX_DEBUG_NANS"), kind=bool, supported=(False,),
-   unsupported_why="NaN checking comes with the debugging tools",
+# read by dispatch/debug_values.py (eager results) and jit (outputs, then an op-by-op rerun)
+_d("jax_debug_nans", bool_env("JAX_DEBUG_NANS"), kind=bool,
    help="Raise FloatingPointError when a computation produces a NaN.")
-_d("jax_debug_infs", bool_env("JAX_DEBUG_INFS"), kind=bool, supported=(False,),
-   unsupported_why="inf checking comes with the debugging tools",
+_d("jax_debug_infs", bool_env("JAX_DEBUG_INFS"), kind=bool,
    help="Raise FloatingPointError when a computation produces an inf.")
 # read by jit (calls the function), while_loop and eager grad
 _d("jax_disable_jit", bool_env("JAX_DISABLE_JIT"), kind=bool,
@@ -347,10 +361,30 @@ _d("jax_threefry_partitionable", bool_env("JAX_THREEFRY_PARTITIONABLE", default=
 _d("jax_default_device", None, kind=None, allow_none=True,
    validator=lambda v: _check_default_device(v),
    help="Device on which to place uncommitted values (None: first device).")
-_d("jax_compilation_cache_dir", _str_env("JAX_COMPILATION_CACHE_DIR", default=None), kind=str,
-   allow_none=True, supported=(None,),
-   unsupported_why="pyjax has no persistent compilation cache",
-   help="Persistent compilation cache directory.")
+# read by dispatch/compiler.py, which hands them to runtime/disk_cache.py
+_d("jax_compilation_cache_dir",
+   _str_env("PYJAX_COMPILATION_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR",
+            default=_default_cache_dir()), kind=str, allow_none=True,
+   help="Persistent compilation cache directory (None: no persistent cache). pyjax's "
+        "default is $XDG_CACHE_HOME/pyjax or ~/.cache/pyjax.")
+_d("jax_enable_compilation_cache",
+   bool_env("PYJAX_COMPILATION_CACHE", "JAX_ENABLE_COMPILATION_CACHE", default=True),
+   kind=bool, help="Use the persistent compilation cache (PYJAX_COMPILATION_CACHE=0 turns "
+                   "it off).")
+_d("jax_persistent_cache_min_compile_time_secs",
+   float(_str_env("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", default="0")), kind=float,
+   validator=lambda v: _check_nonnegative("jax_persistent_cache_min_compile_time_secs", v),
+   help="Only programs that took at least this long to compile are stored (pyjax's "
+        "default 0: loading one takes ~2 ms, compiling it tens of ms).")
+_d("jax_persistent_cache_min_entry_size_bytes",
+   _int_env("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", default=0), kind=int,
+   help="Only executables of at least this many bytes are stored (0: all; a negative "
+        "value, as in JAX, also means all).")
+_d("jax_compilation_cache_max_size",
+   _int_env("JAX_COMPILATION_CACHE_MAX_SIZE", default=1 << 30), kind=int,
+   validator=lambda v: None if v >= -1 else _bad_max_size(v),
+   help="Bytes the cache directory may hold before least recently used entries are "
+        "evicted (-1: unbounded; pyjax's default 1 GiB).")
 del _d
 
 

@@ -1,1 +1,1 @@
-"""Layer 6: ``jax.scipy``, written on top of ``numpy`` and ``lax``."""
+"""Layer 6: ``jax.scipy``, written on ``pyjax.numpy`` and ``lax``."""

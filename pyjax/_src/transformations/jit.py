@@ -25,7 +25,7 @@ from pyjax._src.core.sharding import Sharding, SingleDeviceSharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
 from pyjax._src.dispatch import cache as cache_mod
-from pyjax._src.dispatch import compiler, devices
+from pyjax._src.dispatch import compiler, debug_values, devices
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.dispatch.cache import Cache
 from pyjax._src.interpreters import ad
@@ -295,6 +295,19 @@ for _flag in ("jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
               "jax_default_matmul_precision", "jax_enable_checks"):
     config.on_change(_flag, _on_trace_config_change)
 
+# True while a flag changes how a jitted call runs (Jitted._call_in_mode): one read on the
+# hot path for the three.
+_modes = [False]
+
+
+def _on_mode_change(_):
+    _modes[0] = bool(config.jax_disable_jit or config.jax_debug_nans or config.jax_debug_infs)
+
+
+for _flag in ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs"):
+    config.on_change(_flag, _on_mode_change)
+_on_mode_change(None)
+
 
 class Jitted:
     """The callable that ``jit`` returns."""
@@ -469,8 +482,8 @@ class Jitted:
         return self._cache.put(key, entry)
 
     def __call__(self, *args, **kwargs):
-        if config.jax_disable_jit:
-            return self.fun(*args, **kwargs)
+        if _modes[0]:  # disable_jit, debug_nans or debug_infs
+            return self._call_in_mode(args, kwargs)
         t = _state.trace
         if t is not None and t is not dispatch.eval_trace:
             return self._call_traced(args, kwargs)
@@ -540,6 +553,25 @@ class Jitted:
                 self._cache.remember(ids[0] if len(ids) == 1 else ids, (entry, x64, avals))
             return self._run(entry, arrays)
         return self._call_by_args(args, kwargs)
+
+    def _call_in_mode(self, args, kwargs):
+        if config.jax_disable_jit:
+            return self.fun(*args, **kwargs)
+        t = _state.trace
+        if t is not None and t is not dispatch.eval_trace:
+            return self._call_traced(args, kwargs)
+        out = self._call_by_args(args, kwargs)
+        what = debug_values.bad_value(pytree.tree_leaves(out))
+        if what is None:
+            return out
+        # Run it again op by op: the operation that makes the value raises, at its line.
+        with disable_jit():
+            self.fun(*args, **kwargs)
+        raise FloatingPointError(
+            f"invalid value ({what}) encountered in jit({self.__name__}). Because "
+            "jax_debug_nans and/or jax_debug_infs is set, the function was run again op by "
+            "op (as without jit) to find the operation, but that run produced no invalid "
+            "value: the compiled program's arithmetic differs from the op-by-op one.")
 
     def _call_by_args(self, args, kwargs):
         """Static arguments, keywords or Python scalars: a first-level cache keyed by the

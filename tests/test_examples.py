@@ -60,7 +60,7 @@ def test_tour_runs():
 
 # ---- the example scripts (imported by path, run with quick settings) ----
 
-EXAMPLES = ["calculate_jit", "grad_tanh", "vmap_pairwise", "mlp_digits"]
+EXAMPLES = ["calculate_jit", "grad_tanh", "vmap_pairwise", "mlp_digits", "cnn_digits"]
 
 
 def load_example(name):
@@ -130,6 +130,35 @@ def test_example_mlp_pieces(x64):
     x = rng.normal(size=(4, 6))
     labels = np.eye(3)[[0, 2, 1, 2]]
     check_grads(jax.jit(lambda p: mlp.loss(p, x, labels)), (params,), order=2)
+
+
+def _numpy_cnn_logits(params, x):
+    """The example's network written again in NumPy (float64): SAME 3x3 convolutions as sums
+    of shifted products, 2x2 max pooling as a reshape."""
+    p = {k: {n: np.asarray(v, np.float64) for n, v in layer.items()} for k, layer in
+         params.items()}
+
+    def conv_same(h, w, b):
+        padded = np.pad(h, ((0, 0), (1, 1), (1, 1), (0, 0)))
+        out = sum(padded[:, i:i + h.shape[1], j:j + h.shape[2]] @ w[i, j]
+                  for i in range(3) for j in range(3))
+        return out + b
+
+    def pool(h):
+        n, hh, ww, c = h.shape
+        return h.reshape(n, hh // 2, 2, ww // 2, 2, c).max(axis=(2, 4))
+    h = pool(np.maximum(conv_same(x.astype(np.float64), **p["conv1"]), 0))
+    h = pool(np.maximum(conv_same(h, **p["conv2"]), 0))
+    return h.reshape(len(h), -1) @ p["dense"]["w"] + p["dense"]["b"]
+
+
+def test_example_cnn_digits_learns():
+    res = load_example("cnn_digits").main(quick=True)
+    assert res["test_accuracy"] >= 0.95, res["test_accuracy"]
+    assert res["final_loss"] < 0.2
+    logits = _numpy_cnn_logits(res["params"], res["x_test"])
+    assert np.mean(np.argmax(logits, -1) == res["y_test"]) == pytest.approx(
+        res["test_accuracy"], abs=2.5 / len(res["y_test"]))
 
 
 def test_example_scripts_run_as_scripts(monkeypatch, capsys):

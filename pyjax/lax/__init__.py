@@ -4,6 +4,9 @@ from pyjax._src.lax.shape_ops import *  # noqa: F401,F403
 from pyjax._src.lax.slicing import *  # noqa: F401,F403
 from pyjax._src.lax.reductions import *  # noqa: F401,F403
 from pyjax._src.lax.dot import *  # noqa: F401,F403
+from pyjax._src.lax.convolution import *  # noqa: F401,F403
+from pyjax._src.lax.windowed_reductions import *  # noqa: F401,F403
+from pyjax._src.lax.user_reductions import *  # noqa: F401,F403
 from pyjax._src.lax.sorting import *  # noqa: F401,F403
 from pyjax._src.lax.stop_gradient import *  # noqa: F401,F403
 from pyjax._src.lax.parallel import *  # noqa: F401,F403

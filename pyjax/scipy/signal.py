@@ -3,5 +3,7 @@
 from pyjax._src.scipy.signal_spectral import (  # noqa: F401
     csd as csd, detrend as detrend, fftconvolve as fftconvolve, istft as istft, stft as stft,
     welch as welch)
-# Direct convolution (convolve, convolve2d, correlate, correlate2d) comes from
-# pyjax._src.scipy.signal_conv, added here by its own change.
+# Direct convolution and correlation
+from pyjax._src.scipy.signal_conv import (  # noqa: F401
+    convolve as convolve, convolve2d as convolve2d, correlate as correlate,
+    correlate2d as correlate2d)

@@ -11,3 +11,4 @@ from pyjax._src.lax import ad_util, base, batch_util  # noqa: F401
 from pyjax._src.lax import elementwise, reductions, shape_ops, slicing  # noqa: F401
 from pyjax._src.lax import dot, sorting, stop_gradient, parallel  # noqa: F401
 from pyjax._src.lax import fft  # noqa: F401
+from pyjax._src.lax import convolution, user_reductions, windowed_reductions  # noqa: F401

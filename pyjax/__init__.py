@@ -34,5 +34,6 @@ from pyjax import dtypes as dtypes
 from pyjax import random as random
 from pyjax import test_util as test_util
 from pyjax import sharding as sharding
+from pyjax import nn as nn
 
 __version__ = "0.1.0"

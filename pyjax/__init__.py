@@ -35,5 +35,6 @@ from pyjax import random as random
 from pyjax import test_util as test_util
 from pyjax import sharding as sharding
 from pyjax import nn as nn
+from pyjax import ops as ops
 
 __version__ = "0.1.0"

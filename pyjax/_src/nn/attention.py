@@ -12,6 +12,7 @@ import numpy as np
 from pyjax import lax
 from pyjax import numpy as jnp
 from pyjax._src.nn.functions import softmax
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.util import check_arraylike
 
 
@@ -88,6 +89,7 @@ def _combined_mask(B, T, S, mask, is_causal, q_len, kv_len, window):
     return out
 
 
+@compiled_when_eager("is_causal", "window")
 def _attention_xla(query, key, value, bias, mask, scale, is_causal, q_len, kv_len, window):
     B, T, N, H = query.shape
     S, K = key.shape[1], key.shape[2]

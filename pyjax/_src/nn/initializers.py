@@ -11,7 +11,6 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from pyjax import lax
 from pyjax import numpy as jnp
 from pyjax import random
 from pyjax._src.core import axes as axes_mod

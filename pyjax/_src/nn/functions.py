@@ -366,6 +366,7 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
     return (x - jnp.asarray(mean)) * lax.rsqrt(jnp.asarray(variance) + epsilon)
 
 
+@compiled_when_eager("num_classes", "dtype", "axis")
 def one_hot(x, num_classes, *, dtype=None, axis=-1):
     """One-hot encoding of the integers ``x``: a new axis ``axis`` of size ``num_classes``
     holding 1 at position ``x`` (all zeros for an ``x`` outside ``[0, num_classes)``)."""

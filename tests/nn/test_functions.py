@@ -223,7 +223,7 @@ def test_one_hot():
 def test_vmap_and_jit_agree_with_eager():
     rng = np.random.default_rng(4)
     x = rng.normal(size=(3, 5)).astype(np.float32)
-    fns = [nn.gelu, nn.softmax, lambda v: nn.logsumexp(v), nn.standardize, nn.relu]
+    fns = [nn.gelu, nn.softmax, lambda v: nn.logsumexp(v), nn.standardize]
     for f in fns:
         eager = np.stack([np.asarray(f(row)) for row in x])
         np.testing.assert_allclose(np.asarray(jax.vmap(f)(x)), eager, rtol=1e-6, atol=1e-6)

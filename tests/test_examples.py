@@ -172,3 +172,31 @@ def test_example_scripts_run_as_scripts(monkeypatch, capsys):
     assert "order 3: max |autodiff - closed form|" in out
     assert "pairwise L1 distances of 30 x 20 points" in out
     assert "test accuracy 0.9" in out
+
+
+def test_example_transformer_learns(capsys):
+    tr = load_example("transformer")
+    res = tr.main(quick=True)
+    losses = np.array(res["losses"])
+    # starts near log(vocabulary) (uniform guessing) and falls well below it
+    assert abs(losses[0] - np.log(res["vocab_size"])) < 0.6, losses[0]
+    assert losses[-10:].mean() < losses[:5].mean() - 1.0, losses
+    assert "steps in" in capsys.readouterr().out
+    # causal: changing the last input character changes no earlier position's logits
+    params, heads = res["params"], res["config"]["n_heads"]
+    data, _ = tr.load_text()
+    tokens = data[None, :32]
+    other = tokens.copy()
+    other[0, -1] = (other[0, -1] + 1) % res["vocab_size"]
+    logits = jax.jit(tr.logits_fn, static_argnums=2)
+    a = np.asarray(logits(params, tokens, heads))
+    b = np.asarray(logits(params, other, heads))
+    np.testing.assert_allclose(a[0, :-1], b[0, :-1], rtol=1e-5, atol=1e-5)
+    assert not np.allclose(a[0, -1], b[0, -1])
+    # the training step's loss is the cross-entropy of those logits, computed in NumPy
+    from scipy.special import log_softmax
+    targets = data[1:33]
+    state = tr.adam_init(params)
+    _, _, loss = tr.make_train_step(heads, 0.0)(params, state, tokens, targets[None])
+    want = -np.mean(log_softmax(a[0].astype(np.float64), axis=-1)[np.arange(32), targets])
+    assert float(loss) == pytest.approx(want, rel=1e-5)

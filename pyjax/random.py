@@ -18,7 +18,8 @@ from pyjax._src.random.distributions import (  # noqa: F401
 from pyjax._src.random.samplers import (  # noqa: F401
     gamma as gamma, loggamma as loggamma, beta as beta, dirichlet as dirichlet, t as t,
     chisquare as chisquare, f as f, generalized_normal as generalized_normal, ball as ball,
-    poisson as poisson, geometric as geometric, binomial as binomial)
+    poisson as poisson, geometric as geometric, binomial as binomial,
+    multinomial as multinomial)
 from pyjax._src.random.matrix import (  # noqa: F401
     multivariate_normal as multivariate_normal, orthogonal as orthogonal)
 from pyjax._src.random.transforms import (  # noqa: F401

@@ -36,7 +36,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.transformations.jit import jit
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops
-from pyjax._src.lax import sorting as lax_sort
+from pyjax._src.lax.barrier import optimization_barrier
 from pyjax._src.lax.base import aval_of
 
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
@@ -156,24 +156,12 @@ def bit_streams(kd, shape, bit_width, count, first_stream=0):
     return out
 
 
-# Key arrays up to this many words are materialized (see ``materialize``) when split.
-_MATERIALIZE_MAX = 8192
-
-
 def materialize(x):
-    """``x`` unchanged, but computed once: sorted along with an iota (the identity
-    permutation). A sort is never fused into its consumers, so XLA keeps ``x`` in memory
-    instead of inlining the computation that made it into every consumer. Without this, a
-    split key feeding a large draw recomputes the split's cipher for every element drawn
-    (slower to run and much slower to compile). An optimization barrier would do the same
-    once pyjax has one; the sort costs little for the small key arrays it is used on."""
-    shape = tuple(aval_of(x).shape)
-    size = math.prod(shape)
-    if size == 0 or size > _MATERIALIZE_MAX:
-        return x
-    flat = shape_ops.reshape(x, (size,))
-    _, flat = lax_sort.sort_key_val(shape_ops.iota(np.int32, size), flat, 0)
-    return shape_ops.reshape(flat, shape)
+    """``x`` unchanged, but computed once: behind an optimization barrier XLA keeps ``x`` in
+    memory instead of inlining the computation that made it into every consumer. Without
+    this, a split key feeding a large draw recomputes the split's cipher for every element
+    drawn (slower to run and much slower to compile)."""
+    return optimization_barrier(x)
 
 
 def split_data(kd, shape):

@@ -133,29 +133,6 @@ def _hash_counts(kd, shape, hi_word=0):
     return threefry2x32(k1, k2, hi, lo)
 
 
-def bit_streams(kd, shape, bit_width, count, first_stream=0):
-    """``count`` independent ``uint<bit_width>[*batch, *shape]`` streams of random bits.
-
-    Each Threefry evaluation gives two 32-bit words, so 32-bit (or narrower) streams come in
-    pairs from one cipher call over the counter range ``first_stream + i`` (the high counter
-    word); 64-bit streams take both words. Used by the samplers that need several uniforms
-    per element (their values are pyjax's own, not JAX's)."""
-    dtype = UINT_DTYPES[bit_width]
-    out = []
-    stream = first_stream
-    while len(out) < count:
-        w0, w1 = _hash_counts(kd, shape, stream)
-        stream += 1
-        if bit_width == 64:
-            hi = lax.convert_element_type(w0, dtype)
-            out.append(lax.bitwise_or(lax.shift_left(hi, dtype.type(32)),
-                                      lax.convert_element_type(w1, dtype)))
-        else:
-            for w in (w0, w1)[:count - len(out)]:
-                out.append(w if bit_width == 32 else lax.convert_element_type(w, dtype))
-    return out
-
-
 def materialize(x):
     """``x`` unchanged, but computed once: behind an optimization barrier XLA keeps ``x`` in
     memory instead of inlining the computation that made it into every consumer. Without

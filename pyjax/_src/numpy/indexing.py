@@ -191,6 +191,11 @@ def _parse_index(shape, idx):
             dim += 1
         elif k == "mask":
             mshape = shape[dim:dim + v.ndim]
+            if v.ndim == 1 and v.size == 0 and tuple(mshape) != (0,):
+                # an empty 1-d mask selects nothing, like an empty integer index (NumPy, JAX)
+                entries.append(_Entry("array", dim, np.zeros((0,), np.int32)))
+                dim += 1
+                continue
             if tuple(v.shape) != tuple(mshape):
                 bad = next(j for j in range(v.ndim) if v.shape[j] != mshape[j])
                 raise IndexError(f"boolean index did not match indexed array along axis "

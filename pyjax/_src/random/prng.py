@@ -211,6 +211,7 @@ class KeyTy:
     itemsize = 8  # two uint32 words
     kind = "V"
     key_shape = (2,)
+    type = dtypes.prng_key  # so that issubdtype(key.dtype, dtypes.prng_key) holds, as in JAX
 
     def __repr__(self):
         return self.name

@@ -78,3 +78,45 @@ def test_multinomial_arguments():
         random.multinomial(k, 3, 0.5)
     with pytest.raises(ValueError, match="broadcast"):
         random.multinomial(k, 3, jnp.ones(3) / 3, shape=(2, 4))
+
+
+@pytest.fixture
+def original_stream():
+    pyjax.config.update("jax_threefry_partitionable", False)
+    yield
+    pyjax.config.update("jax_threefry_partitionable", True)
+
+
+def _words(k, n):
+    """JAX's original stream by its definition: threefry_2x32 over the counts 0..n-1."""
+    return np.asarray(random.threefry_2x32(random.key_data(k), np.arange(n, dtype=np.uint32)))
+
+
+def test_non_partitionable_split_and_bits(original_stream):
+    k = random.key(42)
+    np.testing.assert_array_equal(random.key_data(random.split(k, 3)),
+                                  _words(k, 6).reshape(3, 2))
+    np.testing.assert_array_equal(random.bits(k, (2, 3), np.uint32), _words(k, 6).reshape(2, 3))
+    w = _words(k, 3)  # 5 uint16 values take ceil(80 / 32) = 3 words, low halves first
+    want16 = np.stack([w & 0xFFFF, w >> 16], 1).reshape(-1)[:5].astype(np.uint16)
+    np.testing.assert_array_equal(random.bits(k, (5,), np.uint16), want16)
+    w = _words(k, 2)
+    want8 = np.stack([(w >> s) & 0xFF for s in (0, 8, 16, 24)], 1).reshape(-1)[:7]
+    np.testing.assert_array_equal(random.bits(k, (7,), np.uint8), want8.astype(np.uint8))
+    # under jit and vmap too
+    np.testing.assert_array_equal(pyjax.jit(lambda kk: random.bits(kk, (3,), np.uint32))(k),
+                                  _words(k, 3))
+    keys = random.split(random.key(1), 2)
+    batched = pyjax.vmap(lambda kk: random.bits(kk, (3,), np.uint32))(keys)
+    np.testing.assert_array_equal(batched[1], _words(keys[1], 3))
+    # fold_in is the same in both modes
+    pyjax.config.update("jax_threefry_partitionable", True)
+    folded = np.asarray(random.key_data(random.fold_in(k, 9)))
+    pyjax.config.update("jax_threefry_partitionable", False)
+    np.testing.assert_array_equal(random.key_data(random.fold_in(k, 9)), folded)
+
+
+def test_non_partitionable_64_bit_words(original_stream, x64):
+    k = random.key(3)
+    w = _words(k, 6).astype(np.uint64)
+    np.testing.assert_array_equal(random.bits(k, (3,), np.uint64), (w[:3] << 32) | w[3:])

@@ -204,7 +204,21 @@ def _traceback_filtering():
     assert any("pyjax/_src" in str(f.path) for f in info.traceback)
 
 
+def _threefry_partitionable():
+    # False: JAX's original stream, bits(key, n) == threefry_2x32(key, arange(n))
+    from pyjax import random
+    k = random.key(5)
+    want = np.asarray(random.threefry_2x32(random.key_data(k), np.arange(3, dtype=np.uint32)))
+    try:
+        config.update("jax_threefry_partitionable", False)
+        np.testing.assert_array_equal(random.bits(k, (3,), np.uint32), want)
+    finally:
+        config.update("jax_threefry_partitionable", True)
+    assert not np.array_equal(np.asarray(random.bits(k, (3,), np.uint32)), want)
+
+
 BEHAVIOUR = {
+    "jax_threefry_partitionable": _threefry_partitionable,
     "jax_enable_x64": _enable_x64,
     "jax_default_matmul_precision": _default_matmul_precision,
     "jax_numpy_rank_promotion": _numpy_rank_promotion,
@@ -260,7 +274,6 @@ def test_rejected_examples():
     for name, value in [("jax_debug_nans", True), ("jax_debug_infs", True),
                         ("jax_check_tracer_leaks", True), ("jax_platforms", "cuda"),
                         ("jax_default_prng_impl", "rbg"),
-                        ("jax_threefry_partitionable", False),
                         ("jax_compilation_cache_dir", "/tmp/c"),
                         ("jax_traceback_filtering", "remove_frames")]:
         with pytest.raises(NotImplementedError, match=f"{name}={value!r}"):

@@ -7,9 +7,9 @@ import pyjax
 import pyjax.numpy as jnp
 from pyjax import lax
 
-TESTED_PRIMITIVES = {"optimization_barrier"}
+TESTED_PRIMITIVES = {"optimization_barrier", "rng_bit_generator"}
 JVP_TESTED = {"optimization_barrier"}
-BATCH_TESTED = {"optimization_barrier"}
+BATCH_TESTED = {"optimization_barrier", "rng_bit_generator"}
 
 X = np.arange(6.0, dtype=np.float32).reshape(2, 3)
 
@@ -116,3 +116,36 @@ def test_primitives_under_jax_names():
     assert lax.while_p.name == "while" and lax.optimization_barrier_p.name == \
         "optimization_barrier"
     assert lax.sin_p.bind(jnp.float32(0.0)) == 0.0
+
+
+def test_rng_bit_generator():
+    key = jnp.array([1, 2, 3, 4], jnp.uint32)
+    new_key, bits = lax.rng_bit_generator(key, (4, 2500))
+    assert new_key.dtype == np.uint32 and new_key.shape == (4,)
+    assert bits.dtype == np.uint32 and bits.shape == (4, 2500)
+    assert not np.array_equal(new_key, key)
+    b = np.asarray(bits, np.float64) / 2.0 ** 32
+    assert abs(b.mean() - 0.5) < 0.01 and abs(b.var() - 1 / 12) < 0.005  # 10**4 uniform draws
+    # deterministic, and the same under jit
+    np.testing.assert_array_equal(lax.rng_bit_generator(key, (4, 2500))[1], bits)
+    jitted = pyjax.jit(lambda k: lax.rng_bit_generator(k, (4, 2500)))(key)
+    np.testing.assert_array_equal(jitted[1], bits)
+    np.testing.assert_array_equal(jitted[0], new_key)
+    # narrow outputs are 32-bit draws converted (their low bits), as JAX lowers them
+    small = lax.rng_bit_generator(key, (3,), np.uint8)[1]
+    words = lax.rng_bit_generator(key, (3,), np.uint32)[1]
+    np.testing.assert_array_equal(small, np.asarray(words) & 0xFF)
+    # another algorithm draws other bits
+    other = lax.rng_bit_generator(key, (3,), algorithm=lax.RandomAlgorithm.RNG_THREE_FRY)[1]
+    assert not np.array_equal(other, words)
+    # vmap over keys: each key its own draw
+    keys = jnp.stack([key, key + 1])
+    kb, bb = pyjax.vmap(lambda k: lax.rng_bit_generator(k, (3,)))(keys)
+    for i in range(2):
+        k_i, b_i = lax.rng_bit_generator(keys[i], (3,))
+        np.testing.assert_array_equal(bb[i], b_i)
+        np.testing.assert_array_equal(kb[i], k_i)
+    with pytest.raises(TypeError, match="uint32\\[4\\]"):
+        lax.rng_bit_generator(jnp.zeros(2, jnp.uint32), (3,))
+    with pytest.raises(TypeError, match="dtype"):
+        lax.rng_bit_generator(key, (3,), np.int32)

@@ -15,6 +15,7 @@ from pyjax._src.control_flow.cond import cond, switch  # noqa: F401
 from pyjax._src.lax.composite_ops import *  # noqa: F401,F403,E402
 from pyjax._src.lax.barrier import *  # noqa: F401,F403,E402
 from pyjax._src.lax.rng import *  # noqa: F401,F403,E402
+from pyjax._src.lax.dot_algorithms import *  # noqa: F401,F403,E402
 from pyjax._src.lax.jax_names import primitives_under_jax_names as _jax_named  # noqa: E402
 
 globals().update({k: v for k, v in _jax_named().items() if k not in globals()})

@@ -149,3 +149,17 @@ def test_rng_bit_generator():
         lax.rng_bit_generator(jnp.zeros(2, jnp.uint32), (3,))
     with pytest.raises(TypeError, match="dtype"):
         lax.rng_bit_generator(key, (3,), np.int32)
+
+
+def test_dot_algorithms_as_precision():
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    b = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    for prec in (lax.DotAlgorithmPreset.DEFAULT, lax.DotAlgorithmPreset.F32_F32_F32,
+                 lax.DotAlgorithm(np.float32, np.float32, np.float32)):
+        np.testing.assert_allclose(lax.dot(a, b, precision=prec), a @ b)
+        np.testing.assert_allclose(jnp.matmul(a, b, precision=prec), a @ b)
+    with pytest.raises(NotImplementedError, match="BF16_BF16_F32"):
+        lax.dot(a, b, precision=lax.DotAlgorithmPreset.BF16_BF16_F32)
+    with pytest.raises(NotImplementedError, match="F64_F64_F64"):
+        lax.dot(a, b, precision=lax.DotAlgorithmPreset.F64_F64_F64)  # f32 operands
+    assert lax.Tolerance(atol=1e-3).atol == 1e-3 and lax.AccuracyMode.HIGHEST.name == "HIGHEST"

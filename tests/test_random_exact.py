@@ -120,3 +120,18 @@ def test_non_partitionable_64_bit_words(original_stream, x64):
     k = random.key(3)
     w = _words(k, 6).astype(np.uint64)
     np.testing.assert_array_equal(random.bits(k, (3,), np.uint64), (w[:3] << 32) | w[3:])
+
+
+def test_key_dtype_and_impl_arguments():
+    d = random.key_dtype()
+    assert d == random.key(0).dtype and str(d) == "key<fry>"
+    assert jnp.issubdtype(d, pyjax.dtypes.prng_key)
+    k = random.key(3, dtype=random.key_dtype("threefry2x32"))
+    np.testing.assert_array_equal(random.key_data(k), random.key_data(random.key(3)))
+    w = random.wrap_key_data(random.key_data(k), dtype=k.dtype)
+    np.testing.assert_array_equal(random.key_data(w), random.key_data(k))
+    for impl in ("rbg", "unsafe_rbg"):
+        with pytest.raises(NotImplementedError, match=impl):
+            random.key(0, impl=impl)
+    with pytest.raises(ValueError, match="unrecognized PRNG implementation"):
+        random.key_dtype("philox")

@@ -4,9 +4,13 @@ from pyjax._src.lax.shape_ops import *  # noqa: F401,F403
 from pyjax._src.lax.slicing import *  # noqa: F401,F403
 from pyjax._src.lax.reductions import *  # noqa: F401,F403
 from pyjax._src.lax.dot import *  # noqa: F401,F403
+from pyjax._src.lax.convolution import *  # noqa: F401,F403
+from pyjax._src.lax.windowed_reductions import *  # noqa: F401,F403
+from pyjax._src.lax.user_reductions import *  # noqa: F401,F403
 from pyjax._src.lax.sorting import *  # noqa: F401,F403
 from pyjax._src.lax.stop_gradient import *  # noqa: F401,F403
 from pyjax._src.lax.parallel import *  # noqa: F401,F403
+from pyjax._src.lax.fft import *  # noqa: F401,F403
 from pyjax._src.control_flow.associative_scan import associative_scan  # noqa: F401
 from pyjax._src.control_flow.scan import scan  # noqa: F401
 from pyjax._src.control_flow.loops import fori_loop, map  # noqa: F401,A004

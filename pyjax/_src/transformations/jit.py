@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import operator
 import warnings
 import weakref
@@ -15,7 +16,7 @@ import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
-from pyjax._src.core import pytree
+from pyjax._src.core import profiling, pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
@@ -25,7 +26,7 @@ from pyjax._src.core.sharding import Sharding, SingleDeviceSharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
 from pyjax._src.dispatch import cache as cache_mod
-from pyjax._src.dispatch import compiler, devices
+from pyjax._src.dispatch import compiler, debug_values, devices
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.dispatch.cache import Cache
 from pyjax._src.interpreters import ad
@@ -284,6 +285,7 @@ def _as_array(x):
     return x if type(x) is ArrayImpl else dispatch.to_array(x)
 _new_array = ArrayImpl.__new__  # creating without ArrayImpl.__init__ saves a Python call
 _state = trace_mod._state
+_log = logging.getLogger("pyjax")
 
 
 def _on_trace_config_change(_):
@@ -294,6 +296,56 @@ def _on_trace_config_change(_):
 for _flag in ("jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
               "jax_default_matmul_precision", "jax_enable_checks"):
     config.on_change(_flag, _on_trace_config_change)
+
+# True while a flag changes how a jitted call runs (Jitted._call_in_mode): one read on the
+# hot path for the three.
+_modes = [False]
+
+
+def _on_mode_change(_=None):
+    _modes[0] = bool(config.jax_disable_jit or config.jax_debug_nans or config.jax_debug_infs
+                     or profiling.active[0])
+
+
+refresh_modes = _on_mode_change  # the profiler calls it when it starts and stops
+
+
+for _flag in ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs"):
+    config.on_change(_flag, _on_mode_change)
+_on_mode_change(None)
+
+
+def _explain_miss(jitted, key, names):
+    """Logs why ``key`` (tree, statics, avals, x64) missed the trace cache of ``jitted``."""
+    fun = jitted.fun
+    code = getattr(fun, "__code__", None)
+    where = f" defined at {code.co_filename}:{code.co_firstlineno}" if code else ""
+    seen = list(jitted._trace_cache.entries)
+    if not seen:
+        why = ["never seen a call before (the first trace)"]
+    else:
+        def mismatches(old):
+            out = []
+            if old[3] != key[3]:
+                out.append(f"jax_enable_x64 was {old[3]}, now {key[3]}")
+            if old[0] != key[0]:
+                out.append(f"the pytree structure of the arguments was {old[0]}, now {key[0]}")
+            elif old[2] != key[2]:
+                for name, a, b in zip(names, old[2], key[2]):
+                    if a != b:
+                        what = ("weak type" if (a.shape, a.dtype) == (b.shape, b.dtype)
+                                else "type")
+                        out.append(f"{what} of argument {name!r}: seen "
+                                   f"{a.str_short()}{'' if not a.weak_type else ' (weak)'}, "
+                                   f"now {b.str_short()}{'' if not b.weak_type else ' (weak)'}")
+            if old[1] != key[1]:
+                out.append(f"static arguments were {old[1]!r}, now {key[1]!r}")
+            return out
+        closest = min((mismatches(k) for k in seen), key=len)
+        why = [f"closest seen signature has {len(closest)} mismatch(es):"] + \
+              [f"  * {m}" for m in closest]
+    _log.warning("TRACING CACHE MISS for %s%s because: %s", jitted.__name__, where,
+                 "\n".join(why))
 
 
 class Jitted:
@@ -414,12 +466,16 @@ class Jitted:
         key = (in_tree, statics, in_avals, config.jax_enable_x64)
         hit = self._trace_cache.get(key)
         if hit is None:
+            if config.jax_explain_cache_misses:
+                _explain_miss(self, key, self._dyn_arg_names(args, kwargs, dyn_args,
+                                                             dyn_kwargs))
             out_store = []
             flat_fun = self._make_flat_fun(statics, len(dyn_args), sorted(dyn_kwargs), in_tree,
                                            out_store)
             dyn_names = self._dyn_arg_names(args, kwargs, dyn_args, dyn_kwargs)
             dbg = staging.DebugInfo(self.__name__, dyn_names, "jit")
-            closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
+            with profiling.span(f"trace {self.__name__}", "trace"):
+                closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
             hit = self._trace_cache.put(key, (closed, out_store[0]))
         donated = self._donated_leaves(dyn_args, dyn_kwargs, len(args))
         return key, hit[0], hit[1], leaves, donated
@@ -469,8 +525,8 @@ class Jitted:
         return self._cache.put(key, entry)
 
     def __call__(self, *args, **kwargs):
-        if config.jax_disable_jit:
-            return self.fun(*args, **kwargs)
+        if _modes[0]:  # disable_jit, debug_nans or debug_infs
+            return self._call_in_mode(args, kwargs)
         t = _state.trace
         if t is not None and t is not dispatch.eval_trace:
             return self._call_traced(args, kwargs)
@@ -540,6 +596,28 @@ class Jitted:
                 self._cache.remember(ids[0] if len(ids) == 1 else ids, (entry, x64, avals))
             return self._run(entry, arrays)
         return self._call_by_args(args, kwargs)
+
+    def _call_in_mode(self, args, kwargs):
+        if config.jax_disable_jit:
+            return self.fun(*args, **kwargs)
+        t = _state.trace
+        if t is not None and t is not dispatch.eval_trace:
+            return self._call_traced(args, kwargs)
+        with profiling.span(f"jit({self.__name__})", "execute"):
+            out = self._call_by_args(args, kwargs)
+        if not (config.jax_debug_nans or config.jax_debug_infs):
+            return out
+        what = debug_values.bad_value(pytree.tree_leaves(out))
+        if what is None:
+            return out
+        # Run it again op by op: the operation that makes the value raises, at its line.
+        with disable_jit():
+            self.fun(*args, **kwargs)
+        raise FloatingPointError(
+            f"invalid value ({what}) encountered in jit({self.__name__}). Because "
+            "jax_debug_nans and/or jax_debug_infs is set, the function was run again op by "
+            "op (as without jit) to find the operation, but that run produced no invalid "
+            "value: the compiled program's arithmetic differs from the op-by-op one.")
 
     def _call_by_args(self, args, kwargs):
         """Static arguments, keywords or Python scalars: a first-level cache keyed by the
@@ -772,6 +850,17 @@ class Lowered:
         return self._traced.out_info
 
 
+class CompiledMemoryStats:
+    """What ``Compiled.memory_analysis()`` returns: byte counts as attributes."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    def __repr__(self):
+        return "CompiledMemoryStats(" + ", ".join(f"{k}={v}" for k, v in
+                                                  self.__dict__.items()) + ")"
+
+
 class Compiled:
     def __init__(self, jitted, entry, key):
         self._jitted = jitted
@@ -795,7 +884,15 @@ class Compiled:
         return lowering.lower_module(self._entry.closed.jaxpr, self._jitted.__name__)
 
     def cost_analysis(self):
-        return None
+        """XLA's cost estimates: ``{"flops": ..., "transcendentals": ...,
+        "bytes accessed": ..., ...}`` (floats), as JAX's ``Compiled.cost_analysis()``."""
+        return {k: float(v) for k, v in self._entry.exe.cost_analysis().items()}
+
+    def memory_analysis(self):
+        """XLA's compiled memory statistics (``argument_size_in_bytes``,
+        ``output_size_in_bytes``, ``alias_size_in_bytes``, ``temp_size_in_bytes``,
+        ``generated_code_size_in_bytes``, their ``host_`` variants, ``peak_memory_in_bytes``)."""
+        return CompiledMemoryStats(**self._entry.exe.memory_stats())
 
 
 def _check_call_matches(key, in_tree, statics, in_avals):

@@ -204,6 +204,19 @@ def _traceback_filtering():
     assert any("pyjax/_src" in str(f.path) for f in info.traceback)
 
 
+def _threefry_partitionable():
+    # False: JAX's original stream, bits(key, n) == threefry_2x32(key, arange(n))
+    from pyjax import random
+    k = random.key(5)
+    want = np.asarray(random.threefry_2x32(random.key_data(k), np.arange(3, dtype=np.uint32)))
+    try:
+        config.update("jax_threefry_partitionable", False)
+        np.testing.assert_array_equal(random.bits(k, (3,), np.uint32), want)
+    finally:
+        config.update("jax_threefry_partitionable", True)
+    assert not np.array_equal(np.asarray(random.bits(k, (3,), np.uint32)), want)
+
+
 def _compilation_cache(monkeypatch):
     """Each persistent-cache flag decides whether a freshly compiled program reaches the disk
     (tests/runtime/test_disk_cache.py tests the cache itself)."""
@@ -265,6 +278,7 @@ def _explain_cache_misses(caplog):
 
 
 BEHAVIOUR = {
+    "jax_threefry_partitionable": _threefry_partitionable,
     "jax_explain_cache_misses": _explain_cache_misses,
     "jax_debug_nans": _debug_nans_infs,
     "jax_debug_infs": _debug_nans_infs,
@@ -327,7 +341,6 @@ def test_every_flag_is_honoured_or_rejected(name, caplog, monkeypatch):
 def test_rejected_examples():
     for name, value in [("jax_check_tracer_leaks", True), ("jax_platforms", "cuda"),
                         ("jax_default_prng_impl", "rbg"),
-                        ("jax_threefry_partitionable", False),
                         ("jax_traceback_filtering", "remove_frames")]:
         with pytest.raises(NotImplementedError, match=f"{name}={value!r}"):
             config.update(name, value)

@@ -359,8 +359,7 @@ _d("jax_default_prng_impl", _str_env("JAX_DEFAULT_PRNG_IMPL", default="threefry2
    unsupported_why="pyjax implements the threefry2x32 PRNG only",
    help="Default PRNG implementation.")
 _d("jax_threefry_partitionable", bool_env("JAX_THREEFRY_PARTITIONABLE", default=True), kind=bool,
-   supported=(True,), unsupported_why="pyjax's keys use the partitionable derivation only",
-   help="Use the partitionable threefry key derivation.")
+   help="Use the partitionable threefry key derivation (False: JAX's original stream).")
 # read where uncommitted values are placed (core/array.py, dispatch/eager.py)
 _d("jax_default_device", None, kind=None, allow_none=True,
    validator=lambda v: _check_default_device(v),

@@ -12,3 +12,4 @@ from pyjax._src.lax import elementwise, reductions, shape_ops, slicing  # noqa: 
 from pyjax._src.lax import dot, sorting, stop_gradient, parallel  # noqa: F401
 from pyjax._src.lax import fft  # noqa: F401
 from pyjax._src.lax import convolution, user_reductions, windowed_reductions  # noqa: F401
+from pyjax._src.lax import barrier, composite_ops, jax_names, rng  # noqa: F401,E402

@@ -570,7 +570,8 @@ def triu(m, k=0):
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    """Coordinate arrays from 1-D coordinate vectors (``indexing`` 'xy' or 'ij')."""
+    """Coordinate arrays from 1-D coordinate vectors (``indexing`` 'xy' or 'ij'), as a
+    tuple."""
     util.check_arraylike("meshgrid", *xi)
     if not copy:  # as JAX: its arrays are never views
         raise ValueError("jax.numpy.meshgrid only supports copy=True")
@@ -595,7 +596,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
             out.append(lax_shape.reshape(a, tuple(shp)))
         else:
             out.append(lax_shape.broadcast_in_dim(a, tuple(sizes), (ax,)))
-    return out
+    return tuple(out)  # a tuple, as the array API standard and JAX
 
 
 def diag(v, k=0):

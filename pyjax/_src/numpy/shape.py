@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -244,11 +245,12 @@ def broadcast_to(array, shape):
 
 
 def broadcast_arrays(*args):
-    """Broadcast all arguments against each other; returns a list of arrays."""
+    """Broadcast all arguments against each other; returns a tuple of arrays (the array API
+    standard's container, which JAX follows)."""
     util.check_arraylike("broadcast_arrays", *args)
     args = [asarray(a) for a in args]
     shape = util.broadcast_shapes(*[a.shape for a in args])
-    return [util.broadcast_to(a, shape) for a in args]
+    return tuple(util.broadcast_to(a, shape) for a in args)
 
 
 # ---------------------------------------------------------------------------------------
@@ -785,26 +787,46 @@ def _unique_sized(ar, size, fill_value, equal_nan, return_index, return_inverse,
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+class _UniqueAllResult(NamedTuple):
+    values: Any
+    indices: Any
+    inverse_indices: Any
+    counts: Any
+
+
+class _UniqueCountsResult(NamedTuple):
+    values: Any
+    counts: Any
+
+
+class _UniqueInverseResult(NamedTuple):
+    values: Any
+    inverse_indices: Any
+
+
 def unique_values(x, /, *, size=None, fill_value=None):
     """Array-API ``unique_values``: ``unique(x)`` with NaNs collapsed."""
     return unique(x, equal_nan=True, size=size, fill_value=fill_value)
 
 
 def unique_counts(x, /, *, size=None, fill_value=None):
-    """``(values, counts)``."""
-    return unique(x, return_counts=True, equal_nan=True, size=size, fill_value=fill_value)
+    """The named tuple ``(values, counts)`` (array API)."""
+    return _UniqueCountsResult(*unique(x, return_counts=True, equal_nan=True, size=size,
+                                       fill_value=fill_value))
 
 
 def unique_inverse(x, /, *, size=None, fill_value=None):
-    """``(values, inverse_indices)``; the inverse has the shape of ``x``."""
+    """The named tuple ``(values, inverse_indices)``; the inverse has the shape of ``x``."""
     vals, inv = unique(x, return_inverse=True, equal_nan=True, size=size,
                        fill_value=fill_value)
-    return vals, reshape(inv, np.shape(x) if not hasattr(x, "shape") else x.shape)
+    return _UniqueInverseResult(vals, reshape(inv, np.shape(x) if not hasattr(x, "shape")
+                                              else x.shape))
 
 
 def unique_all(x, /, *, size=None, fill_value=None):
-    """``(values, indices, inverse_indices, counts)``."""
+    """The named tuple ``(values, indices, inverse_indices, counts)`` (array API)."""
     vals, idx, inv, cnt = unique(x, return_index=True, return_inverse=True,
                                  return_counts=True, equal_nan=True, size=size,
                                  fill_value=fill_value)
-    return vals, idx, reshape(inv, np.shape(x) if not hasattr(x, "shape") else x.shape), cnt
+    return _UniqueAllResult(vals, idx, reshape(inv, np.shape(x) if not hasattr(x, "shape")
+                                               else x.shape), cnt)

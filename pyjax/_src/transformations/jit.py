@@ -873,10 +873,7 @@ class Compiled:
         leaves, in_tree = pytree.tree_flatten((dyn_args, dyn_kwargs))
         in_avals = tuple(_leaf_aval(x) for x in leaves)
         if (in_tree, statics, in_avals) != self._key[:3]:
-            raise TypeError(
-                "Argument types differ from the types for which this computation was compiled: "
-                f"expected {[a.str_short() for a in self._key[2]]}, "
-                f"got {[a.str_short() for a in in_avals]}")
+            _check_call_matches(self._key, in_tree, statics, in_avals)
         out = j._run(self._entry, [dispatch.to_array(x) for x in leaves])
         donated = j._donated_leaves(dyn_args, dyn_kwargs, len(args))
         if donated:
@@ -896,6 +893,26 @@ class Compiled:
         ``output_size_in_bytes``, ``alias_size_in_bytes``, ``temp_size_in_bytes``,
         ``generated_code_size_in_bytes``, their ``host_`` variants, ``peak_memory_in_bytes``)."""
         return CompiledMemoryStats(**self._entry.exe.memory_stats())
+
+
+def _check_call_matches(key, in_tree, statics, in_avals):
+    """A compiled computation runs arguments of its shapes and dtypes; a weak type alone does
+    not matter (JAX compares types without it). Otherwise the error says what differs."""
+    tree, want_statics, want_avals = key[:3]
+    problems = []
+    if tree != in_tree:
+        problems.append(f"the argument structure: compiled for {tree}, called with {in_tree}")
+    if want_statics != statics:
+        problems.append(f"the static arguments: compiled for {want_statics}, called with "
+                        f"{statics}")
+    if not problems and len(want_avals) == len(in_avals):
+        for i, (w, g) in enumerate(zip(want_avals, in_avals)):
+            if w.shape != g.shape or w.dtype != g.dtype:
+                problems.append(f"argument {i}: compiled for {w.str_short()}, called with "
+                                f"{g.str_short()}")
+    if problems:
+        raise TypeError("Argument types differ from the types for which this computation was "
+                        "compiled. The mismatches are:\n" + "\n".join(problems))
 
 
 _NO_FUN = object()  # jit(static_argnums=...) without a function: a decorator

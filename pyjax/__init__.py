@@ -59,6 +59,7 @@ from pyjax import test_util as test_util
 from pyjax import sharding as sharding
 from pyjax import debug as debug
 from pyjax import profiler as profiler
+from pyjax import stages as stages
 from pyjax import nn as nn
 from pyjax import ops as ops
 from pyjax import image as image

@@ -797,7 +797,48 @@ def _hashable(x):
         return False
 
 
-class Traced:
+class ArgInfo:
+    """One argument of a traced call (``jax.stages.ArgInfo``): its abstract value (``shape``,
+    ``dtype``) and whether it is donated."""
+    __slots__ = ("_aval", "donated")
+
+    def __init__(self, aval, donated):
+        self._aval, self.donated = aval, bool(donated)
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+
+    def __repr__(self):
+        return f"ArgInfo({self._aval.str_short()}, donated={self.donated})"
+
+
+class _Stage:
+    """What every AOT stage says about its call: ``in_tree``, ``args_info``, ``out_tree``,
+    ``out_info`` (``_trace`` is the stage's Traced)."""
+
+    @property
+    def in_tree(self):
+        return self._trace._key[0]
+
+    @property
+    def args_info(self):
+        t = self._trace
+        return pytree.tree_unflatten(t._key[0], [ArgInfo(a, d) for a, d in
+                                                 zip(t._key[2], t._donated)])
+
+    @property
+    def out_tree(self):
+        return self._trace._out_tree
+
+    @property
+    def out_info(self):
+        t = self._trace
+        return pytree.tree_unflatten(t._out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            for a in t.jaxpr.out_avals])
+
+
+class Traced(_Stage):
     """A jitted function traced for some arguments (``jitted.trace(...)``): its ``jaxpr``,
     its output structure (``out_info``) and ``lower()``."""
 
@@ -805,20 +846,22 @@ class Traced:
         self.jaxpr = closed
         self._jitted, self._key, self._out_tree, self._donated = jitted, key, out_tree, donated
 
-    @property
-    def out_info(self):
-        return pytree.tree_unflatten(self._out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-            for a in self.jaxpr.out_avals])
+    _trace = property(lambda self: self)
 
     def lower(self):
         return Lowered(self)
 
 
-class Lowered:
+class Lowered(_Stage):
     def __init__(self, traced: Traced):
         self._traced = traced
         self._text = None
+
+    _trace = property(lambda self: self._traced)
+
+    def cost_analysis(self):
+        """XLA's cost estimates (of the compiled program)."""
+        return self.compile().cost_analysis()
 
     def as_text(self, dialect=None):
         _check_dialect(dialect)
@@ -839,15 +882,11 @@ class Lowered:
             merged = dict(t._jitted.compiler_options or {}, **compiler_options)
             entry = t._jitted._compile(t._key, t.jaxpr, t._out_tree, t._donated,
                                        overrides=option_overrides(merged))
-            return Compiled(t._jitted, entry, t._key)
+            return Compiled(t._jitted, entry, t._key, t)
         entry = t._jitted._cache.get(t._key)
         if entry is None:
             entry = t._jitted._compile(t._key, t.jaxpr, t._out_tree, t._donated)
-        return Compiled(t._jitted, entry, t._key)
-
-    @property
-    def out_info(self):
-        return self._traced.out_info
+        return Compiled(t._jitted, entry, t._key, t)
 
 
 class CompiledMemoryStats:
@@ -861,11 +900,14 @@ class CompiledMemoryStats:
                                                   self.__dict__.items()) + ")"
 
 
-class Compiled:
-    def __init__(self, jitted, entry, key):
+class Compiled(_Stage):
+    def __init__(self, jitted, entry, key, traced=None):
         self._jitted = jitted
         self._entry = entry
         self._key = key
+        self._traced = traced
+
+    _trace = property(lambda self: self._traced)
 
     def __call__(self, *args, **kwargs):
         j = self._jitted

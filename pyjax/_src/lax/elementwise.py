@@ -6,7 +6,7 @@ import operator
 
 import numpy as np
 
-from pyjax._src.core import dtypes
+from pyjax._src.core import axes, dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import Primitive, with_self
@@ -887,8 +887,10 @@ def bitcast_convert_type(operand, new_dtype):
 
 
 def reduce_precision(operand, exponent_bits, mantissa_bits):
-    return reduce_precision_p.bind(operand, exponent_bits=int(exponent_bits),
-                                          mantissa_bits=int(mantissa_bits))
+    # operator.index as JAX: int() would truncate exponent_bits=2.5 silently
+    return reduce_precision_p.bind(
+        operand, exponent_bits=axes.index(exponent_bits, "exponent_bits", "reduce_precision"),
+        mantissa_bits=axes.index(mantissa_bits, "mantissa_bits", "reduce_precision"))
 
 
 class RoundingMethod:

@@ -839,6 +839,8 @@ class disable_jit:
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
     """``make_jaxpr(f)(*args)`` returns the ClosedJaxpr that ``f`` traces to at ``args``."""
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     if abstracted_axes is not None:
         raise NotImplementedError(
             f"make_jaxpr(abstracted_axes={abstracted_axes!r}): shape polymorphism is not "

@@ -695,6 +695,10 @@ def _int_indices(indices, fn):
         if indices.size == 0:
             indices = indices.astype(np.int32)
     elif isinstance(indices, (int, np.integer)):
+        if type(indices) is int:  # as jnp.asarray(i): out of the default int dtype raises
+            dt = dtypes.canonicalize_dtype(np.int64)
+            if not np.iinfo(dt).min <= indices <= np.iinfo(dt).max:
+                raise OverflowError(f"Python int {indices} too large to convert to {dt.name}")
         indices = np.asarray(indices)
     elif isinstance(indices, (bool, float, complex)):
         indices = np.asarray(indices)

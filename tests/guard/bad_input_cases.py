@@ -215,7 +215,14 @@ bad("lax.add(1, 1.0)", TypeError, r"same dtypes")
 bad("lax.mul(x, 'a')", TypeError, r"'a'")
 bad("lax.sub(x, None)", TypeError, r"None")
 bad("lax.max(x, jnp.ones((2, 3), jnp.float16))", TypeError, r"float32, float16")
-same("lax.add(x, 1)", "np.arange(6.0).reshape(2, 3) + 1")
+same("lax.add(x, 1)", "np.arange(6.0).reshape(2, 3) + 1")  # weak Python scalars are fine
+same("lax.add(i, 2)", "np.arange(6).reshape(2, 3) + 2")
+same("lax.sub(x, np.float64(1))", "np.arange(6.0).reshape(2, 3) - 1")  # f64 -> f32 without x64
+bad("lax.add(i, 1.5)", TypeError, r"int32, float32 \(the Python scalar 1.5\)")
+bad("lax.add(i, True)", TypeError, r"int32, bool")
+bad("lax.add(jnp.float32(1), 1j)", TypeError, r"float32, complex64")
+bad("lax.max(i, 2**40)", OverflowError, r"1099511627776")
+bad("lax.add(x, np.ones((2, 3), np.int64))", TypeError, r"float32, int32")
 bad("lax.dot_general(x, x, (((1,), (0,)), ((), ())))", TypeError, r"\(3,\) and \(2,\)")
 bad("lax.dot_general(x, x, (((5,), (1,)), ((), ())))", TypeError, r"\(5,\)")
 bad("lax.dot_general(x, x, ((1, 1), ((), ())))", TypeError, r"sequence of ints")
@@ -338,7 +345,14 @@ for _use in ["d + 1", "np.asarray(d)", "jnp.sum(d)", "d.reshape(3, 1)", "d[0]", 
              "random.normal(key, (3,)) + d", "jax.jvp(lambda a: a * 2, (d,), (d,))"]:
     bad(_use, RuntimeError, r"deleted.*float32\[3\]")
 
-# --- wrong devices ------------------------------------------------------------------------
+# --- wrong devices and platforms ---------------------------------------------------------
+bad("jax.devices('gpu')", RuntimeError, r"gpu")
+bad("jax.devices('cuda')", RuntimeError, r"cuda")
+bad("jax.devices(3)", TypeError, r"3")
+bad("jax.local_devices(backend='tpu')", RuntimeError, r"tpu")
+bad("jax.device_count('gpu')", RuntimeError, r"gpu")
+bad("jnp.zeros(3, device=jax.devices('gpu'))", RuntimeError, r"gpu")
+bad("jax.jit(lambda a: a, backend='tpu')(x)", RuntimeError, r"tpu")
 bad("jax.device_put(x, 'cpu:1')", TypeError, r"'cpu:1'")
 bad("jax.device_put(x, 3)", TypeError, r"3.*int|int.*3")
 bad("jnp.zeros(3, device='cpu')", TypeError, r"'cpu'")

@@ -246,7 +246,7 @@ bad("lax.reduce_precision(x, 1, 2**31)", ValueError, r"mantissa_bits.*int32.*214
 bad("lax.bitcast_convert_type(jnp.ones(3, jnp.complex64), jnp.uint8)", TypeError,
     r"complex64.*uint8")
 bad("lax.bitcast_convert_type(x, 'foo')", TypeError, r"'foo'")
-bad("lax.bitcast_convert_type(x, 'a')", TypeError, r"new_dtype.*S")
+bad("lax.bitcast_convert_type(x, 'S')", TypeError, r"new_dtype.*S")
 bad("lax.bitcast_convert_type(jnp.ones((3, 3), jnp.int16), jnp.float32)", TypeError, r"\(3, 3\)")
 bad("lax.convert_element_type(x, 'foo')", TypeError, r"'foo'")
 bad("lax.convert_element_type(x, object)", TypeError, r"object")

@@ -203,6 +203,8 @@ bad("jnp.take(x, jnp.array([1.5]))", TypeError, r"float32")
 bad("jnp.take(x, 0, mode='bogus')", ValueError, r"bogus")
 bad("jnp.take(x, 2**40)", OverflowError, r"1099511627776.*int32")
 bad("x[2**40]", OverflowError, r"1099511627776.*int32")
+bad("x.at[2**40].set(1.0)", OverflowError, r"1099511627776.*int32")
+bad("x.at[0, -2**40].add(1.0)", OverflowError, r"-1099511627776.*int32")
 same("x[1, -1]", "5.0")
 same("x[5:9]", "np.zeros((0, 3))")
 same("jnp.take(x, 10)", "np.nan")  # JAX's default mode for take is "fill"

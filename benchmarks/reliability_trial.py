@@ -62,6 +62,51 @@ OK_EXCEPTIONS = ("TypeError", "ValueError", "IndexError", "OverflowError", "Runt
                  "TracerArrayConversionError", "KeyError")
 
 
+# samplers at extreme parameters: must finish (no rejection loop spinning forever), no crash
+EXTREMES = [
+    'random.poisson(key, 1e30, (3,))',
+    'random.poisson(key, np.inf, (3,))',
+    'random.poisson(key, np.nan, (3,))',
+    'random.poisson(key, 1e9, (3,))',
+    'random.binomial(key, 1e30, 0.5, (3,))',
+    'random.binomial(key, np.inf, 0.5, (3,))',
+    'random.binomial(key, 1e9, 0.3, (3,))',
+    'random.binomial(key, 10.0, np.nan, (3,))',
+    'random.gamma(key, np.nan, (3,))',
+    'random.gamma(key, 1e-30, (3,))',
+    'random.gamma(key, 1e30, (3,))',
+    'random.gamma(key, np.inf, (3,))',
+    'random.beta(key, 1e-30, 1e-30, (3,))',
+    'random.truncated_normal(key, 10.0, 11.0, (3,))',
+    'random.truncated_normal(key, 50.0, 60.0, (3,))',
+    'random.truncated_normal(key, np.nan, 1.0, (3,))',
+    'random.dirichlet(key, jnp.array([1e-30, 1e-30]))',
+    'random.geometric(key, 1e-30, (3,))',
+    'random.t(key, 1e-30, (3,))',
+    'random.chisquare(key, np.inf, (3,))',
+    'random.loggamma(key, 1e-30, (3,))',
+    'random.categorical(key, jnp.array([-np.inf, -np.inf]))',
+    'random.categorical(key, jnp.array([np.nan, 1.0]))',
+    'random.choice(key, 3, (2,), p=jnp.array([0.0, 0.0, 0.0]))',
+    'random.choice(key, 3, (2,), replace=False, p=jnp.array([np.nan, 1.0, 1.0]))',
+    'random.multivariate_normal(key, jnp.zeros(2), jnp.array([[1.0, 2.0], [2.0, 1.0]]))',
+    'random.orthogonal(key, 0)',
+    'random.permutation(key, 0)',
+    'random.split(key, 0)',
+    'random.randint(key, (3,), -2**31, 2**31 - 1)',
+    'random.randint(key, (3,), 0, 2**40)',
+    'random.uniform(key, (3,), minval=np.nan)',
+    'random.normal(key, (3,), jnp.complex64)',
+    'random.ball(key, 0)',
+    'random.ball(key, 3, p=0.0)',
+    'random.generalized_normal(key, 0.0, (3,))',
+    'random.weibull_min(key, 0.0, 0.0, (3,))',
+    'random.pareto(key, 0.0, (3,))',
+    'random.wald(key, 0.0, (3,))',
+    'random.triangular(key, 1.0, 0.0, 0.5, (3,))',
+]
+
+
 def fuzz_cases():
     out = []
     for f in FUNCS:
@@ -71,7 +116,7 @@ def fuzz_cases():
                 args = ["1"] * n  # the other arguments harmless
                 args[pos] = v
                 out.append(f.format(*args))
-    return out
+    return out + EXTREMES
 
 
 _CHILD = r"""

@@ -84,7 +84,10 @@ def _worker(k, n_ops, devices, shared, victims, all_stats, errors):
             elif kind == 7:  # read a victim that some thread may be deleting right now
                 i = int(rng.integers(len(victims)))
                 try:
-                    v = np.asarray(victims[i]._buf)  # not the cached host copy
+                    if op % 2:  # read its memory (not the cached host copy)
+                        v = np.asarray(victims[i]._buf)
+                    else:  # compute with it (the execution holds it) and on another device
+                        v = np.asarray(jax.device_put(victims[i] * 1.0, devices[k % len(devices)]))
                     assert np.array_equal(v, base + i), "victim value"
                     stats["victim_reads"] += 1
                 except DeletedBufferError:

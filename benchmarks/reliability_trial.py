@@ -64,6 +64,9 @@ OK_EXCEPTIONS = ("TypeError", "ValueError", "IndexError", "OverflowError", "Runt
 
 # samplers at extreme parameters: must finish (no rejection loop spinning forever), no crash
 EXTREMES = [
+    # allocations that fit in int64 bytes but not in memory: RESOURCE_EXHAUSTED, not an abort
+    'jnp.zeros((2**40,), jnp.int8).block_until_ready()',
+    'jax.jit(lambda: jnp.ones((2**38,)))().block_until_ready()',
     'random.poisson(key, 1e30, (3,))',
     'random.poisson(key, np.inf, (3,))',
     'random.poisson(key, np.nan, (3,))',

@@ -59,7 +59,7 @@ OK_EXCEPTIONS = ("TypeError", "ValueError", "IndexError", "OverflowError", "Runt
                  "NotImplementedError", "AxisError", "NegativeDimensionError",
                  "ZeroDivisionError", "DeletedBufferError", "ConcretizationTypeError",
                  "TracerIntegerConversionError", "TracerBoolConversionError",
-                 "TracerArrayConversionError", "KeyError")
+                 "TracerArrayConversionError", "KeyError", "XlaRuntimeError")
 
 
 # samplers at extreme parameters: must finish (no rejection loop spinning forever), no crash

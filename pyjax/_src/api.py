@@ -79,6 +79,9 @@ def _device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 def _put_leaf(leaf, device, donate, may_alias):
     if isinstance(leaf, Tracer):
         return leaf
+    if type(leaf) is ArrayImpl and leaf.is_deleted():
+        # at once, as JAX: the transfer would only fail when the result is read
+        leaf._buf.block_until_ready()  # raises DeletedBufferError naming the array
     out = dispatch.device_put(leaf, device)
     if type(leaf) is ArrayImpl:
         if (donate or may_alias is False) and out._buf is leaf._buf:

@@ -381,6 +381,8 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     (int32 without x64); ``arange(n)`` is ``lax.iota``.
     """
     dt = _check_dtype(dtype, "arange")
+    if start is None and stop is None:
+        raise TypeError("arange: start must be a number when stop is not given, got None")
     start = _concrete_or_error(start, "jnp.arange argument 'start'")
     stop = None if stop is None else _concrete_or_error(stop, "jnp.arange argument 'stop'")
     step = None if step is None else _concrete_or_error(step, "jnp.arange argument 'step'")

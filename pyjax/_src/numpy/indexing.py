@@ -140,6 +140,8 @@ def _parse_index(shape, idx):
         elif isinstance(i, (bool, np.bool_)):
             items.append(("bool", bool(i)))
         elif isinstance(i, (int, np.integer)):
+            if type(i) is int:
+                _check_python_int_index(i)
             items.append(("int", int(i)))
         else:
             if isinstance(i, (list, tuple)):
@@ -697,12 +699,23 @@ def _take_mode(mode, fn):
     return GatherScatterMode.from_any(mode)
 
 
+def _check_python_int_index(i):
+    """A Python int index converts as ``jnp.asarray(i)`` would: beyond the default int dtype
+    (int32 without x64) it raises OverflowError, for reads and ``.at`` updates alike (else an
+    update at 2**40 was silently dropped where the read raised)."""
+    dt = dtypes.canonicalize_dtype(np.int64)
+    if not np.iinfo(dt).min <= i <= np.iinfo(dt).max:
+        raise OverflowError(f"Python int {i} too large to convert to {dt.name}")
+
+
 def _int_indices(indices, fn):
     if isinstance(indices, (list, tuple)):
         indices = np.asarray(indices)
         if indices.size == 0:
             indices = indices.astype(np.int32)
     elif isinstance(indices, (int, np.integer)):
+        if type(indices) is int:
+            _check_python_int_index(indices)
         indices = np.asarray(indices)
     elif isinstance(indices, (bool, float, complex)):
         indices = np.asarray(indices)

@@ -91,14 +91,18 @@ def is_static_int(x):
     return isinstance(x, (_int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
-def static_int(x, what):
-    """A Python int from a static value; traced values raise a ConcretizationTypeError."""
+def static_int(x, what, *, nonnegative=False):
+    """A Python int from a static value; traced values raise a ConcretizationTypeError.
+    ``nonnegative``: a negative value raises ValueError (a size)."""
     if isinstance(x, Tracer):
         x = operator.index(x)  # raises the concretization error with context
     try:
-        return operator.index(x)
+        out = operator.index(x)
     except TypeError:
         raise TypeError(f"{what} must be an integer, got {x!r}") from None
+    if nonnegative and out < 0:
+        raise ValueError(f"{what} must be non-negative, got {out}")
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -731,7 +735,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         return _unique_host(v, return_index, return_inverse, return_counts, axis, equal_nan)
     if axis is not None:
         raise NotImplementedError("jnp.unique with both size= and axis= is not supported yet")
-    return _unique_sized(asarray(ar), static_int(size, "unique size"), fill_value, equal_nan,
+    return _unique_sized(asarray(ar), static_int(size, "unique size", nonnegative=True), fill_value, equal_nan,
                          return_index, return_inverse, return_counts)
 
 

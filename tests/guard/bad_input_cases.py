@@ -346,7 +346,8 @@ bad("lax.scan(lambda c, a: (jnp.ones(2), a), 0.0, x)", TypeError, r"carry")
 bad("lax.scan(lambda c, a: (c, a), 0.0, x, length=5)", ValueError, r"length.*5")
 bad("lax.scan(lambda c, a: (c, a), 0.0, s)", ValueError, r"leading axis")
 bad("lax.while_loop(lambda c: jnp.ones(2) > 0, lambda c: c, 0.0)", TypeError, r"bool\[2\]")
-bad("lax.fori_loop(0, 3.5, lambda i, c: c + i, 0)", TypeError, r"upper bound")
+# float bounds run as a while_loop, as in JAX: i = 0, 1, 2, 3 while i < 3.5
+same("lax.fori_loop(0, 3.5, lambda i, c: c + i, 0)", "6.0")
 same("lax.cond(1.5, lambda a: a, lambda a: -a, x)", "np.arange(6.0).reshape(2, 3)")  # 'iuf'
 same("lax.switch(5, [lambda a: a, lambda a: a * 2], x)", "np.arange(6.0).reshape(2, 3) * 2")
 same("jax.vmap(lambda a: a * 2)(e)", "np.zeros((0, 3))")

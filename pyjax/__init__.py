@@ -36,3 +36,4 @@ from pyjax import test_util as test_util
 from pyjax import sharding as sharding
 
 __version__ = "0.1.0"
+from pyjax import scipy as scipy

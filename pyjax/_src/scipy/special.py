@@ -1,0 +1,445 @@
+"""``jax.scipy.special``: special functions on top of ``lax`` (lax/special.py holds the
+primitives) and ``jnp``, with SciPy's names and JAX's conventions."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.lax import elementwise as lax
+from pyjax._src.lax import special as lax_special
+from pyjax._src.lax.stop_gradient import stop_gradient
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
+from pyjax._src.transformations.custom_derivatives import custom_jvp
+from pyjax._src.numpy.util import promote_args_inexact
+import pyjax.numpy as jnp  # the public namespace: every jnp function in one place
+
+__all__ = ["gammaln", "loggamma", "gamma", "gammasgn", "digamma", "polygamma", "betaln", "beta",
+           "betainc", "gammainc", "gammaincc", "erf", "erfc", "erfinv", "erfcx", "expit",
+           "logit", "ndtr", "ndtri", "log_ndtr", "xlogy", "xlog1py", "entr", "rel_entr",
+           "kl_div", "zeta", "i0", "i0e", "i1", "i1e", "factorial", "comb", "poch",
+           "multigammaln", "boxcox", "boxcox1p", "logsumexp", "softmax", "log_softmax"]
+
+
+# ---- gamma and beta functions ----
+
+@compiled_when_eager()
+def gammaln(x):
+    """log|Gamma(x)|."""
+    x, = promote_args_inexact("gammaln", x)
+    return lax.lgamma(x)
+
+
+@compiled_when_eager()
+def loggamma(x):
+    """log(Gamma(x)) for real x (NaN where Gamma(x) is negative)."""
+    x, = promote_args_inexact("loggamma", x)
+    return jnp.where(gammasgn(x) < 0, jnp.nan, lax.lgamma(x))
+
+
+@compiled_when_eager()
+def gammasgn(x):
+    """The sign of Gamma(x): +1 or -1 (NaN at NaN; +1 at 0 and the poles' left side as SciPy)."""
+    x, = promote_args_inexact("gammasgn", x)
+    floor_x = jnp.floor(x)
+    neg_odd = jnp.logical_and(x < 0, jnp.fmod(floor_x, 2.0) != 0)
+    out = jnp.where(neg_odd, -1.0, 1.0).astype(x.dtype)
+    out = jnp.where(jnp.logical_and(x < 0, x == floor_x), jnp.nan, out)
+    out = jnp.where(x == 0, jnp.where(jnp.signbit(x), -1.0, 1.0), out)
+    return jnp.where(jnp.isnan(x), jnp.nan, out)
+
+
+@compiled_when_eager()
+def gamma(x):
+    """Gamma(x) = gammasgn(x) exp(gammaln(x))."""
+    x, = promote_args_inexact("gamma", x)
+    return gammasgn(x) * jnp.exp(lax.lgamma(x))
+
+
+@compiled_when_eager()
+def digamma(x):
+    """The logarithmic derivative of Gamma."""
+    x, = promote_args_inexact("digamma", x)
+    return lax.digamma(x)
+
+
+@compiled_when_eager()
+def polygamma(n, x):
+    """The n-th derivative of digamma (n a non-negative integer array)."""
+    n_arr = jnp.asarray(n)
+    if not dtypes.issubdtype(n_arr.dtype, np.integer):
+        raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype "
+                         f"{n_arr.dtype}.")
+    n, x = promote_args_inexact("polygamma", n, x)
+    return lax_special.polygamma(n, x)
+
+
+@compiled_when_eager()
+def betaln(a, b):
+    """log|B(a, b)|."""
+    a, b = promote_args_inexact("betaln", a, b)
+    # large arguments: lgamma(a) + lgamma(b) - lgamma(a + b) cancels; the difference of the
+    # smaller argument's terms keeps the digits.
+    lo, hi = jnp.minimum(a, b), jnp.maximum(a, b)
+    return lax.lgamma(lo) + (lax.lgamma(hi) - lax.lgamma(lo + hi))
+
+
+@compiled_when_eager()
+def beta(a, b):
+    """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)."""
+    a, b = promote_args_inexact("beta", a, b)
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * jnp.exp(betaln(a, b))
+
+
+@compiled_when_eager()
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b)."""
+    a, b, x = promote_args_inexact("betainc", a, b, x)
+    return lax_special.betainc(a, b, x)
+
+
+@compiled_when_eager()
+def gammainc(a, x):
+    """The regularized lower incomplete gamma function P(a, x)."""
+    a, x = promote_args_inexact("gammainc", a, x)
+    return lax_special.igamma(a, x)
+
+
+@compiled_when_eager()
+def gammaincc(a, x):
+    """The regularized upper incomplete gamma function Q(a, x)."""
+    a, x = promote_args_inexact("gammaincc", a, x)
+    return lax_special.igammac(a, x)
+
+
+@compiled_when_eager("d")
+def multigammaln(a, d):
+    """The log of the multivariate gamma function of dimension ``d`` (a static int)."""
+    d = operator.index(d)
+    a, = promote_args_inexact("multigammaln", a)
+    total = sum(lax.lgamma(a - 0.5 * j) for j in range(d)) if d else jnp.zeros_like(a)
+    return total + (d * (d - 1) / 4.0) * np.log(np.pi)
+
+
+@compiled_when_eager()
+def poch(z, m):
+    """The Pochhammer symbol (z)_m = Gamma(z + m) / Gamma(z)."""
+    z, m = promote_args_inexact("poch", z, m)
+    sign = gammasgn(z + m) * gammasgn(z)
+    out = sign * jnp.exp(lax.lgamma(z + m) - lax.lgamma(z))
+    return jnp.where(m == 0, jnp.ones_like(out), out)
+
+
+def factorial(n, exact=False):
+    """n! = Gamma(n + 1) (0 for negative n), in floating point."""
+    if exact:
+        raise ValueError("factorial with exact=True is not supported.")
+    return _factorial(n)
+
+
+@compiled_when_eager()
+def _factorial(n):
+    n, = promote_args_inexact("factorial", n)
+    return jnp.where(n < 0, 0.0, jnp.exp(lax.lgamma(n + 1.0))).astype(n.dtype)
+
+
+def comb(N, k, exact=False, repetition=False):
+    """The binomial coefficient N choose k, in floating point (0 outside 0 <= k <= N)."""
+    if exact:
+        raise ValueError("comb with exact=True is not supported.")
+    return _comb(N, k, bool(repetition))
+
+
+@compiled_when_eager("repetition")
+def _comb(N, k, repetition):
+    N, k = promote_args_inexact("comb", N, k)
+    if repetition:
+        N = N + k - 1.0
+    out = jnp.exp(lax.lgamma(N + 1.0) - lax.lgamma(k + 1.0) - lax.lgamma(N - k + 1.0))
+    out = jnp.where((k < 0) | (N < 0) | (k > N), 0.0, out)
+    if repetition:
+        out = jnp.where((k == 0) & (N >= k - 1.0), 1.0, out)
+    return out.astype(N.dtype)
+
+
+# ---- error function and the normal distribution ----
+
+@compiled_when_eager()
+def erf(x):
+    x, = promote_args_inexact("erf", x)
+    return lax.erf(x)
+
+
+@compiled_when_eager()
+def erfc(x):
+    x, = promote_args_inexact("erfc", x)
+    return lax.erfc(x)
+
+
+@compiled_when_eager()
+def erfinv(x):
+    x, = promote_args_inexact("erfinv", x)
+    return lax.erf_inv(x)
+
+
+def _asymptotic_erfc_factor(x, terms):
+    """sum_k (-1)^k (2k-1)!! / (2 x^2)^k, the series of sqrt(pi) x exp(x^2) erfc(x)."""
+    inv = 1.0 / (2.0 * x * x)
+    term, total = 1.0, 1.0
+    for k in range(1, terms + 1):
+        term = term * (-(2 * k - 1)) * inv
+        total = total + term
+    return total
+
+
+@compiled_when_eager()
+def erfcx(x):
+    """The scaled complementary error function exp(x^2) erfc(x)."""
+    x, = promote_args_inexact("erfcx", x)
+    big = 12.0 if x.dtype == np.float64 else 6.0
+    xs = jnp.where(x < big, x, big)
+    xl = jnp.where(x < big, big, x)
+    direct = jnp.exp(xs * xs) * lax.erfc(xs)
+    asym = _asymptotic_erfc_factor(xl, 10) / (xl * np.sqrt(np.pi))
+    return jnp.where(x < big, direct, asym)
+
+
+@compiled_when_eager()
+def ndtr(x):
+    """The standard normal CDF."""
+    x, = promote_args_inexact("ndtr", x)
+    z = x * np.sqrt(0.5)
+    small = jnp.abs(z) < np.sqrt(0.5)
+    return jnp.where(small, 0.5 + 0.5 * lax.erf(z),
+                     jnp.where(z > 0, 1.0 - 0.5 * lax.erfc(z), 0.5 * lax.erfc(-z)))
+
+
+def _log_ndtr_lower_tail(x, terms):
+    """log Phi(x) for very negative x: log phi(x) - log(-x) + log(asymptotic series)."""
+    return (-0.5 * x * x - 0.5 * np.log(2 * np.pi) - jnp.log(-x)
+            + jnp.log(_asymptotic_erfc_factor(x / np.sqrt(2.0), terms)))
+
+
+@compiled_when_eager()
+def log_ndtr(x):
+    """log of the standard normal CDF, accurate in both tails."""
+    x, = promote_args_inexact("log_ndtr", x)
+    lower = -20.0 if x.dtype == np.float64 else -10.0
+    x_lo = jnp.where(x <= lower, x, lower)
+    x_mid = jnp.where((x <= lower) | (x >= 0), -1.0, x)  # (NaN stays on this path)
+    x_hi = jnp.where(x >= 0, x, 0.0)
+    lo = _log_ndtr_lower_tail(x_lo, 10)
+    mid = jnp.log(ndtr(x_mid))
+    hi = jnp.log1p(-ndtr(-x_hi))  # log of a number near 1: keep the digits of 1 - Phi
+    return jnp.where(x <= lower, lo, jnp.where(x >= 0, hi, mid))
+
+
+@custom_jvp
+def ndtri(p):
+    """The inverse of ``ndtr``: erf_inv for a first guess, then Newton steps on log Phi (keeps
+    relative accuracy deep in the lower tail); the upper half by symmetry."""
+    return _ndtri(p)
+
+
+@ndtri.defjvp
+def _ndtri_jvp(primals, tangents):
+    # d ndtri / dp = 1 / phi(ndtri(p)) (not the derivative of the Newton iteration)
+    x = ndtri(*primals)
+    return x, tangents[0] * (np.sqrt(2 * np.pi) * jnp.exp(0.5 * x * x))
+
+
+@compiled_when_eager()
+def _ndtri(p):
+    p, = promote_args_inexact("ndtri", p)
+    q = jnp.where(p > 0.5, 1.0 - p, p)  # q in [0, 1/2]
+    qs = jnp.where(q > 0, q, 0.25)
+    log_q = jnp.log(qs)
+    # first guess: erf_inv where 2q - 1 keeps digits, else the tail's asymptotic root
+    t = -2.0 * log_q
+    tail_guess = -jnp.sqrt(t - jnp.log(t) - np.log(2 * np.pi))
+    near = np.sqrt(2.0) * lax.erf_inv(2.0 * qs - 1.0)
+    x = jnp.where(qs > 1e-3, near, tail_guess)
+    for _ in range(4):
+        lphi = log_ndtr(x)
+        # Newton on g(x) = log Phi(x) - log q: g' = phi(x) / Phi(x)
+        ratio = jnp.exp(-0.5 * x * x - 0.5 * np.log(2 * np.pi) - lphi)
+        x = x - (lphi - log_q) / ratio
+    out = jnp.where(p > 0.5, -x, x)
+    out = jnp.where(p == 0, -jnp.inf, jnp.where(p == 1, jnp.inf, out))
+    return jnp.where((p < 0) | (p > 1) | jnp.isnan(p), jnp.nan, out)
+
+
+# ---- logistic ----
+
+@compiled_when_eager()
+def expit(x):
+    x, = promote_args_inexact("expit", x)
+    return lax.logistic(x)
+
+
+@compiled_when_eager()
+def logit(x):
+    x, = promote_args_inexact("logit", x)
+    return jnp.log(x / (1.0 - x))
+
+
+# ---- information theory ----
+
+@compiled_when_eager()
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0."""
+    x, y = promote_args_inexact("xlogy", x, y)
+    safe_y = jnp.where(x == 0, 1.0, y).astype(y.dtype)
+    return jnp.where(x == 0, 0.0, x * jnp.log(safe_y)).astype(x.dtype)
+
+
+@compiled_when_eager()
+def xlog1py(x, y):
+    """x * log1p(y), 0 where x == 0."""
+    x, y = promote_args_inexact("xlog1py", x, y)
+    safe_y = jnp.where(x == 0, 0.0, y).astype(y.dtype)
+    return jnp.where(x == 0, 0.0, x * jnp.log1p(safe_y)).astype(x.dtype)
+
+
+@compiled_when_eager()
+def entr(x):
+    """-x log(x) for x > 0, 0 at 0, -inf for x < 0."""
+    x, = promote_args_inexact("entr", x)
+    safe = jnp.where(x > 0, x, 1.0).astype(x.dtype)
+    out = jnp.where(x > 0, -x * jnp.log(safe), jnp.where(x == 0, 0.0, -jnp.inf))
+    return jnp.where(jnp.isnan(x), jnp.nan, out).astype(x.dtype)
+
+
+@compiled_when_eager()
+def rel_entr(x, y):
+    """x log(x / y) for x, y > 0; 0 at x == 0 (y >= 0); inf otherwise."""
+    x, y = promote_args_inexact("rel_entr", x, y)
+    both = (x > 0) & (y > 0)
+    sx = jnp.where(both, x, 1.0).astype(x.dtype)
+    sy = jnp.where(both, y, 1.0).astype(x.dtype)
+    out = jnp.where(both, sx * jnp.log(sx / sy), jnp.where((x == 0) & (y >= 0), 0.0, jnp.inf))
+    return jnp.where(jnp.isnan(x) | jnp.isnan(y), jnp.nan, out).astype(x.dtype)
+
+
+@compiled_when_eager()
+def kl_div(x, y):
+    """x log(x / y) - x + y for x, y > 0; y at x == 0 (y >= 0); inf otherwise."""
+    x, y = promote_args_inexact("kl_div", x, y)
+    both = (x > 0) & (y > 0)
+    sx = jnp.where(both, x, 1.0).astype(x.dtype)
+    sy = jnp.where(both, y, 1.0).astype(x.dtype)
+    out = jnp.where(both, sx * jnp.log(sx / sy) - sx + sy,
+                    jnp.where((x == 0) & (y >= 0), y, jnp.inf))
+    return jnp.where(jnp.isnan(x) | jnp.isnan(y), jnp.nan, out).astype(x.dtype)
+
+
+# ---- zeta and Bessel functions ----
+
+def zeta(x, q=None):
+    """The Hurwitz zeta function sum_k (k + q)^-x (JAX requires ``q``)."""
+    if q is None:
+        raise NotImplementedError("Riemann zeta function not implemented; pass q=1 to compute "
+                                  "the Hurwitz Zeta function.")
+    return _zeta(x, q)
+
+
+@compiled_when_eager()
+def _zeta(x, q):
+    x, q = promote_args_inexact("zeta", x, q)
+    return lax_special.zeta(x, q)
+
+
+@compiled_when_eager()
+def i0e(x):
+    x, = promote_args_inexact("i0e", x)
+    return lax_special.bessel_i0e(x)
+
+
+@compiled_when_eager()
+def i1e(x):
+    x, = promote_args_inexact("i1e", x)
+    return lax_special.bessel_i1e(x)
+
+
+@compiled_when_eager()
+def i0(x):
+    x, = promote_args_inexact("i0", x)
+    return jnp.exp(jnp.abs(x)) * lax_special.bessel_i0e(x)
+
+
+@compiled_when_eager()
+def i1(x):
+    x, = promote_args_inexact("i1", x)
+    return jnp.exp(jnp.abs(x)) * lax_special.bessel_i1e(x)
+
+
+# ---- Box-Cox ----
+
+@compiled_when_eager()
+def boxcox(x, lmbda):
+    """(x^lmbda - 1) / lmbda, log(x) at lmbda == 0."""
+    x, lmbda = promote_args_inexact("boxcox", x, lmbda)
+    safe_l = jnp.where(lmbda == 0, 1.0, lmbda).astype(x.dtype)
+    return jnp.where(lmbda == 0, jnp.log(x), jnp.expm1(safe_l * jnp.log(x)) / safe_l)
+
+
+@compiled_when_eager()
+def boxcox1p(x, lmbda):
+    """((1 + x)^lmbda - 1) / lmbda, log1p(x) at lmbda == 0."""
+    x, lmbda = promote_args_inexact("boxcox1p", x, lmbda)
+    safe_l = jnp.where(lmbda == 0, 1.0, lmbda).astype(x.dtype)
+    return jnp.where(lmbda == 0, jnp.log1p(x), jnp.expm1(safe_l * jnp.log1p(x)) / safe_l)
+
+
+# ---- log-sum-exp and softmax ----
+# Stopgap: thin versions until pyjax.nn's (pyjax/_src/nn/functions.py) land; then these
+# should become re-exports of the same functions (one path for one job).
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """log(sum(b * exp(a))) over ``axis``, without overflow; with ``return_sign`` also the sign
+    of the sum (for negative ``b``)."""
+    if b is not None:
+        a, b = promote_args_inexact("logsumexp", a, b)
+    else:
+        a, = promote_args_inexact("logsumexp", a)
+    amax = jnp.max(a, axis=axis, keepdims=True, where=where, initial=-jnp.inf)
+    amax = jnp.where(jnp.isfinite(amax), amax, 0.0).astype(a.dtype)
+    amax = stop_gradient(amax)
+    e = jnp.exp(a - amax)
+    if b is not None:
+        e = e * b
+    s = jnp.sum(e, axis=axis, keepdims=True, where=where)
+    sign = jnp.sign(s)
+    out = jnp.log(jnp.abs(s)) + amax
+    if not keepdims:
+        out = _squeeze(out, axis, a.ndim)
+        sign = _squeeze(sign, axis, a.ndim)
+    if return_sign:
+        return out, sign
+    if b is not None:
+        out = jnp.where(sign < 0, jnp.nan, out)
+    return out
+
+
+def _squeeze(x, axis, ndim):
+    if axis is None:
+        return jnp.reshape(x, ())
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return jnp.squeeze(x, tuple(a % ndim for a in axes))
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) over ``axis``."""
+    x, = promote_args_inexact("softmax", x)
+    unnormalized = jnp.exp(x - stop_gradient(jnp.max(x, axis=axis, keepdims=True)))
+    return unnormalized / jnp.sum(unnormalized, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    """x - logsumexp(x) over ``axis``."""
+    x, = promote_args_inexact("log_softmax", x)
+    shifted = x - stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+    return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
+

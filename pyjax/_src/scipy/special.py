@@ -22,26 +22,31 @@ __all__ = ["gammaln", "loggamma", "gamma", "gammasgn", "digamma", "polygamma", "
            "multigammaln", "boxcox", "boxcox1p", "logsumexp", "softmax", "log_softmax"]
 
 
+def _promote(name, *args):
+    """Promote to a common inexact dtype and broadcast; always arrays (Python scalars too)."""
+    return [jnp.asarray(a) for a in promote_args_inexact(name, *args)]
+
+
 # ---- gamma and beta functions ----
 
 @compiled_when_eager()
 def gammaln(x):
     """log|Gamma(x)|."""
-    x, = promote_args_inexact("gammaln", x)
+    x, = _promote("gammaln", x)
     return lax.lgamma(x)
 
 
 @compiled_when_eager()
 def loggamma(x):
     """log(Gamma(x)) for real x (NaN where Gamma(x) is negative)."""
-    x, = promote_args_inexact("loggamma", x)
+    x, = _promote("loggamma", x)
     return jnp.where(gammasgn(x) < 0, jnp.nan, lax.lgamma(x))
 
 
 @compiled_when_eager()
 def gammasgn(x):
     """The sign of Gamma(x): +1 or -1 (NaN at NaN; +1 at 0 and the poles' left side as SciPy)."""
-    x, = promote_args_inexact("gammasgn", x)
+    x, = _promote("gammasgn", x)
     floor_x = jnp.floor(x)
     neg_odd = jnp.logical_and(x < 0, jnp.fmod(floor_x, 2.0) != 0)
     out = jnp.where(neg_odd, -1.0, 1.0).astype(x.dtype)
@@ -53,14 +58,14 @@ def gammasgn(x):
 @compiled_when_eager()
 def gamma(x):
     """Gamma(x) = gammasgn(x) exp(gammaln(x))."""
-    x, = promote_args_inexact("gamma", x)
+    x, = _promote("gamma", x)
     return gammasgn(x) * jnp.exp(lax.lgamma(x))
 
 
 @compiled_when_eager()
 def digamma(x):
     """The logarithmic derivative of Gamma."""
-    x, = promote_args_inexact("digamma", x)
+    x, = _promote("digamma", x)
     return lax.digamma(x)
 
 
@@ -71,14 +76,14 @@ def polygamma(n, x):
     if not dtypes.issubdtype(n_arr.dtype, np.integer):
         raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype "
                          f"{n_arr.dtype}.")
-    n, x = promote_args_inexact("polygamma", n, x)
+    n, x = _promote("polygamma", n, x)
     return lax_special.polygamma(n, x)
 
 
 @compiled_when_eager()
 def betaln(a, b):
     """log|B(a, b)|."""
-    a, b = promote_args_inexact("betaln", a, b)
+    a, b = _promote("betaln", a, b)
     # large arguments: lgamma(a) + lgamma(b) - lgamma(a + b) cancels; the difference of the
     # smaller argument's terms keeps the digits.
     lo, hi = jnp.minimum(a, b), jnp.maximum(a, b)
@@ -88,7 +93,7 @@ def betaln(a, b):
 @compiled_when_eager()
 def beta(a, b):
     """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)."""
-    a, b = promote_args_inexact("beta", a, b)
+    a, b = _promote("beta", a, b)
     sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
     return sign * jnp.exp(betaln(a, b))
 
@@ -96,21 +101,21 @@ def beta(a, b):
 @compiled_when_eager()
 def betainc(a, b, x):
     """The regularized incomplete beta function I_x(a, b)."""
-    a, b, x = promote_args_inexact("betainc", a, b, x)
+    a, b, x = _promote("betainc", a, b, x)
     return lax_special.betainc(a, b, x)
 
 
 @compiled_when_eager()
 def gammainc(a, x):
     """The regularized lower incomplete gamma function P(a, x)."""
-    a, x = promote_args_inexact("gammainc", a, x)
+    a, x = _promote("gammainc", a, x)
     return lax_special.igamma(a, x)
 
 
 @compiled_when_eager()
 def gammaincc(a, x):
     """The regularized upper incomplete gamma function Q(a, x)."""
-    a, x = promote_args_inexact("gammaincc", a, x)
+    a, x = _promote("gammaincc", a, x)
     return lax_special.igammac(a, x)
 
 
@@ -118,7 +123,7 @@ def gammaincc(a, x):
 def multigammaln(a, d):
     """The log of the multivariate gamma function of dimension ``d`` (a static int)."""
     d = operator.index(d)
-    a, = promote_args_inexact("multigammaln", a)
+    a, = _promote("multigammaln", a)
     total = sum(lax.lgamma(a - 0.5 * j) for j in range(d)) if d else jnp.zeros_like(a)
     return total + (d * (d - 1) / 4.0) * np.log(np.pi)
 
@@ -126,7 +131,7 @@ def multigammaln(a, d):
 @compiled_when_eager()
 def poch(z, m):
     """The Pochhammer symbol (z)_m = Gamma(z + m) / Gamma(z)."""
-    z, m = promote_args_inexact("poch", z, m)
+    z, m = _promote("poch", z, m)
     sign = gammasgn(z + m) * gammasgn(z)
     out = sign * jnp.exp(lax.lgamma(z + m) - lax.lgamma(z))
     return jnp.where(m == 0, jnp.ones_like(out), out)
@@ -141,7 +146,7 @@ def factorial(n, exact=False):
 
 @compiled_when_eager()
 def _factorial(n):
-    n, = promote_args_inexact("factorial", n)
+    n, = _promote("factorial", n)
     return jnp.where(n < 0, 0.0, jnp.exp(lax.lgamma(n + 1.0))).astype(n.dtype)
 
 
@@ -154,7 +159,7 @@ def comb(N, k, exact=False, repetition=False):
 
 @compiled_when_eager("repetition")
 def _comb(N, k, repetition):
-    N, k = promote_args_inexact("comb", N, k)
+    N, k = _promote("comb", N, k)
     if repetition:
         N = N + k - 1.0
     out = jnp.exp(lax.lgamma(N + 1.0) - lax.lgamma(k + 1.0) - lax.lgamma(N - k + 1.0))
@@ -168,19 +173,19 @@ def _comb(N, k, repetition):
 
 @compiled_when_eager()
 def erf(x):
-    x, = promote_args_inexact("erf", x)
+    x, = _promote("erf", x)
     return lax.erf(x)
 
 
 @compiled_when_eager()
 def erfc(x):
-    x, = promote_args_inexact("erfc", x)
+    x, = _promote("erfc", x)
     return lax.erfc(x)
 
 
 @compiled_when_eager()
 def erfinv(x):
-    x, = promote_args_inexact("erfinv", x)
+    x, = _promote("erfinv", x)
     return lax.erf_inv(x)
 
 
@@ -197,7 +202,7 @@ def _asymptotic_erfc_factor(x, terms):
 @compiled_when_eager()
 def erfcx(x):
     """The scaled complementary error function exp(x^2) erfc(x)."""
-    x, = promote_args_inexact("erfcx", x)
+    x, = _promote("erfcx", x)
     big = 12.0 if x.dtype == np.float64 else 6.0
     xs = jnp.where(x < big, x, big)
     xl = jnp.where(x < big, big, x)
@@ -209,7 +214,7 @@ def erfcx(x):
 @compiled_when_eager()
 def ndtr(x):
     """The standard normal CDF."""
-    x, = promote_args_inexact("ndtr", x)
+    x, = _promote("ndtr", x)
     z = x * np.sqrt(0.5)
     small = jnp.abs(z) < np.sqrt(0.5)
     return jnp.where(small, 0.5 + 0.5 * lax.erf(z),
@@ -225,7 +230,7 @@ def _log_ndtr_lower_tail(x, terms):
 @compiled_when_eager()
 def log_ndtr(x):
     """log of the standard normal CDF, accurate in both tails."""
-    x, = promote_args_inexact("log_ndtr", x)
+    x, = _promote("log_ndtr", x)
     lower = -20.0 if x.dtype == np.float64 else -10.0
     x_lo = jnp.where(x <= lower, x, lower)
     x_mid = jnp.where((x <= lower) | (x >= 0), -1.0, x)  # (NaN stays on this path)
@@ -252,7 +257,7 @@ def _ndtri_jvp(primals, tangents):
 
 @compiled_when_eager()
 def _ndtri(p):
-    p, = promote_args_inexact("ndtri", p)
+    p, = _promote("ndtri", p)
     q = jnp.where(p > 0.5, 1.0 - p, p)  # q in [0, 1/2]
     qs = jnp.where(q > 0, q, 0.25)
     log_q = jnp.log(qs)
@@ -275,13 +280,13 @@ def _ndtri(p):
 
 @compiled_when_eager()
 def expit(x):
-    x, = promote_args_inexact("expit", x)
+    x, = _promote("expit", x)
     return lax.logistic(x)
 
 
 @compiled_when_eager()
 def logit(x):
-    x, = promote_args_inexact("logit", x)
+    x, = _promote("logit", x)
     return jnp.log(x / (1.0 - x))
 
 
@@ -290,7 +295,7 @@ def logit(x):
 @compiled_when_eager()
 def xlogy(x, y):
     """x * log(y), 0 where x == 0."""
-    x, y = promote_args_inexact("xlogy", x, y)
+    x, y = _promote("xlogy", x, y)
     safe_y = jnp.where(x == 0, 1.0, y).astype(y.dtype)
     return jnp.where(x == 0, 0.0, x * jnp.log(safe_y)).astype(x.dtype)
 
@@ -298,7 +303,7 @@ def xlogy(x, y):
 @compiled_when_eager()
 def xlog1py(x, y):
     """x * log1p(y), 0 where x == 0."""
-    x, y = promote_args_inexact("xlog1py", x, y)
+    x, y = _promote("xlog1py", x, y)
     safe_y = jnp.where(x == 0, 0.0, y).astype(y.dtype)
     return jnp.where(x == 0, 0.0, x * jnp.log1p(safe_y)).astype(x.dtype)
 
@@ -306,7 +311,7 @@ def xlog1py(x, y):
 @compiled_when_eager()
 def entr(x):
     """-x log(x) for x > 0, 0 at 0, -inf for x < 0."""
-    x, = promote_args_inexact("entr", x)
+    x, = _promote("entr", x)
     safe = jnp.where(x > 0, x, 1.0).astype(x.dtype)
     out = jnp.where(x > 0, -x * jnp.log(safe), jnp.where(x == 0, 0.0, -jnp.inf))
     return jnp.where(jnp.isnan(x), jnp.nan, out).astype(x.dtype)
@@ -315,7 +320,7 @@ def entr(x):
 @compiled_when_eager()
 def rel_entr(x, y):
     """x log(x / y) for x, y > 0; 0 at x == 0 (y >= 0); inf otherwise."""
-    x, y = promote_args_inexact("rel_entr", x, y)
+    x, y = _promote("rel_entr", x, y)
     both = (x > 0) & (y > 0)
     sx = jnp.where(both, x, 1.0).astype(x.dtype)
     sy = jnp.where(both, y, 1.0).astype(x.dtype)
@@ -326,7 +331,7 @@ def rel_entr(x, y):
 @compiled_when_eager()
 def kl_div(x, y):
     """x log(x / y) - x + y for x, y > 0; y at x == 0 (y >= 0); inf otherwise."""
-    x, y = promote_args_inexact("kl_div", x, y)
+    x, y = _promote("kl_div", x, y)
     both = (x > 0) & (y > 0)
     sx = jnp.where(both, x, 1.0).astype(x.dtype)
     sy = jnp.where(both, y, 1.0).astype(x.dtype)
@@ -347,31 +352,31 @@ def zeta(x, q=None):
 
 @compiled_when_eager()
 def _zeta(x, q):
-    x, q = promote_args_inexact("zeta", x, q)
+    x, q = _promote("zeta", x, q)
     return lax_special.zeta(x, q)
 
 
 @compiled_when_eager()
 def i0e(x):
-    x, = promote_args_inexact("i0e", x)
+    x, = _promote("i0e", x)
     return lax_special.bessel_i0e(x)
 
 
 @compiled_when_eager()
 def i1e(x):
-    x, = promote_args_inexact("i1e", x)
+    x, = _promote("i1e", x)
     return lax_special.bessel_i1e(x)
 
 
 @compiled_when_eager()
 def i0(x):
-    x, = promote_args_inexact("i0", x)
+    x, = _promote("i0", x)
     return jnp.exp(jnp.abs(x)) * lax_special.bessel_i0e(x)
 
 
 @compiled_when_eager()
 def i1(x):
-    x, = promote_args_inexact("i1", x)
+    x, = _promote("i1", x)
     return jnp.exp(jnp.abs(x)) * lax_special.bessel_i1e(x)
 
 
@@ -380,7 +385,7 @@ def i1(x):
 @compiled_when_eager()
 def boxcox(x, lmbda):
     """(x^lmbda - 1) / lmbda, log(x) at lmbda == 0."""
-    x, lmbda = promote_args_inexact("boxcox", x, lmbda)
+    x, lmbda = _promote("boxcox", x, lmbda)
     safe_l = jnp.where(lmbda == 0, 1.0, lmbda).astype(x.dtype)
     return jnp.where(lmbda == 0, jnp.log(x), jnp.expm1(safe_l * jnp.log(x)) / safe_l)
 
@@ -388,7 +393,7 @@ def boxcox(x, lmbda):
 @compiled_when_eager()
 def boxcox1p(x, lmbda):
     """((1 + x)^lmbda - 1) / lmbda, log1p(x) at lmbda == 0."""
-    x, lmbda = promote_args_inexact("boxcox1p", x, lmbda)
+    x, lmbda = _promote("boxcox1p", x, lmbda)
     safe_l = jnp.where(lmbda == 0, 1.0, lmbda).astype(x.dtype)
     return jnp.where(lmbda == 0, jnp.log1p(x), jnp.expm1(safe_l * jnp.log1p(x)) / safe_l)
 
@@ -401,9 +406,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     """log(sum(b * exp(a))) over ``axis``, without overflow; with ``return_sign`` also the sign
     of the sum (for negative ``b``)."""
     if b is not None:
-        a, b = promote_args_inexact("logsumexp", a, b)
+        a, b = _promote("logsumexp", a, b)
     else:
-        a, = promote_args_inexact("logsumexp", a)
+        a, = _promote("logsumexp", a)
     amax = jnp.max(a, axis=axis, keepdims=True, where=where, initial=-jnp.inf)
     amax = jnp.where(jnp.isfinite(amax), amax, 0.0).astype(a.dtype)
     amax = stop_gradient(amax)
@@ -432,14 +437,14 @@ def _squeeze(x, axis, ndim):
 
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) over ``axis``."""
-    x, = promote_args_inexact("softmax", x)
+    x, = _promote("softmax", x)
     unnormalized = jnp.exp(x - stop_gradient(jnp.max(x, axis=axis, keepdims=True)))
     return unnormalized / jnp.sum(unnormalized, axis=axis, keepdims=True)
 
 
 def log_softmax(x, axis=-1):
     """x - logsumexp(x) over ``axis``."""
-    x, = promote_args_inexact("log_softmax", x)
+    x, = _promote("log_softmax", x)
     shifted = x - stop_gradient(jnp.max(x, axis=axis, keepdims=True))
     return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
 

@@ -64,27 +64,41 @@ def _scipy_name(fn, dist):
     return fn
 
 
+def _continuous_cases(dtype):
+    """(name, fn, points, shape args, keywords) of every function to compare at ``dtype``."""
+    cases = []
+    for name, (dist, shapes, kw, pts) in CONTINUOUS.items():
+        if dtype == np.float32 and name not in F32_SAMPLE:
+            continue
+        mod = _public(name)
+        assert set(n for n in dir(mod) if not n.startswith("_")) <= {
+            "logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"}
+        for fn in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"):
+            if hasattr(mod, fn):
+                x = (Q if fn in ("ppf", "isf") else pts).astype(dtype)
+                cases.append((name, fn, x, shapes, kw))
+    return cases
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_continuous_distributions_match_scipy(dtype, x64):
     rtol = 1e-10 if dtype == np.float64 else 2e-5
+    cases = _continuous_cases(dtype)
+
+    @pyjax.jit  # one compilation for all of them
+    def everything(xs):
+        return [getattr(_public(name), fn)(x, *(np.asarray(s, dtype) for s in shapes),
+                                          **{k: np.asarray(v, dtype) for k, v in kw.items()})
+                for x, (name, fn, _, shapes, kw) in zip(xs, cases)]
+
+    results = everything([c[2] for c in cases])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name, (dist, shapes, kw, pts) in CONTINUOUS.items():
-            if dtype == np.float32 and name not in F32_SAMPLE:
-                continue
-            mod = _public(name)
-            assert set(n for n in dir(mod) if not n.startswith("_")) <= {
-                "logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"}
-            args = tuple(np.asarray(s, dtype) for s in shapes)
-            kwd = {k: np.asarray(v, dtype) for k, v in kw.items()}
-            for fn in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"):
-                if not hasattr(mod, fn):
-                    continue
-                x = (Q if fn in ("ppf", "isf") else pts).astype(dtype)
-                want = getattr(dist, fn)(x, *shapes, **kw)
-                got = getattr(mod, fn)(x, *args, **kwd)
-                _close(got, want, rtol * (50 if fn in ("ppf", "isf", "logsf", "logcdf") else 1),
-                       f"{name}.{fn}")
+        for got, (name, fn, x, shapes, kw) in zip(results, cases):
+            assert got.dtype == dtype, f"{name}.{fn} returned {got.dtype}"
+            want = getattr(CONTINUOUS[name][0], fn)(x, *shapes, **kw)
+            _close(got, want, rtol * (50 if fn in ("ppf", "isf", "logsf", "logcdf") else 1),
+                   f"{name}.{fn}")
 
 
 def test_discrete_distributions_match_scipy(x64):

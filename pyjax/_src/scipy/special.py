@@ -125,7 +125,7 @@ def multigammaln(a, d):
     d = operator.index(d)
     a, = _promote("multigammaln", a)
     total = sum(lax.lgamma(a - 0.5 * j) for j in range(d)) if d else jnp.zeros_like(a)
-    return total + (d * (d - 1) / 4.0) * np.log(np.pi)
+    return total + (d * (d - 1) / 4.0) * float(np.log(np.pi))
 
 
 @compiled_when_eager()
@@ -207,7 +207,7 @@ def erfcx(x):
     xs = jnp.where(x < big, x, big)
     xl = jnp.where(x < big, big, x)
     direct = jnp.exp(xs * xs) * lax.erfc(xs)
-    asym = _asymptotic_erfc_factor(xl, 10) / (xl * np.sqrt(np.pi))
+    asym = _asymptotic_erfc_factor(xl, 10) / (xl * float(np.sqrt(np.pi)))
     return jnp.where(x < big, direct, asym)
 
 
@@ -215,16 +215,16 @@ def erfcx(x):
 def ndtr(x):
     """The standard normal CDF."""
     x, = _promote("ndtr", x)
-    z = x * np.sqrt(0.5)
-    small = jnp.abs(z) < np.sqrt(0.5)
+    z = x * float(np.sqrt(0.5))
+    small = jnp.abs(z) < float(np.sqrt(0.5))
     return jnp.where(small, 0.5 + 0.5 * lax.erf(z),
                      jnp.where(z > 0, 1.0 - 0.5 * lax.erfc(z), 0.5 * lax.erfc(-z)))
 
 
 def _log_ndtr_lower_tail(x, terms):
     """log Phi(x) for very negative x: log phi(x) - log(-x) + log(asymptotic series)."""
-    return (-0.5 * x * x - 0.5 * np.log(2 * np.pi) - jnp.log(-x)
-            + jnp.log(_asymptotic_erfc_factor(x / np.sqrt(2.0), terms)))
+    return (-0.5 * x * x - 0.5 * float(np.log(2 * np.pi)) - jnp.log(-x)
+            + jnp.log(_asymptotic_erfc_factor(x / float(np.sqrt(2.0)), terms)))
 
 
 @compiled_when_eager()
@@ -252,7 +252,7 @@ def ndtri(p):
 def _ndtri_jvp(primals, tangents):
     # d ndtri / dp = 1 / phi(ndtri(p)) (not the derivative of the Newton iteration)
     x = ndtri(*primals)
-    return x, tangents[0] * (np.sqrt(2 * np.pi) * jnp.exp(0.5 * x * x))
+    return x, tangents[0] * (float(np.sqrt(2 * np.pi)) * jnp.exp(0.5 * x * x))
 
 
 @compiled_when_eager()
@@ -263,13 +263,13 @@ def _ndtri(p):
     log_q = jnp.log(qs)
     # first guess: erf_inv where 2q - 1 keeps digits, else the tail's asymptotic root
     t = -2.0 * log_q
-    tail_guess = -jnp.sqrt(t - jnp.log(t) - np.log(2 * np.pi))
-    near = np.sqrt(2.0) * lax.erf_inv(2.0 * qs - 1.0)
+    tail_guess = -jnp.sqrt(t - jnp.log(t) - float(np.log(2 * np.pi)))
+    near = float(np.sqrt(2.0)) * lax.erf_inv(2.0 * qs - 1.0)
     x = jnp.where(qs > 1e-3, near, tail_guess)
     for _ in range(4):
         lphi = log_ndtr(x)
         # Newton on g(x) = log Phi(x) - log q: g' = phi(x) / Phi(x)
-        ratio = jnp.exp(-0.5 * x * x - 0.5 * np.log(2 * np.pi) - lphi)
+        ratio = jnp.exp(-0.5 * x * x - 0.5 * float(np.log(2 * np.pi)) - lphi)
         x = x - (lphi - log_q) / ratio
     out = jnp.where(p > 0.5, -x, x)
     out = jnp.where(p == 0, -jnp.inf, jnp.where(p == 1, jnp.inf, out))

@@ -9,7 +9,7 @@ import pyjax.numpy as jnp
 from pyjax._src.scipy import special as sp
 from pyjax._src.scipy.special import _promote
 
-_LOG_2PI = float(np.log(2 * np.pi))
+_LOG_2PI = float(float(np.log(2 * np.pi)))
 _NEG_INF = -np.inf
 
 
@@ -196,7 +196,7 @@ class cauchy:
     @staticmethod
     def logpdf(x, loc=0, scale=1):
         y, scale = _std("cauchy.logpdf", x, loc, scale)
-        return -np.log(np.pi) - jnp.log(scale) - jnp.log1p(y * y)
+        return -float(np.log(np.pi)) - jnp.log(scale) - jnp.log1p(y * y)
 
     @staticmethod
     def pdf(x, loc=0, scale=1):
@@ -367,7 +367,7 @@ class laplace:
     @staticmethod
     def logpdf(x, loc=0, scale=1):
         y, scale = _std("laplace.logpdf", x, loc, scale)
-        return -np.log(2.0) - jnp.log(scale) - jnp.abs(y)
+        return -float(np.log(2.0)) - jnp.log(scale) - jnp.abs(y)
 
     @staticmethod
     def pdf(x, loc=0, scale=1):

@@ -8,6 +8,7 @@ import pyjax.numpy as jnp
 from pyjax._src.core import pytree
 from pyjax._src.scipy import special as sp
 from pyjax._src.scipy.stats.multivariate import _cholesky, _solve_lower
+from pyjax._src.transformations.jit import jit
 
 
 class gaussian_kde:
@@ -65,17 +66,17 @@ class gaussian_kde:
         z = _solve_lower(L, jnp.moveaxis(diff, 0, -1))  # (n, m, d)
         log_det = jnp.sum(jnp.log(jnp.diagonal(L)))
         return (-0.5 * jnp.sum(z * z, axis=-1) - log_det
-                - 0.5 * self.d * np.log(2 * np.pi))  # (n, m)
+                - 0.5 * self.d * float(np.log(2 * np.pi)))  # (n, m)
 
     def evaluate(self, points):
         """The density at ``points`` (shape (d, m))."""
-        return jnp.sum(jnp.exp(self._log_kernels(points)) * self.weights[:, None], axis=0)
+        return _evaluate(self, points)
 
     __call__ = pdf = evaluate
 
     def logpdf(self, points):
         """log of the density at ``points``."""
-        return sp.logsumexp(self._log_kernels(points), axis=0, b=self.weights[:, None])
+        return _logpdf(self, points)
 
     def integrate_box_1d(self, low, high):
         """The mass between ``low`` and ``high`` (one-dimensional data only)."""
@@ -88,6 +89,9 @@ class gaussian_kde:
 
     def integrate_gaussian(self, mean, cov):
         """The integral of the density times the Gaussian N(mean, cov)."""
+        return _integrate_gaussian(self, mean, cov)
+
+    def _integrate_gaussian(self, mean, cov):
         mean = jnp.atleast_1d(jnp.asarray(mean, self.dataset.dtype))
         cov = jnp.atleast_2d(jnp.asarray(cov, self.dataset.dtype))
         if mean.shape != (self.d,) or cov.shape != (self.d, self.d):
@@ -98,7 +102,7 @@ class gaussian_kde:
         z = _solve_lower(L, diff.T)
         log_det = jnp.sum(jnp.log(jnp.diagonal(L)))
         dens = jnp.exp(-0.5 * jnp.sum(z * z, axis=-1) - log_det
-                       - 0.5 * self.d * np.log(2 * np.pi))
+                       - 0.5 * self.d * float(np.log(2 * np.pi)))
         return jnp.sum(dens * self.weights)
 
     def resample(self, key, shape=()):
@@ -119,6 +123,22 @@ class gaussian_kde:
 
     def integrate_box(self, low_bounds, high_bounds, maxpts=None):
         raise NotImplementedError("gaussian_kde.integrate_box (as JAX)")
+
+
+# compiled once per (d, n, points shape): the methods are many small ops
+@jit
+def _evaluate(kde, points):
+    return jnp.sum(jnp.exp(kde._log_kernels(points)) * kde.weights[:, None], axis=0)
+
+
+@jit
+def _logpdf(kde, points):
+    return sp.logsumexp(kde._log_kernels(points), axis=0, b=kde.weights[:, None])
+
+
+@jit
+def _integrate_gaussian(kde, mean, cov):
+    return kde._integrate_gaussian(mean, cov)
 
 
 def dtypes_is_inexact(dt):

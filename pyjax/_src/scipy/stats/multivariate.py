@@ -48,13 +48,13 @@ class multivariate_normal:
                 raise ValueError("multivariate_normal.logpdf got incompatible shapes: a scalar "
                                  f"mean with cov of shape {cov.shape}")
             y = (x - mean)
-            return -0.5 * y * y / cov - 0.5 * (np.log(2 * np.pi) + jnp.log(cov))
+            return -0.5 * y * y / cov - 0.5 * (float(np.log(2 * np.pi)) + jnp.log(cov))
         d = mean.shape[-1]
         if cov.ndim < 2:  # scalar or diagonal (JAX's reading of a vector cov: its diagonal)
             var = jnp.broadcast_to(cov, (d,)) if cov.ndim == 0 else cov
             y = x - mean
             return (-0.5 * jnp.sum(y * y / var, axis=-1)
-                    - 0.5 * (d * np.log(2 * np.pi) + jnp.sum(jnp.log(var), axis=-1)))
+                    - 0.5 * (d * float(np.log(2 * np.pi)) + jnp.sum(jnp.log(var), axis=-1)))
         if cov.shape[-2:] != (d, d):
             raise ValueError(f"multivariate_normal.logpdf got incompatible shapes: mean "
                              f"{mean.shape}, cov {cov.shape}")
@@ -63,7 +63,7 @@ class multivariate_normal:
         shape = jnp.broadcast_shapes(y.shape, L.shape[:-1])
         z = _solve_lower(jnp.broadcast_to(L, shape[:-1] + (d, d)), jnp.broadcast_to(y, shape))
         log_det = jnp.sum(jnp.log(jnp.diagonal(L, axis1=-2, axis2=-1)), axis=-1)
-        return -0.5 * jnp.sum(z * z, axis=-1) - log_det - 0.5 * d * np.log(2 * np.pi)
+        return -0.5 * jnp.sum(z * z, axis=-1) - log_det - 0.5 * d * float(np.log(2 * np.pi))
 
     @staticmethod
     def pdf(x, mean, cov):

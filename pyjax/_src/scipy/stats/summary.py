@@ -100,7 +100,7 @@ def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
     a = jnp.asarray(a)
     if nan_policy == "propagate":
         n = a.size if axis is None else a.shape[axis]
-        return jnp.std(a, axis=axis, ddof=ddof, keepdims=keepdims) / np.sqrt(n)
+        return jnp.std(a, axis=axis, ddof=ddof, keepdims=keepdims) / float(np.sqrt(n))
     if nan_policy == "omit":
         n = jnp.sum(~jnp.isnan(a), axis=axis, keepdims=keepdims)
         return jnp.nanstd(a, axis=axis, ddof=ddof, keepdims=keepdims) / jnp.sqrt(n)

@@ -75,3 +75,34 @@ def test_map_coordinates_grad_and_errors(x64):
         map_coordinates(a, [np.zeros(2), np.zeros(2)], 1, mode="grid-mirror")
     with pytest.raises(ValueError, match="length"):
         map_coordinates(a, [np.zeros(2)], 1)
+
+
+def _rosen(x):
+    import pyjax.numpy as jnp
+    return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def test_minimize_bfgs_under_jit_and_vmap(x64):
+    from pyjax.scipy.optimize import OptimizeResults, minimize
+    x0 = np.array([-1.2, 1.0, 0.5])
+    res = pyjax.jit(lambda x: minimize(_rosen, x, method="BFGS"))(x0)
+    assert isinstance(res, OptimizeResults)
+    assert bool(res.success) and int(res.status) == 0 and int(res.nit) > 0
+    np.testing.assert_allclose(res.x, np.ones(3), atol=1e-6)  # SciPy's minimum: (1, 1, 1)
+    assert float(np.max(np.abs(res.jac))) < 1e-5
+    xs = np.array([[-1.2, 1.0, 0.5], [2.0, 2.0, 2.0]])
+    batched = pyjax.vmap(lambda x: minimize(_rosen, x, method="BFGS").x)(xs)
+    np.testing.assert_allclose(batched, np.ones((2, 3)), atol=1e-6)
+    # a quadratic with args: the minimiser solves A x = b, hess_inv approaches A^-1
+    A = np.array([[3.0, 0.5], [0.5, 1.0]])
+    b = np.array([1.0, -2.0])
+    res = minimize(lambda x, A, b: 0.5 * x @ A @ x - b @ x, np.zeros(2), (A, b),
+                   method="BFGS")
+    np.testing.assert_allclose(res.x, np.linalg.solve(A, b), rtol=1e-6)
+    np.testing.assert_allclose(res.hess_inv, np.linalg.inv(A), rtol=1e-4)
+    res = minimize(_rosen, x0, method="BFGS", options=dict(maxiter=3))
+    assert int(res.status) == 1 and not bool(res.success) and int(res.nit) == 3
+    with pytest.raises(ValueError, match="not recognized"):
+        minimize(_rosen, x0, method="Nelder-Mead")
+    with pytest.raises(NotImplementedError, match="disp"):
+        minimize(_rosen, x0, method="BFGS", options=dict(disp=True))

@@ -23,7 +23,8 @@ UNARY = [
     ("expit", X, None), ("entr", X, None), ("i0", X, None), ("i1", X, None), ("i0e", X, None),
     ("i1e", X, None), ("erfinv", 2 * PROB[PROB <= 1] - 1, None), ("ndtri", PROB, None),
     ("logit", PROB, None), ("factorial", np.array([-1.0, 0, 1, 5, 10.5, 20, 30]), None),
-    ("loggamma", np.abs(X[X != 0]), None),
+    ("loggamma", np.abs(X[X != 0]), None), ("exp1", np.concatenate([POS, [0.0, 1.7, 30.0]]), None),
+    ("expi", np.concatenate([X, [-np.inf, 40.5, 200.0, -60.0]]), None),
 ]
 
 A2 = np.array([0.0, 0, 1, 2, 0.5, -1, 3.5, 1e-3, 30, np.nan, 2.0])
@@ -140,6 +141,12 @@ def test_vmap_equals_loop_and_jit_equals_eager():
     jitted = one(a[0])
     for k, eager in ((0, js.erfcx(a[0])), (1, js.log_ndtr(a[0]))):
         np.testing.assert_allclose(np.asarray(jitted[k]), np.asarray(eager), rtol=1e-6)
+
+
+def test_bernoulli_numbers(x64):
+    np.testing.assert_allclose(js.bernoulli(14), ss.bernoulli(14), rtol=1e-13, atol=0)
+    with pytest.raises(ValueError, match="non-negative"):
+        js.bernoulli(-1)
 
 
 def test_errors_follow_jax():

@@ -19,7 +19,8 @@ __all__ = ["gammaln", "loggamma", "gamma", "gammasgn", "digamma", "polygamma", "
            "betainc", "gammainc", "gammaincc", "erf", "erfc", "erfinv", "erfcx", "expit",
            "logit", "ndtr", "ndtri", "log_ndtr", "xlogy", "xlog1py", "entr", "rel_entr",
            "kl_div", "zeta", "i0", "i0e", "i1", "i1e", "factorial", "comb", "poch",
-           "multigammaln", "boxcox", "boxcox1p", "logsumexp", "softmax", "log_softmax"]
+           "multigammaln", "boxcox", "boxcox1p", "logsumexp", "softmax", "log_softmax",
+           "bernoulli", "exp1", "expi"]
 
 
 def _promote(name, *args):
@@ -378,6 +379,89 @@ def i0(x):
 def i1(x):
     x, = _promote("i1", x)
     return jnp.exp(jnp.abs(x)) * lax_special.bessel_i1e(x)
+
+
+# ---- exponential integrals ----
+_EULER_GAMMA = 0.5772156649015329
+
+
+def _exp1_positive(x):
+    """E1(x) for x > 0: its power series up to 2 (30 terms), Lentz's continued fraction
+    e^-x / (x + 1 - 1/(x + 3 - 4/(x + 5 - ...))) beyond (40 steps reach float64 there)."""
+    small = x <= 2.0
+    xs = jnp.where(small, x, 1.0)
+    term, total = -jnp.ones_like(xs), jnp.zeros_like(xs)
+    for k in range(1, 31):
+        term = -term * xs / k
+        total = total + term / k
+    series = -_EULER_GAMMA - jnp.log(xs) + total
+    xl = jnp.where(small, 3.0, x)
+    tiny = 1e-300 if x.dtype == np.float64 else 1e-30
+    b = xl + 1.0
+    c = jnp.full_like(xl, 1.0 / tiny)
+    d = 1.0 / b
+    h = d
+    for i in range(1, 41):
+        an = -float(i * i)
+        b = b + 2.0
+        d = 1.0 / (an * d + b)
+        c = b + an / c
+        h = h * (d * c)
+    fraction = h * jnp.exp(-xl)
+    return jnp.where(small, series, fraction)
+
+
+@compiled_when_eager()
+def exp1(x):
+    """The exponential integral E1(x) = int_1^inf e^(-x t) / t dt (x >= 0; NaN below)."""
+    x, = _promote("exp1", x)
+    pos = jnp.where((x > 0) & (x < jnp.inf), x, 1.0)
+    out = _exp1_positive(pos)
+    out = jnp.where(x == 0, jnp.inf, jnp.where(x == jnp.inf, 0.0, out))
+    return jnp.where((x < 0) | jnp.isnan(x), jnp.nan, out)
+
+
+@compiled_when_eager()
+def expi(x):
+    """The exponential integral Ei(x) = -E1(-x) for x < 0; for x > 0 its power series up to
+    40 (140 terms, all positive) and the asymptotic series e^x/x sum k!/x^k beyond."""
+    x, = _promote("expi", x)
+    small = (x > 0) & (x <= 40.0)
+    xs = jnp.where(small, x, 1.0)
+    term, total = jnp.ones_like(xs), jnp.zeros_like(xs)
+    for k in range(1, 141):
+        term = term * xs / k
+        total = total + term / k
+    series = _EULER_GAMMA + jnp.log(xs) + total
+    xl = jnp.where((x > 40.0) & (x < jnp.inf), x, 41.0)
+    term, acc = jnp.ones_like(xl), jnp.ones_like(xl)
+    for k in range(1, 41):
+        term = term * (k / xl)
+        acc = acc + term
+    asym = jnp.exp(xl) / xl * acc
+    neg = -_exp1_positive(jnp.where((x < 0) & (x > -jnp.inf), -x, 1.0))
+    out = jnp.where(x < 0, neg, jnp.where(x > 40.0, asym, series))
+    out = jnp.where(x == 0, -jnp.inf, out)
+    out = jnp.where(x == jnp.inf, jnp.inf, jnp.where(x == -jnp.inf, 0.0, out))
+    return jnp.where(jnp.isnan(x), jnp.nan, out)
+
+
+def bernoulli(n):
+    """The Bernoulli numbers B_0 ... B_n (B_1 = -1/2), exact on the host, as an array."""
+    import fractions
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"n must be a non-negative integer, got {n}")
+    # Akiyama-Tanigawa gives B_k with B_1 = +1/2: flip that one
+    a, out = [], []
+    for m in range(n + 1):
+        a.append(fractions.Fraction(1, m + 1))
+        for j in range(m, 0, -1):
+            a[j - 1] = j * (a[j - 1] - a[j])
+        out.append(a[0])
+    if n >= 1:
+        out[1] = -out[1]
+    return jnp.asarray(np.array([float(b) for b in out]), dtype=jnp.result_type(float))
 
 
 # ---- Box-Cox ----

@@ -20,7 +20,7 @@ __all__ = ["gammaln", "loggamma", "gamma", "gammasgn", "digamma", "polygamma", "
            "logit", "ndtr", "ndtri", "log_ndtr", "xlogy", "xlog1py", "entr", "rel_entr",
            "kl_div", "zeta", "i0", "i0e", "i1", "i1e", "factorial", "comb", "poch",
            "multigammaln", "boxcox", "boxcox1p", "logsumexp", "softmax", "log_softmax",
-           "bernoulli", "exp1", "expi"]
+           "bernoulli", "exp1", "expi", "spence"]
 
 
 def _promote(name, *args):
@@ -444,6 +444,41 @@ def expi(x):
     out = jnp.where(x == 0, -jnp.inf, out)
     out = jnp.where(x == jnp.inf, jnp.inf, jnp.where(x == -jnp.inf, 0.0, out))
     return jnp.where(jnp.isnan(x), jnp.nan, out)
+
+
+def _li2_series(w):  # sum_k w^k / k^2, for 0 <= w <= 1/2 (55 terms: below 1e-18)
+    term, total = jnp.ones_like(w), jnp.zeros_like(w)
+    for k in range(1, 56):
+        term = term * w
+        total = total + term / float(k * k)
+    return total
+
+
+@compiled_when_eager()
+def spence(x):
+    """Spence's function int_1^x log(t) / (1 - t) dt = Li2(1 - x) for x >= 0 (NaN below):
+    the dilogarithm's series on [0, 1/2] after the reflection and inversion formulas, with
+    every argument formed exactly (1 - (1 - x) is never computed)."""
+    x, = _promote("spence", x)
+    pi2_6 = np.pi ** 2 / 6
+    xs = jnp.where((x >= 0) & (x < jnp.inf), x, 1.0)
+    log_x = jnp.log(jnp.where(xs > 0, xs, 1.0))
+    # 0 <= x <= 1/2: Li2(1 - x) = pi^2/6 - log(x) log(1 - x) - Li2(x)
+    a = jnp.where(xs <= 0.5, xs, 0.0)
+    low = pi2_6 - jnp.where(a > 0, jnp.log(jnp.where(a > 0, a, 1.0)) * jnp.log1p(-a), 0.0) \
+        - _li2_series(a)
+    # 1/2 < x <= 1: the series at 1 - x (exact there)
+    mid = _li2_series(jnp.where((xs > 0.5) & (xs <= 1), 1 - xs, 0.0))
+    # x > 1: Li2(1 - x) = -Li2((x - 1)/x) - log(x)^2 / 2; then w = (x-1)/x, 1 - w = 1/x
+    w = jnp.where(xs > 1, (xs - 1) / xs, 0.0)
+    inv = jnp.where(xs > 1, 1 / xs, 1.0)
+    l_w = jnp.where(w <= 0.5, _li2_series(jnp.where(w <= 0.5, w, 0.0)),
+                    pi2_6 - jnp.log(jnp.where(w > 0.5, w, 1.0)) * jnp.log(inv)
+                    - _li2_series(jnp.where(w > 0.5, inv, 0.0)))
+    high = -l_w - 0.5 * log_x * log_x
+    out = jnp.where(xs <= 0.5, low, jnp.where(xs <= 1, mid, high))
+    out = jnp.where(x == jnp.inf, -jnp.inf, out)
+    return jnp.where((x < 0) | jnp.isnan(x), jnp.nan, out)
 
 
 def bernoulli(n):

@@ -115,14 +115,12 @@ def test_logsumexp_and_softmax(x64):
 
 
 def _unary_all(x):
-    return (js.erfcx(x), js.log_ndtr(x), js.log_ndtr(-8 * x), js.ndtri(x / 5), js.entr(x),
-            js.i1(x), js.logit(x / 5))
+    return (js.erfcx(x), js.log_ndtr(x), js.log_ndtr(-8 * x), js.ndtri(x / 5), js.entr(x))
 
 
 def _binary_all(x, y):
     # (gammainc, gammaincc, betainc: their primitives' rules are checked in tests/lax)
-    return (js.xlogy(x, y), js.xlog1py(x, y), js.betaln(x, y), js.kl_div(x, y),
-            js.logsumexp(x * y))
+    return (js.xlogy(x, y), js.xlog1py(x, y), js.kl_div(x, y), js.logsumexp(x * y))
 
 
 def test_gradients_match_finite_differences(x64):

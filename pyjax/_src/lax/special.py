@@ -73,7 +73,6 @@ def _iterate(ctx, consts, init_fn, step_fn):
     An element stops being updated once inactive. Returns the final ``vars``."""
     init = ctx.lower_fun(init_fn, consts, multiple_results=True)
     nv = len(init) - 1
-    nc = len(consts)
     n0 = ctx.constant(np.array(0, np.int32), ShapedArray((), np.dtype(np.int32)))
 
     def cond(n, active, *rest):

@@ -6,7 +6,6 @@ import itertools
 import operator
 
 import pyjax.numpy as jnp
-from pyjax._src.numpy.util import promote_dtypes_inexact
 
 
 def _mirror(index, size):  # ... 2 1 | 0 1 2 ... n-1 | n-2 ...

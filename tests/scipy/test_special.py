@@ -25,6 +25,7 @@ UNARY = [
     ("logit", PROB, None), ("factorial", np.array([-1.0, 0, 1, 5, 10.5, 20, 30]), None),
     ("loggamma", np.abs(X[X != 0]), None), ("exp1", np.concatenate([POS, [0.0, 1.7, 30.0]]), None),
     ("expi", np.concatenate([X, [-np.inf, 40.5, 200.0, -60.0]]), None),
+    ("dawsn", np.concatenate([X, [-np.inf, 5.99, 6.0, 6.01, 300.0]]), None),
     ("spence", np.concatenate([POS[:-2], [np.nan], np.linspace(0.4, 2.2, 10), [0.0, 0.5, 1.0, -1.0]]), None),
 ]
 

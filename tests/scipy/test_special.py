@@ -92,6 +92,10 @@ def test_functions_match_scipy(dtype, x64):
                  ss.betainc(AP, BP, np.linspace(0, 1, 7)), 5 * rtol, floor, "betainc")
         _compare(js.multigammaln(POS[:-2].astype(dtype) + 2, 3), ss.multigammaln(POS[:-2] + 2, 3),
                  5 * rtol, floor, "multigammaln")
+        xn = np.tile(np.concatenate([np.logspace(-6, 2.5, 12), [0.0, 1.0, 1.01, np.inf]]), 5)
+        nn = np.repeat(np.array([0, 1, 2, 5, 30]), 16)
+        _compare(js.expn(nn.astype(dtype), xn.astype(dtype)), ss.expn(nn, xn.astype(dtype)),
+                 rtol, floor, "expn")
         n = np.arange(12) % 4
         _compare(js.polygamma(n, POS[:12].astype(dtype)), ss.polygamma(n, POS[:12]), 5 * rtol,
                  floor, "polygamma")

@@ -109,6 +109,8 @@ def test_discrete_distributions_match_scipy(x64):
                 if name == "bernoulli" and fn == "ppf":
                     want = np.where(x == 0, 0.0, want)  # JAX's ppf(0) is 0, SciPy's -1
                 _close(getattr(mod, fn)(x, *shapes, **kwd), want, 1e-10, f"{name}.{fn}")
+    mu = np.array([0.0, 1e-3, 0.5, 3.5, 40.0, 700.0, 1499.0, 1501.0, 5000.0, -1.0])
+    _close(jst.poisson.entropy(mu), st.poisson.entropy(mu), 1e-10, "poisson.entropy")
     x = np.array([[1.0, 2.0, 3.0], [0.0, 6.0, 0.0], [2.0, 2.0, 1.0]])
     p = np.array([0.2, 0.5, 0.3])
     _close(jst.multinomial.logpmf(x, 6.0, p), st.multinomial.logpmf(x, 6, p), 1e-12,

@@ -34,6 +34,25 @@ class poisson:
         return jnp.where(y >= 0, sp.gammaincc(jnp.maximum(y, 0) + 1, mu), 0.0).astype(k.dtype)
 
 
+    @staticmethod
+    def entropy(mu, loc=0):
+        """-sum_k p_k log p_k: the sum over k < 2000 (a vectorised axis) for mu <= 1500, the
+        asymptotic series 0.5 log(2 pi e mu) - 1/(12 mu) - 1/(24 mu^2) - 19/(360 mu^3)
+        beyond. ``loc`` does not change it."""
+        mu, loc = _promote("poisson.entropy", mu, loc)
+        summed = mu <= 1500.0
+        m = jnp.where(summed & (mu > 0), mu, 1.0)[..., None]
+        k = jnp.arange(2000, dtype=mu.dtype)
+        logp = sp.xlogy(k, m) - sp.gammaln(k + 1) - m
+        h_sum = -jnp.sum(jnp.exp(logp) * logp, axis=-1)
+        ma = jnp.where(summed, 2000.0, mu)
+        h_asym = (0.5 * jnp.log(2 * np.pi * np.e * ma) - 1 / (12 * ma) - 1 / (24 * ma ** 2)
+                  - 19 / (360 * ma ** 3))
+        out = jnp.where(summed, h_sum, h_asym)
+        out = jnp.where(mu == 0, 0.0, out)
+        return jnp.where((mu < 0) | jnp.isnan(mu), jnp.nan, out)
+
+
 class bernoulli:
     @staticmethod
     def logpmf(k, p, loc=0):

@@ -96,6 +96,12 @@ def test_functions_match_scipy(dtype, x64):
         nn = np.repeat(np.array([0, 1, 2, 5, 30]), 16)
         _compare(js.expn(nn.astype(dtype), xn.astype(dtype)), ss.expn(nn, xn.astype(dtype)),
                  rtol, floor, "expn")
+        xs = np.concatenate([np.logspace(-8, 3, 40), np.linspace(1.8, 2.2, 5), [-3.0, 0.0, np.inf]])
+        si, ci = js.sici(xs.astype(dtype))
+        want_si, want_ci = ss.sici(xs.astype(dtype))
+        _compare(si, want_si, rtol, floor, "sici (Si)")
+        # (Ci has zeros: compared with an absolute floor there; NaN for x < 0 as documented)
+        _compare(ci, np.where(xs < 0, np.nan, want_ci), rtol, 1e-3, "sici (Ci)")
         n = np.arange(12) % 4
         _compare(js.polygamma(n, POS[:12].astype(dtype)), ss.polygamma(n, POS[:12]), 5 * rtol,
                  floor, "polygamma")

@@ -65,3 +65,4 @@ from pyjax import ops as ops
 from pyjax import image as image
 
 __version__ = "0.1.0"
+from pyjax import scipy as scipy

@@ -24,6 +24,8 @@ from pyjax._src.transformations.vmap import vmap
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import reductions as lax_red
 from pyjax._src.lax import shape_ops
+from pyjax._src.lax import special
+from pyjax._src.transformations.custom_derivatives import custom_jvp
 from pyjax._src.lax.base import aval_of
 from pyjax._src.numpy import reductions as jred
 from pyjax._src.numpy import shape as jshape
@@ -102,17 +104,41 @@ def _gamma_jit(kd, shape, dtype, log_space, a):
     return gamma_core(kd, a, log_space)
 
 
+def _gamma_sample(kd, a, shape, dtype, log_space):
+    return _gamma_jit(kd, shape, dtype, log_space, a)
+
+
+# Differentiable in ``a`` as in JAX: implicit reparameterisation, dx/da = -(dP(a, x)/da) / p(x)
+# (lax.random_gamma_grad); for log-space samples d log(x)/da = (dx/da) / x.
+_gamma_sample = custom_jvp(_gamma_sample, nondiff_argnums=(2, 3, 4))
+
+
+@_gamma_sample.defjvp
+def _gamma_sample_jvp(shape, dtype, log_space, primals, tangents):
+    kd, a = primals
+    ta = tangents[1]
+    out = _gamma_sample(kd, a, shape, dtype, log_space)
+    a = bcast_to(convert(a, dtype), shape)
+    ta = bcast_to(convert(ta, dtype), shape)
+    if log_space:
+        x = lax.exp(out)
+        dout = lax.div(special.random_gamma_grad(a, x), x)
+    else:
+        dout = special.random_gamma_grad(a, out)
+    return out, lax.mul(ta, dout)
+
+
 def gamma(key, a, shape=None, dtype=float):
     """Sample Gamma(``a``, 1) values (density ``x**(a-1) exp(-x) / Gamma(a)``)."""
     kd, shape, dtype = sampler_args("gamma", key, shape, dtype, (a,), ("a",))
-    return _gamma_jit(kd, shape, dtype, False, a)
+    return _gamma_sample(kd, a, shape, dtype, False)
 
 
 def loggamma(key, a, shape=None, dtype=float):
     """Sample ``log(x)`` for x ~ Gamma(``a``, 1), computed in log space (accurate for tiny
     ``a``)."""
     kd, shape, dtype = sampler_args("loggamma", key, shape, dtype, (a,), ("a",))
-    return _gamma_jit(kd, shape, dtype, True, a)
+    return _gamma_sample(kd, a, shape, dtype, True)
 
 
 @functools.partial(jit, static_argnums=(1, 2))

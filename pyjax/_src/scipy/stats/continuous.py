@@ -1,0 +1,514 @@
+"""Continuous distributions of ``jax.scipy.stats``, one namespace class per distribution with
+exactly the functions JAX's module has (the public modules re-export them)."""
+from __future__ import annotations
+
+import numpy as np
+
+import pyjax.numpy as jnp
+
+from pyjax._src.scipy import special as sp
+from pyjax._src.scipy.special import _promote
+
+_LOG_2PI = float(float(np.log(2 * np.pi)))
+_NEG_INF = -np.inf
+
+
+def _std(name, x, loc, scale, *more):
+    """Promote, and standardize ``x``: returns (y, scale, *more)."""
+    x, loc, scale, *more = _promote(name, x, loc, scale, *more)
+    return ((x - loc) / scale, scale, *more)
+
+
+def _log_diff(a, b):
+    """log(exp(a) - exp(b)) for a >= b."""
+    return a + jnp.log1p(-jnp.exp(b - a))
+
+
+class norm:
+    @staticmethod
+    def logpdf(x, loc=0, scale=1):
+        y, scale = _std("norm.logpdf", x, loc, scale)
+        return -0.5 * y * y - jnp.log(scale) - 0.5 * _LOG_2PI
+
+    @staticmethod
+    def pdf(x, loc=0, scale=1):
+        return jnp.exp(norm.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0, scale=1):
+        y, _ = _std("norm.cdf", x, loc, scale)
+        return sp.ndtr(y)
+
+    @staticmethod
+    def logcdf(x, loc=0, scale=1):
+        y, _ = _std("norm.logcdf", x, loc, scale)
+        return sp.log_ndtr(y)
+
+    @staticmethod
+    def sf(x, loc=0, scale=1):
+        y, _ = _std("norm.sf", x, loc, scale)
+        return sp.ndtr(-y)
+
+    @staticmethod
+    def logsf(x, loc=0, scale=1):
+        y, _ = _std("norm.logsf", x, loc, scale)
+        return sp.log_ndtr(-y)
+
+    @staticmethod
+    def ppf(q, loc=0, scale=1):
+        q, loc, scale = _promote("norm.ppf", q, loc, scale)
+        return sp.ndtri(q) * scale + loc
+
+    @staticmethod
+    def isf(q, loc=0, scale=1):
+        q, loc, scale = _promote("norm.isf", q, loc, scale)
+        return loc - sp.ndtri(q) * scale
+
+
+class beta:
+    @staticmethod
+    def logpdf(x, a, b, loc=0, scale=1):
+        y, scale, a, b = _std("beta.logpdf", x, loc, scale, a, b)
+        inside = (y >= 0) & (y <= 1)
+        ys = jnp.where(inside, y, 0.5)
+        out = sp.xlogy(a - 1, ys) + sp.xlog1py(b - 1, -ys) - sp.betaln(a, b) - jnp.log(scale)
+        return jnp.where(inside, out, _NEG_INF)
+
+    @staticmethod
+    def pdf(x, a, b, loc=0, scale=1):
+        return jnp.exp(beta.logpdf(x, a, b, loc, scale))
+
+    @staticmethod
+    def cdf(x, a, b, loc=0, scale=1):
+        y, _, a, b = _std("beta.cdf", x, loc, scale, a, b)
+        return sp.betainc(a, b, jnp.clip(y, 0, 1))
+
+    @staticmethod
+    def logcdf(x, a, b, loc=0, scale=1):
+        return jnp.log(beta.cdf(x, a, b, loc, scale))
+
+    @staticmethod
+    def sf(x, a, b, loc=0, scale=1):
+        y, _, a, b = _std("beta.sf", x, loc, scale, a, b)
+        return sp.betainc(b, a, 1 - jnp.clip(y, 0, 1))
+
+    @staticmethod
+    def logsf(x, a, b, loc=0, scale=1):
+        return jnp.log(beta.sf(x, a, b, loc, scale))
+
+
+class gamma:
+    @staticmethod
+    def logpdf(x, a, loc=0, scale=1):
+        y, scale, a = _std("gamma.logpdf", x, loc, scale, a)
+        ys = jnp.where(y >= 0, y, 1.0)
+        out = sp.xlogy(a - 1, ys) - ys - sp.gammaln(a) - jnp.log(scale)
+        return jnp.where(y >= 0, out, _NEG_INF)
+
+    @staticmethod
+    def pdf(x, a, loc=0, scale=1):
+        return jnp.exp(gamma.logpdf(x, a, loc, scale))
+
+    @staticmethod
+    def cdf(x, a, loc=0, scale=1):
+        y, _, a = _std("gamma.cdf", x, loc, scale, a)
+        return sp.gammainc(a, jnp.maximum(y, 0))
+
+    @staticmethod
+    def logcdf(x, a, loc=0, scale=1):
+        return jnp.log(gamma.cdf(x, a, loc, scale))
+
+    @staticmethod
+    def sf(x, a, loc=0, scale=1):
+        y, _, a = _std("gamma.sf", x, loc, scale, a)
+        return sp.gammaincc(a, jnp.maximum(y, 0))
+
+    @staticmethod
+    def logsf(x, a, loc=0, scale=1):
+        return jnp.log(gamma.sf(x, a, loc, scale))
+
+
+class chi2:
+    @staticmethod
+    def logpdf(x, df, loc=0, scale=1):
+        x, df, loc, scale = _promote("chi2.logpdf", x, df, loc, scale)
+        return gamma.logpdf(x, df / 2, loc, 2 * scale)
+
+    @staticmethod
+    def pdf(x, df, loc=0, scale=1):
+        return jnp.exp(chi2.logpdf(x, df, loc, scale))
+
+    @staticmethod
+    def cdf(x, df, loc=0, scale=1):
+        x, df, loc, scale = _promote("chi2.cdf", x, df, loc, scale)
+        return gamma.cdf(x, df / 2, loc, 2 * scale)
+
+    @staticmethod
+    def logcdf(x, df, loc=0, scale=1):
+        return jnp.log(chi2.cdf(x, df, loc, scale))
+
+    @staticmethod
+    def sf(x, df, loc=0, scale=1):
+        x, df, loc, scale = _promote("chi2.sf", x, df, loc, scale)
+        return gamma.sf(x, df / 2, loc, 2 * scale)
+
+    @staticmethod
+    def logsf(x, df, loc=0, scale=1):
+        return jnp.log(chi2.sf(x, df, loc, scale))
+
+
+class t:
+    @staticmethod
+    def logpdf(x, df, loc=0, scale=1):
+        y, scale, df = _std("t.logpdf", x, loc, scale, df)
+        half = 0.5 * (df + 1)
+        return (sp.gammaln(half) - sp.gammaln(0.5 * df) - 0.5 * jnp.log(df * np.pi)
+                - jnp.log(scale) - half * jnp.log1p(y * y / df))
+
+    @staticmethod
+    def pdf(x, df, loc=0, scale=1):
+        return jnp.exp(t.logpdf(x, df, loc, scale))
+
+
+class uniform:
+    @staticmethod
+    def logpdf(x, loc=0, scale=1):
+        x, loc, scale = _promote("uniform.logpdf", x, loc, scale)
+        inside = (x >= loc) & (x <= loc + scale)
+        return jnp.where(inside, -jnp.log(scale), _NEG_INF)
+
+    @staticmethod
+    def pdf(x, loc=0, scale=1):
+        return jnp.exp(uniform.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0, scale=1):
+        y, _ = _std("uniform.cdf", x, loc, scale)
+        return jnp.clip(y, 0, 1)
+
+    @staticmethod
+    def ppf(q, loc=0, scale=1):
+        q, loc, scale = _promote("uniform.ppf", q, loc, scale)
+        return jnp.where((q >= 0) & (q <= 1), loc + q * scale, jnp.nan)
+
+
+class cauchy:
+    @staticmethod
+    def logpdf(x, loc=0, scale=1):
+        y, scale = _std("cauchy.logpdf", x, loc, scale)
+        return -float(np.log(np.pi)) - jnp.log(scale) - jnp.log1p(y * y)
+
+    @staticmethod
+    def pdf(x, loc=0, scale=1):
+        return jnp.exp(cauchy.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0, scale=1):
+        y, _ = _std("cauchy.cdf", x, loc, scale)
+        return 0.5 + jnp.arctan(y) / np.pi
+
+    @staticmethod
+    def logcdf(x, loc=0, scale=1):
+        return jnp.log(cauchy.cdf(x, loc, scale))
+
+    @staticmethod
+    def sf(x, loc=0, scale=1):
+        y, _ = _std("cauchy.sf", x, loc, scale)
+        return 0.5 - jnp.arctan(y) / np.pi
+
+    @staticmethod
+    def logsf(x, loc=0, scale=1):
+        return jnp.log(cauchy.sf(x, loc, scale))
+
+    @staticmethod
+    def ppf(q, loc=0, scale=1):
+        q, loc, scale = _promote("cauchy.ppf", q, loc, scale)
+        return loc + scale * _cauchy_quantile(q)
+
+    @staticmethod
+    def isf(q, loc=0, scale=1):
+        q, loc, scale = _promote("cauchy.isf", q, loc, scale)
+        return loc - scale * _cauchy_quantile(q)
+
+
+def _cauchy_quantile(q):
+    """tan(pi (q - 1/2)) as -cot(pi q) or cot(pi (1 - q)): no cancellation in q - 1/2 in the
+    tails, and -inf / inf at q = 0 / 1."""
+    lower = q < 0.5
+    s = jnp.where(lower, q, 1 - q)
+    c = 1 / jnp.tan(np.pi * s)
+    out = jnp.where(lower, -c, c)
+    return jnp.where((q < 0) | (q > 1), jnp.nan, out)
+
+
+class expon:
+    @staticmethod
+    def logpdf(x, loc=0, scale=1):
+        y, scale = _std("expon.logpdf", x, loc, scale)
+        return jnp.where(y >= 0, -y - jnp.log(scale), _NEG_INF)
+
+    @staticmethod
+    def pdf(x, loc=0, scale=1):
+        return jnp.exp(expon.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0, scale=1):
+        y, _ = _std("expon.cdf", x, loc, scale)
+        return jnp.where(y >= 0, -jnp.expm1(-jnp.maximum(y, 0)), 0.0).astype(y.dtype)
+
+    @staticmethod
+    def logcdf(x, loc=0, scale=1):
+        return jnp.log(expon.cdf(x, loc, scale))
+
+    @staticmethod
+    def sf(x, loc=0, scale=1):
+        return jnp.exp(expon.logsf(x, loc, scale))
+
+    @staticmethod
+    def logsf(x, loc=0, scale=1):
+        y, _ = _std("expon.logsf", x, loc, scale)
+        return jnp.where(y >= 0, -y, 0.0).astype(y.dtype)
+
+    @staticmethod
+    def ppf(q, loc=0, scale=1):
+        q, loc, scale = _promote("expon.ppf", q, loc, scale)
+        out = -jnp.log1p(-q) * scale + loc
+        return jnp.where((q >= 0) & (q <= 1), out, jnp.nan)
+
+
+class gennorm:
+    @staticmethod
+    def logpdf(x, beta):
+        x, beta = _promote("gennorm.logpdf", x, beta)
+        return jnp.log(0.5 * beta) - sp.gammaln(1 / beta) - jnp.abs(x) ** beta
+
+    @staticmethod
+    def pdf(x, beta):
+        return jnp.exp(gennorm.logpdf(x, beta))
+
+    @staticmethod
+    def cdf(x, beta):
+        x, beta = _promote("gennorm.cdf", x, beta)
+        half_q = 0.5 * sp.gammaincc(1 / beta, jnp.abs(x) ** beta)  # the mass beyond |x|
+        return jnp.where(x < 0, half_q, 1 - half_q)
+
+
+class gumbel_l:
+    @staticmethod
+    def logpdf(x, loc=0, scale=1):
+        y, scale = _std("gumbel_l.logpdf", x, loc, scale)
+        return y - jnp.exp(y) - jnp.log(scale)
+
+    @staticmethod
+    def pdf(x, loc=0, scale=1):
+        return jnp.exp(gumbel_l.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0, scale=1):
+        y, _ = _std("gumbel_l.cdf", x, loc, scale)
+        return -jnp.expm1(-jnp.exp(y))
+
+    @staticmethod
+    def logcdf(x, loc=0, scale=1):
+        return jnp.log(gumbel_l.cdf(x, loc, scale))
+
+    @staticmethod
+    def sf(x, loc=0, scale=1):
+        return jnp.exp(gumbel_l.logsf(x, loc, scale))
+
+    @staticmethod
+    def logsf(x, loc=0, scale=1):
+        y, _ = _std("gumbel_l.logsf", x, loc, scale)
+        return -jnp.exp(y)
+
+    @staticmethod
+    def ppf(q, loc=0, scale=1):
+        q, loc, scale = _promote("gumbel_l.ppf", q, loc, scale)
+        out = jnp.log(-jnp.log1p(-q)) * scale + loc
+        return jnp.where((q >= 0) & (q <= 1), out, jnp.nan)
+
+
+class gumbel_r:
+    @staticmethod
+    def logpdf(x, loc=0, scale=1):
+        y, scale = _std("gumbel_r.logpdf", x, loc, scale)
+        return -y - jnp.exp(-y) - jnp.log(scale)
+
+    @staticmethod
+    def pdf(x, loc=0, scale=1):
+        return jnp.exp(gumbel_r.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0, scale=1):
+        return jnp.exp(gumbel_r.logcdf(x, loc, scale))
+
+    @staticmethod
+    def logcdf(x, loc=0, scale=1):
+        y, _ = _std("gumbel_r.logcdf", x, loc, scale)
+        return -jnp.exp(-y)
+
+    @staticmethod
+    def sf(x, loc=0, scale=1):
+        y, _ = _std("gumbel_r.sf", x, loc, scale)
+        return -jnp.expm1(-jnp.exp(-y))
+
+    @staticmethod
+    def logsf(x, loc=0, scale=1):
+        return jnp.log(gumbel_r.sf(x, loc, scale))
+
+    @staticmethod
+    def ppf(q, loc=0, scale=1):
+        q, loc, scale = _promote("gumbel_r.ppf", q, loc, scale)
+        out = -jnp.log(-jnp.log(q)) * scale + loc
+        return jnp.where((q >= 0) & (q <= 1), out, jnp.nan)
+
+
+class laplace:
+    @staticmethod
+    def logpdf(x, loc=0, scale=1):
+        y, scale = _std("laplace.logpdf", x, loc, scale)
+        return -float(np.log(2.0)) - jnp.log(scale) - jnp.abs(y)
+
+    @staticmethod
+    def pdf(x, loc=0, scale=1):
+        return jnp.exp(laplace.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0, scale=1):
+        y, _ = _std("laplace.cdf", x, loc, scale)
+        half = 0.5 * jnp.exp(-jnp.abs(y))
+        return jnp.where(y < 0, half, 1 - half)
+
+
+class logistic:
+    @staticmethod
+    def logpdf(x, loc=0, scale=1):
+        y, scale = _std("logistic.logpdf", x, loc, scale)
+        a = jnp.abs(y)
+        return -a - 2 * jnp.log1p(jnp.exp(-a)) - jnp.log(scale)
+
+    @staticmethod
+    def pdf(x, loc=0, scale=1):
+        return jnp.exp(logistic.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0, scale=1):
+        y, _ = _std("logistic.cdf", x, loc, scale)
+        return sp.expit(y)
+
+    @staticmethod
+    def sf(x, loc=0, scale=1):
+        y, _ = _std("logistic.sf", x, loc, scale)
+        return sp.expit(-y)
+
+    @staticmethod
+    def ppf(q, loc=0, scale=1):
+        q, loc, scale = _promote("logistic.ppf", q, loc, scale)
+        return sp.logit(q) * scale + loc
+
+    @staticmethod
+    def isf(q, loc=0, scale=1):
+        q, loc, scale = _promote("logistic.isf", q, loc, scale)
+        return -sp.logit(q) * scale + loc
+
+
+class pareto:
+    @staticmethod
+    def logpdf(x, b, loc=0, scale=1):
+        y, scale, b = _std("pareto.logpdf", x, loc, scale, b)
+        ys = jnp.where(y >= 1, y, 1.0)
+        out = jnp.log(b) - jnp.log(scale) - (b + 1) * jnp.log(ys)
+        return jnp.where(y >= 1, out, _NEG_INF)
+
+    @staticmethod
+    def pdf(x, b, loc=0, scale=1):
+        return jnp.exp(pareto.logpdf(x, b, loc, scale))
+
+    @staticmethod
+    def logsf(x, b, loc=0, scale=1):
+        y, _, b = _std("pareto.logsf", x, loc, scale, b)
+        return jnp.where(y >= 1, -b * jnp.log(jnp.maximum(y, 1)), 0.0).astype(y.dtype)
+
+    @staticmethod
+    def sf(x, b, loc=0, scale=1):
+        return jnp.exp(pareto.logsf(x, b, loc, scale))
+
+    @staticmethod
+    def cdf(x, b, loc=0, scale=1):
+        return -jnp.expm1(pareto.logsf(x, b, loc, scale))
+
+    @staticmethod
+    def logcdf(x, b, loc=0, scale=1):
+        return jnp.log(pareto.cdf(x, b, loc, scale))
+
+    @staticmethod
+    def ppf(q, b, loc=0, scale=1):
+        q, b, loc, scale = _promote("pareto.ppf", q, b, loc, scale)
+        out = scale * jnp.exp(-jnp.log1p(-q) / b) + loc
+        return jnp.where((q >= 0) & (q <= 1), out, jnp.nan)
+
+
+class truncnorm:
+    """The normal distribution truncated to [a, b] (standardized bounds), in log space."""
+
+    @staticmethod
+    def _log_mass(a, b):  # log(Phi(b) - Phi(a)), from the tail that keeps the digits
+        return jnp.where(a > 0, _log_diff(sp.log_ndtr(-a), sp.log_ndtr(-b)),
+                         _log_diff(sp.log_ndtr(b), sp.log_ndtr(a)))
+
+    @staticmethod
+    def logpdf(x, a, b, loc=0, scale=1):
+        y, scale, a, b = _std("truncnorm.logpdf", x, loc, scale, a, b)
+        out = -0.5 * y * y - 0.5 * _LOG_2PI - jnp.log(scale) - truncnorm._log_mass(a, b)
+        return jnp.where((y >= a) & (y <= b), out, _NEG_INF)
+
+    @staticmethod
+    def pdf(x, a, b, loc=0, scale=1):
+        return jnp.exp(truncnorm.logpdf(x, a, b, loc, scale))
+
+    @staticmethod
+    def logcdf(x, a, b, loc=0, scale=1):
+        y, _, a, b = _std("truncnorm.logcdf", x, loc, scale, a, b)
+        yc = jnp.clip(y, a, b)
+        out = truncnorm._log_mass(a, yc) - truncnorm._log_mass(a, b)
+        return jnp.where(y <= a, _NEG_INF, jnp.where(y >= b, 0.0, out))
+
+    @staticmethod
+    def cdf(x, a, b, loc=0, scale=1):
+        return jnp.exp(truncnorm.logcdf(x, a, b, loc, scale))
+
+    @staticmethod
+    def logsf(x, a, b, loc=0, scale=1):
+        y, _, a, b = _std("truncnorm.logsf", x, loc, scale, a, b)
+        yc = jnp.clip(y, a, b)
+        out = truncnorm._log_mass(yc, b) - truncnorm._log_mass(a, b)
+        return jnp.where(y <= a, 0.0, jnp.where(y >= b, _NEG_INF, out))
+
+    @staticmethod
+    def sf(x, a, b, loc=0, scale=1):
+        return jnp.exp(truncnorm.logsf(x, a, b, loc, scale))
+
+
+class vonmises:
+    @staticmethod
+    def logpdf(x, kappa):
+        x, kappa = _promote("vonmises.logpdf", x, kappa)
+        out = kappa * (jnp.cos(x) - 1) - _LOG_2PI - jnp.log(sp.i0e(kappa))
+        return jnp.where(jnp.abs(x) <= np.pi, out, _NEG_INF)
+
+    @staticmethod
+    def pdf(x, kappa):
+        return jnp.exp(vonmises.logpdf(x, kappa))
+
+
+class wrapcauchy:
+    @staticmethod
+    def logpdf(x, c):
+        x, c = _promote("wrapcauchy.logpdf", x, c)
+        out = jnp.log1p(-c * c) - _LOG_2PI - jnp.log1p(c * c - 2 * c * jnp.cos(x))
+        inside = (x >= 0) & (x <= 2 * np.pi) & (c > 0) & (c < 1)
+        return jnp.where(inside, out, jnp.where((c > 0) & (c < 1), _NEG_INF, jnp.nan))
+
+    @staticmethod
+    def pdf(x, c):
+        return jnp.exp(wrapcauchy.logpdf(x, c))

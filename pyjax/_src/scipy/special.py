@@ -634,53 +634,7 @@ def boxcox1p(x, lmbda):
     return jnp.where(lmbda == 0, jnp.log1p(x), jnp.expm1(safe_l * jnp.log1p(x)) / safe_l)
 
 
-# ---- log-sum-exp and softmax ----
-# Stopgap: thin versions until pyjax.nn's (pyjax/_src/nn/functions.py) land; then these
-# should become re-exports of the same functions (one path for one job).
-
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
-    """log(sum(b * exp(a))) over ``axis``, without overflow; with ``return_sign`` also the sign
-    of the sum (for negative ``b``)."""
-    if b is not None:
-        a, b = _promote("logsumexp", a, b)
-    else:
-        a, = _promote("logsumexp", a)
-    amax = jnp.max(a, axis=axis, keepdims=True, where=where, initial=-jnp.inf)
-    amax = jnp.where(jnp.isfinite(amax), amax, 0.0).astype(a.dtype)
-    amax = stop_gradient(amax)
-    e = jnp.exp(a - amax)
-    if b is not None:
-        e = e * b
-    s = jnp.sum(e, axis=axis, keepdims=True, where=where)
-    sign = jnp.sign(s)
-    out = jnp.log(jnp.abs(s)) + amax
-    if not keepdims:
-        out = _squeeze(out, axis, a.ndim)
-        sign = _squeeze(sign, axis, a.ndim)
-    if return_sign:
-        return out, sign
-    if b is not None:
-        out = jnp.where(sign < 0, jnp.nan, out)
-    return out
-
-
-def _squeeze(x, axis, ndim):
-    if axis is None:
-        return jnp.reshape(x, ())
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    return jnp.squeeze(x, tuple(a % ndim for a in axes))
-
-
-def softmax(x, axis=-1):
-    """exp(x) / sum(exp(x)) over ``axis``."""
-    x, = _promote("softmax", x)
-    unnormalized = jnp.exp(x - stop_gradient(jnp.max(x, axis=axis, keepdims=True)))
-    return unnormalized / jnp.sum(unnormalized, axis=axis, keepdims=True)
-
-
-def log_softmax(x, axis=-1):
-    """x - logsumexp(x) over ``axis``."""
-    x, = _promote("log_softmax", x)
-    shifted = x - stop_gradient(jnp.max(x, axis=axis, keepdims=True))
-    return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
+# ---- log-sum-exp and softmax: one home, pyjax.nn's (JAX's custom derivatives included) ----
+from pyjax._src.nn.functions import (  # noqa: E402
+    log_softmax as log_softmax, logsumexp as logsumexp, softmax as softmax)
 

@@ -360,6 +360,8 @@ def _eigh_lower(ctx, a, *, lower, sort_eigenvalues, subset_by_index):
                                                        dtypes.to_real_dtype(dt))]
     cfg = f"{int(lower)},{int(sort_eigenvalues)},100,{_EIGH_TOL[dt]}"
     v, w = _custom(ctx, "Eigh", [a], full, cfg)
+    # The Jacobi expansion returns finite garbage for non-finite input; LAPACK gives NaNs.
+    v, w = ctx.lower_fun(_nan_unless_finite, [a, v, w], multiple_results=True)
     if subset_by_index is None or tuple(subset_by_index) == (0, a.aval.shape[-1]):
         return [v, w]
     lo, hi = subset_by_index
@@ -369,6 +371,19 @@ def _eigh_lower(ctx, a, *, lower, sort_eigenvalues, subset_by_index):
         return [shape_ops.slice(v, (0,) * (nb + 1) + (lo,), L._shape(v)[:-1] + (hi,)),
                 shape_ops.slice(w, (0,) * nb + (lo,), L._shape(w)[:-1] + (hi,))]
     return ctx.lower_fun(cut, [v, w], multiple_results=True)
+
+
+def _nan_unless_finite(a, *outs):
+    nd = len(L._shape(a))
+    fin = ew.is_finite(L._real(a))
+    if dtypes.is_complex(L._dtype(a)):
+        fin = ew.bitwise_and(fin, ew.is_finite(ew.imag(a)))
+    ok = red.reduce_and(fin, (nd - 2, nd - 1))
+    res = []
+    for o in outs:
+        okb = _bcast(ok, L._shape(o), tuple(range(nd - 2)))
+        res.append(ew.select(okb, o, L._full_like(o, np.nan)))
+    return res
 
 
 def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):

@@ -2,5 +2,5 @@
 
 ``prng`` holds the cipher and key arrays, ``keys`` the key functions, ``distributions`` the
 samplers that match JAX bit for bit, ``samplers`` the loop-based ones (gamma, Poisson,
-binomial, ...) and ``matrix`` the matrix-valued ones.
+binomial, ...); ``distributions`` also has the matrix-valued ones over ``jnp.linalg``.
 """

@@ -1,0 +1,1 @@
+"""Layer 6: ``jax.scipy`` written over ``jax.numpy`` and ``lax``."""

@@ -1,0 +1,1 @@
+"""``pyjax.scipy``: SciPy's API over pyjax arrays (JAX's ``jax.scipy``)."""

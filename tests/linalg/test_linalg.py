@@ -110,7 +110,11 @@ def test_vector_norms_and_keepdims():
         jnp.linalg.norm(f32(A[0]), 3)
 
 
-@pytest.mark.parametrize("a", [A, TALL, TALL.T, CPLX], ids=["square", "tall", "wide", "complex"])
+RANK2 = RNG.normal(size=(5, 2)) @ RNG.normal(size=(2, 4))  # singular vectors of s=0 too
+
+
+@pytest.mark.parametrize("a", [A, TALL, TALL.T, CPLX, RANK2],
+                         ids=["square", "tall", "wide", "complex", "rank2"])
 @pytest.mark.parametrize("full", [True, False])
 def test_qr_and_svd_reconstruct(a, full):
     a32 = f32(a)

@@ -494,7 +494,28 @@ def _svd_impl(a, *, full_matrices, compute_uv, subset_by_index):
         # the rest of u: eigenvectors [u_perp; 0] of the m - n zero eigenvalues
         rest = shape_ops.slice(v, z + (0, n), batch + (m, m))
         u = shape_ops.concatenate([u, _normalize_cols(rest)], nb + 1)
-    return [s, u, L._H(vv)]
+    return [s, _orthonormalize(u), L._H(_orthonormalize(vv))]
+
+
+def _orthonormalize(x):
+    """``x`` (``m x k``, ``m >= k``, orthonormal columns except those of (near) zero singular
+    values, which come last) with those columns replaced by an orthonormal completion: the
+    eigenvectors of a multiple zero eigenvalue of the Jordan-Wielandt matrix mix ``[u; 0]`` and
+    ``[0; v]``, so their halves are neither unit nor orthogonal. Householder QR keeps the good
+    prefix (up to the signs restored from ``diag(r)``) and completes it."""
+    shape = L._shape(x)
+    nb = len(shape) - 2
+    k = shape[-1]
+    packed, taus = geqrf_p.bind(x)
+    q = householder_product_p.bind(packed, taus)
+    d = shape_ops.slice(L._diag(_pad_cols_right(packed, shape[-2])), (0,) * (nb + 1),
+                        shape[:-2] + (k,))
+    mag = ew.abs(d)
+    zero = ew.eq(mag, L._full_like(mag, 0))
+    phase = ew.div(d, ew.convert_element_type(ew.select(zero, L._full_like(mag, 1), mag),
+                                              L._dtype(d)))
+    phase = ew.select(zero, L._full_like(d, 1), phase)
+    return L._mul_cols(q, phase)
 
 
 def _pad_cols_left(x, size):

@@ -182,6 +182,16 @@ def test_lu_matches_scipy():
             np.asarray(ll.lu_pivots_to_permutation(piv, m)), perm)
 
 
+def test_blocked_lu_matches_scipy():
+    # min(m, n) > LU_BLOCK: panels factored by the column loop, the rest by trsm + matmul
+    a = RNG.normal(size=(70, 66)).astype(np.float32)
+    lu, piv, perm = map(np.asarray, ll.lu(a))
+    lu_s, piv_s = scipy.linalg.lu_factor(a)
+    np.testing.assert_array_equal(piv, piv_s)
+    close(lu, lu_s, 1e-4)
+    close((np.tril(lu, -1) + np.eye(70, 66)) @ np.triu(lu)[:66], a[perm], 1e-4)
+
+
 def test_triangular_solve_options():
     a = f32(np.tril(A[0]) + 4 * np.eye(4))
     b = f32(B[0])

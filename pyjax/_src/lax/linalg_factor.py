@@ -97,13 +97,69 @@ def _lu_step(i, a, piv, perm):
     return a, piv, perm
 
 
+# Panels of this many columns are factored by the column loop; the rest of the matrix is
+# updated per panel with a triangular solve and a matrix product (right-looking blocked LU, as
+# LAPACK's getrf): the loop's O(n) iterations then touch O(m * LU_BLOCK) elements each.
+LU_BLOCK = 64
+
+
 def _lu_lower(ctx, a):
     *batch, m, n = a.aval.shape
     k = min(m, n)
+    if k > LU_BLOCK:
+        return ctx.lower_fun(_lu_blocked, [a], multiple_results=True)
     piv0 = ctx.lower_fun(lambda: shape_ops.full(tuple(batch) + (k,), np.int32(0), _I32), [])
     perm0 = ctx.lower_fun(lambda: shape_ops.broadcasted_iota(_I32, tuple(batch) + (m,),
                                                              len(batch)), [])
     return _fori_lower(ctx, k, _lu_step, [a, piv0, perm0])
+
+
+def _rows(x, r0, r1):
+    shape = L._shape(x)
+    z = (0,) * (len(shape) - 2)
+    return shape_ops.slice(x, z + (r0, 0), shape[:-2] + (r1, shape[-1]))
+
+
+def _block(x, r0, r1, c0, c1):
+    z = (0,) * (len(L._shape(x)) - 2)
+    return shape_ops.slice(x, z + (r0, c0), L._shape(x)[:-2] + (r1, c1))
+
+
+def _put(x, block, r0, c0):
+    nb = len(L._shape(x)) - 2
+    return shape_ops.dynamic_update_slice(x, block, [np.int32(0)] * nb + [np.int32(r0),
+                                                                         np.int32(c0)])
+
+
+def _lu_blocked(a):
+    from pyjax._src.lax.sorting import _take_along
+    shape = L._shape(a)
+    nb = len(shape) - 2
+    *batch, m, n = shape
+    batch = tuple(batch)
+    k = min(m, n)
+    perm = shape_ops.broadcasted_iota(_I32, batch + (m,), nb)
+    pivots = []
+    for j0 in range(0, k, LU_BLOCK):
+        j1 = min(j0 + LU_BLOCK, k)
+        plu, ppiv, pperm = lu_p.bind(_block(a, j0, m, j0, j1))
+        # the panel's row swaps apply to whole rows j0: of the matrix and of the permutation
+        rows = _rows(a, j0, m)
+        idx = shape_ops.broadcast_in_dim(pperm, L._shape(rows), tuple(range(nb + 1)))
+        rows = _put(_take_along(rows, idx, nb), plu, 0, j0)
+        a = _put(a, rows, j0, 0)
+        tail = shape_ops.slice(perm, (0,) * nb + (j0,), batch + (m,))
+        perm = shape_ops.dynamic_update_slice(perm, _take_along(tail, pperm, nb),
+                                              [np.int32(0)] * nb + [np.int32(j0)])
+        pivots.append(ew.add(ppiv, shape_ops.full(L._shape(ppiv), np.int32(j0), _I32)))
+        if j1 < n:
+            u12 = L.triangular_solve(_block(a, j0, j1, j0, j1), _block(a, j0, j1, j1, n),
+                                     left_side=True, lower=True, unit_diagonal=True)
+            a = _put(a, u12, j0, j1)
+            if j1 < m:
+                a22 = ew.sub(_block(a, j1, m, j1, n), L._mm(_block(a, j1, m, j0, j1), u12))
+                a = _put(a, a22, j1, j1)
+    return [a, shape_ops.concatenate(pivots, nb), perm]
 
 
 def _permutation_matrix(perm, dtype):

@@ -93,6 +93,18 @@ def test_values_float64(x64, name):
     close(got, ref(*args), rtol=1e-10)
 
 
+def test_float64_eigenvectors_and_singular_vectors(x64):
+    # the plugin's Jacobi eigh alone stalls at residuals ~1e-8 |a| in double precision
+    a = RNG.normal(size=(16, 16))
+    a = a + a.T
+    v, w = map(np.asarray, ll.eigh(a))
+    np.testing.assert_allclose(a @ v, v * w, atol=1e-12 * np.abs(a).max())
+    np.testing.assert_allclose(v.T @ v, np.eye(16), atol=1e-13)
+    u, s, vh = map(np.asarray, jnp.linalg.svd(a[:, :10], full_matrices=False))
+    np.testing.assert_allclose((u * s) @ vh, a[:, :10], atol=1e-12 * np.abs(a).max())
+    np.testing.assert_allclose(u.T @ u, np.eye(10), atol=1e-13)
+
+
 @pytest.mark.parametrize("ord", [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
 def test_matrix_norms(ord):
     close(jnp.linalg.norm(f32(A[0]), ord), np.linalg.norm(A[0], ord))

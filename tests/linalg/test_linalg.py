@@ -296,6 +296,10 @@ def test_singular_and_nonfinite_inputs():
     assert np.isnan(np.asarray(jnp.linalg.svdvals(nan))).all()
     assert np.isnan(np.asarray(jnp.linalg.solve(nan, np.ones(2, np.float32)))).all()
     assert int(jnp.linalg.matrix_rank(np.zeros((3, 3), np.float32))) == 0
+    # empty matrices, as NumPy
+    assert float(jnp.linalg.det(np.zeros((0, 0), np.float32))) == 1.0
+    assert jnp.linalg.inv(np.zeros((0, 0), np.float32)).shape == (0, 0)
+    assert jnp.linalg.det(np.zeros((0, 3, 3), np.float32)).shape == (0,)
 
 
 def test_bad_input_raises_clear_errors():

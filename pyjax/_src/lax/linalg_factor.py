@@ -108,6 +108,11 @@ def _lu_lower(ctx, a):
     k = min(m, n)
     if k > LU_BLOCK:
         return ctx.lower_fun(_lu_blocked, [a], multiple_results=True)
+    if k == 0:  # an empty matrix: nothing to factor (the loop body could not even be traced)
+        return [a] + ctx.lower_fun(lambda: [
+            shape_ops.full(tuple(batch) + (0,), np.int32(0), _I32),
+            shape_ops.broadcasted_iota(_I32, tuple(batch) + (m,), len(batch))], [],
+            multiple_results=True)
     piv0 = ctx.lower_fun(lambda: shape_ops.full(tuple(batch) + (k,), np.int32(0), _I32), [])
     perm0 = ctx.lower_fun(lambda: shape_ops.broadcasted_iota(_I32, tuple(batch) + (m,),
                                                              len(batch)), [])

@@ -1,1 +1,1 @@
-"""Layer 6: ``jax.scipy`` written over ``jax.numpy`` and ``lax``."""
+"""Layer 6: ``jax.scipy``, written on ``pyjax.numpy`` and ``lax``."""

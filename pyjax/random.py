@@ -20,7 +20,7 @@ from pyjax._src.random.samplers import (  # noqa: F401
     chisquare as chisquare, f as f, generalized_normal as generalized_normal, ball as ball,
     poisson as poisson, geometric as geometric, binomial as binomial,
     multinomial as multinomial)
-from pyjax._src.random.matrix import (  # noqa: F401
+from pyjax._src.random.distributions import (  # noqa: F401
     multivariate_normal as multivariate_normal, orthogonal as orthogonal)
 from pyjax._src.random.transforms import (  # noqa: F401
     pareto as pareto, weibull_min as weibull_min, rayleigh as rayleigh, lognormal as lognormal,

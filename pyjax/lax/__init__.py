@@ -25,3 +25,4 @@ from pyjax._src.lax.jax_names import primitives_under_jax_names as _jax_named  #
 
 globals().update({k: v for k, v in _jax_named().items() if k not in globals()})
 del _jax_named
+from pyjax.lax import linalg  # noqa: F401,E402

@@ -15,3 +15,4 @@ from pyjax._src.numpy.number_theory import *  # noqa: F401,F403
 from pyjax._src.numpy.convolve import *  # noqa: F401,F403
 from pyjax.numpy import fft  # noqa: F401,E402
 from pyjax._src.numpy.array_api import *  # noqa: F401,F403,E402
+from pyjax.numpy import linalg  # noqa: F401,E402

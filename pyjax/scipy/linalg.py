@@ -6,4 +6,8 @@ from pyjax._src.scipy.special_matrices import (  # noqa: F401
     fiedler_companion as fiedler_companion, hadamard as hadamard, hankel as hankel,
     helmert as helmert, hilbert as hilbert, invhilbert as invhilbert, invpascal as invpascal,
     leslie as leslie, pascal as pascal, toeplitz as toeplitz)
-# Decompositions and solvers come from pyjax._src.scipy.linalg, added here by their own change.
+# Decompositions and solvers
+from pyjax._src.scipy.linalg import (  # noqa: F401
+    cho_factor as cho_factor, cho_solve as cho_solve, cholesky as cholesky, det as det,
+    eigh as eigh, inv as inv, lu as lu, lu_factor as lu_factor, lu_solve as lu_solve, qr as qr,
+    solve as solve, solve_triangular as solve_triangular, svd as svd)

@@ -15,7 +15,7 @@ from pyjax import numpy as jnp
 from pyjax import random
 from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
-from pyjax._src.random import matrix as random_matrix
+from pyjax._src.numpy import linalg as jla
 
 _DEFAULT_DTYPE = np.float64  # jnp.float_: canonicalised to float32 unless x64 is on
 
@@ -185,15 +185,9 @@ kaiming_uniform, kaiming_normal = he_uniform, he_normal
 
 
 def _reduced_q(a):
-    """Q of the reduced QR of the tall (m, n) matrix ``a`` with ``diag(R)`` made positive.
-
-    The Householder QR of ``a`` padded with zero columns to (m, m) has the same first n
-    columns of Q (reflection k only reads columns up to k)."""
-    m, n = a.shape
-    padded = jnp.concatenate([a, jnp.zeros((m, m - n), a.dtype)], axis=1) if m > n else a
-    q, r = random_matrix.qr(padded)
-    q, d = q[:, :n], jnp.diagonal(r)[:n]
-    return q * jnp.sign(d)[None, :]
+    """Q of the reduced QR of the tall (m, n) matrix ``a`` with ``diag(R)`` made positive."""
+    q, r = jla.qr(a)
+    return q * jnp.sign(jnp.diagonal(r))[None, :]
 
 
 def orthogonal(scale=1.0, column_axis=-1, dtype=_DEFAULT_DTYPE):

@@ -2,6 +2,6 @@
 
 ``prng`` holds the cipher and key arrays, ``keys`` the key functions, ``distributions`` the
 closed-form samplers, ``samplers`` those JAX builds on ``while`` loops (gamma, Poisson,
-binomial, multinomial, ...), with JAX's algorithms and numbers, and ``matrix`` the
-matrix-valued ones.
+binomial, multinomial, ...), with JAX's algorithms and numbers; ``distributions`` also has
+the matrix-valued ones, over ``jnp.linalg``.
 """

@@ -23,6 +23,8 @@ from pyjax._src.lax import sorting as lax_sort
 from pyjax._src.lax.base import aval_of
 from pyjax._src.numpy import creation as jcr
 from pyjax._src.numpy import indexing as jix
+from pyjax._src.numpy import linalg as jla
+from pyjax._src.numpy import products as jpr
 from pyjax._src.numpy import reductions as jred
 from pyjax._src.numpy import shape as jshape
 from pyjax._src.numpy import ufuncs as jnp
@@ -678,6 +680,76 @@ def rademacher(key, shape=(), dtype=int):
     return _rademacher_jit(kd, shape, dtype)
 
 
+# ---- matrix-valued samplers (over jnp.linalg) ----
+
+@functools.partial(jit, static_argnums=(1, 2, 3))
+def _multivariate_normal_jit(kd, shape, dtype, method, mean, cov):
+    n = aval_of(mean).shape[-1]
+    if method == "cholesky":
+        factor = jla.cholesky(cov)
+    elif method == "eigh":
+        w, v = jla.eigh(cov)
+        factor = jnp.multiply(v, jnp.sqrt(w)[..., None, :])
+    else:  # "svd"
+        u, s, _ = jla.svd(cov)
+        factor = jnp.multiply(u, jnp.sqrt(s)[..., None, :])
+    z = normal_core(kd, tuple(shape) + (n,), dtype)
+    return jnp.add(mean, jpr.matmul(factor, z[..., :, None])[..., 0])
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Sample multivariate normal vectors with mean ``mean`` (``(..., n)``) and covariance
+    ``cov`` (``(..., n, n)``): ``mean + factor @ z`` with ``factor`` from ``method``
+    (``"cholesky"``; ``"eigh"``/``"svd"`` also handle singular covariances)."""
+    kd, _ = check_key("multivariate_normal", key)
+    check_arraylike("multivariate_normal", mean, cov)
+    if method not in ("svd", "eigh", "cholesky"):
+        raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+    mean = jcr.asarray(mean)
+    cov = jcr.asarray(cov)
+    common = dtypes.result_type(mean, cov)
+    if not dtypes.issubdtype(common, np.inexact):
+        common = dtypes.canonicalize_dtype(float)
+    mean, cov = mean.astype(common), cov.astype(common)
+    dtype = float_dtype("multivariate_normal", common if dtype is None else dtype)
+    if mean.ndim < 1:
+        raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
+                         f"{mean.ndim}")
+    if cov.ndim < 2:
+        raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == "
+                         f"{cov.ndim}")
+    n = mean.shape[-1]
+    if tuple(cov.shape[-2:]) != (n, n):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, "
+                         f"but got cov.shape == {tuple(cov.shape)}.")
+    if shape is None:
+        shape = broadcast_shapes(mean.shape[:-1], cov.shape[:-2])
+    else:
+        shape = canonical_shape("multivariate_normal", shape)
+        check_shape("multivariate_normal", shape, mean.shape[:-1], cov.shape[:-2],
+                    names=("mean[..., 0]", "cov[..., 0, 0]"))
+    return _multivariate_normal_jit(kd, shape, dtype, method, mean, cov)
+
+
+@functools.partial(jit, static_argnums=(1, 2, 3))
+def _orthogonal_jit(kd, n, shape, dtype):
+    z = normal_core(kd, tuple(shape) + (n, n), dtype)
+    q, r = jla.qr(z)
+    d = jla.diagonal(r)
+    return jnp.multiply(q, jnp.divide(d, jnp.abs(d).astype(dtype))[..., None, :])
+
+
+def orthogonal(key, n, shape=(), dtype=float):
+    """Sample ``n x n`` matrices uniformly (Haar) from the orthogonal group O(n), or from the
+    unitary group U(n) for a complex ``dtype`` (Mezzadri 2007: QR of a Gaussian matrix with
+    the signs of ``diag(r)`` folded into ``q``)."""
+    shape = canonical_shape("orthogonal", shape)
+    kd, _ = check_key("orthogonal", key)
+    dtype = float_dtype("orthogonal", dtype, allow_complex=True)
+    n = canonical_shape("orthogonal", (n,), "n")[0]
+    return _orthogonal_jit(kd, n, shape, dtype)
+
+
 __all__ = ["bits", "uniform", "normal", "randint", "permutation", "choice",
            "truncated_normal", "bernoulli", "exponential", "laplace", "logistic", "cauchy",
-           "gumbel", "categorical", "rademacher"]
+           "gumbel", "categorical", "rademacher", "multivariate_normal", "orthogonal"]

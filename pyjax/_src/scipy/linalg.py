@@ -1,0 +1,198 @@
+"""``jax.scipy.linalg``: thin SciPy-style wrappers over the ``lax.linalg`` primitives.
+
+SciPy's ``overwrite_*`` and ``check_finite`` arguments are accepted and have no effect, as in
+JAX (arrays are immutable; non-finite inputs give NaNs rather than errors).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src.lax import linalg as lax_linalg
+from pyjax._src.numpy import creation as jc
+from pyjax._src.numpy import linalg as jla
+from pyjax._src.numpy import products as jp
+from pyjax._src.numpy import shape as js
+from pyjax._src.numpy import ufuncs as uf
+
+__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "inv", "lu", "lu_factor",
+           "lu_solve", "qr", "solve", "solve_triangular", "svd"]
+
+
+def _matrix(name, a, square=True):
+    return jla._matrix(name, a, square=square)
+
+
+def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """Cholesky factor of the Hermitian positive definite ``a``: upper unless ``lower``."""
+    a = _matrix("cholesky", a)
+    l = lax_linalg.cholesky(a)
+    return l if lower else jla._H(l)
+
+
+def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """``(c, lower)`` for ``cho_solve``; the other triangle of ``c`` is zero."""
+    return cholesky(a, lower=lower), lower
+
+
+def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = True):
+    """Solve ``a @ x == b`` given ``cho_factor(a)``."""
+    c, lower = c_and_lower
+    c, b = jla._inexact("cho_solve", c, b)
+    vec = b.ndim == 1
+    x = b[:, None] if vec else b
+    if c.ndim != 2 or x.shape[0] != c.shape[0]:
+        raise ValueError(f"cho_solve: incompatible shapes, c {c.shape} and b {b.shape}")
+    lo = lax_linalg.triangular_solve(c, x, left_side=True, lower=lower, transpose_a=not lower,
+                                     conjugate_a=not lower)
+    x = lax_linalg.triangular_solve(c, lo, left_side=True, lower=lower, transpose_a=lower,
+                                    conjugate_a=lower)
+    return x[:, 0] if vec else x
+
+
+_TRANS = {0: (False, False), "N": (False, False), 1: (True, False), "T": (True, False),
+          2: (True, True), "C": (True, True)}
+
+
+def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False,
+                     overwrite_b: bool = False, debug=None, check_finite: bool = True):
+    """Solve ``op(a) @ x == b`` for the triangular ``a``; ``trans`` is 0/'N', 1/'T' or
+    2/'C'."""
+    if trans not in _TRANS:
+        raise ValueError(f"Invalid 'trans' value {trans!r}: expected 0, 1, 2, 'N', 'T' or 'C'")
+    if debug is not None:
+        raise NotImplementedError("solve_triangular: the debug argument is not supported")
+    a, b = jla._inexact("solve_triangular", a, b)
+    transpose_a, conjugate_a = _TRANS[trans]
+    vec = b.ndim == a.ndim - 1
+    x = b[..., None] if vec else b
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or x.shape[-2] != a.shape[-1]:
+        raise ValueError(f"solve_triangular: incompatible shapes, a {a.shape} and b {b.shape}")
+    batch = np.broadcast_shapes(a.shape[:-2], x.shape[:-2])
+    a = js.broadcast_to(a, batch + a.shape[-2:])
+    x = js.broadcast_to(x, batch + x.shape[-2:])
+    out = lax_linalg.triangular_solve(a, x, left_side=True, lower=bool(lower),
+                                      transpose_a=transpose_a, conjugate_a=conjugate_a,
+                                      unit_diagonal=bool(unit_diagonal))
+    return out[..., 0] if vec else out
+
+
+def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
+    """``(lu, piv)`` as LAPACK's getrf (zero-based pivots)."""
+    a = _matrix("lu_factor", a, square=False)
+    lu_, piv, _ = lax_linalg.lu(a)
+    return lu_, piv
+
+
+def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
+             check_finite: bool = True):
+    """Solve ``op(a) @ x == b`` given ``lu_factor(a)``; ``trans`` is 0, 1 (transpose) or 2
+    (conjugate transpose)."""
+    lu_, piv = lu_and_piv
+    if trans not in (0, 1, 2):
+        raise ValueError(f"Invalid 'trans' value {trans!r}: expected 0, 1 or 2")
+    lu_, b = jla._inexact("lu_solve", lu_, b)
+    n = lu_.shape[-1]
+    vec = b.ndim == 1
+    x = b[:, None] if vec else b
+    if lu_.ndim != 2 or x.shape[0] != n:
+        raise ValueError(f"lu_solve: incompatible shapes, lu {lu_.shape} and b {b.shape}")
+    perm = lax_linalg.lu_pivots_to_permutation(piv, n)
+    if trans == 0:
+        x = jla._lu_solve(lu_, perm, x)
+    else:
+        conj = trans == 2
+        x = lax_linalg.triangular_solve(lu_, x, left_side=True, lower=False, transpose_a=True,
+                                        conjugate_a=conj)
+        x = lax_linalg.triangular_solve(lu_, x, left_side=True, lower=True, transpose_a=True,
+                                        conjugate_a=conj, unit_diagonal=True)
+        pmat = uf.equal(perm[:, None], jc.arange(n, dtype=np.int32)).astype(lu_.dtype)
+        x = jp.matmul(jla._mT(pmat), x)
+    return x[:, 0] if vec else x
+
+
+def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """``(p, l, u)`` with ``a == p @ l @ u`` (or ``(p @ l, u)`` when ``permute_l``)."""
+    a = _matrix("lu", a, square=False)
+    lu_, _, perm = lax_linalg.lu(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    l = jc.tril(lu_[..., :, :k], -1) + jc.eye(m, k, dtype=a.dtype)
+    u = jc.triu(lu_[..., :k, :])
+    p = jla._mT(uf.equal(perm[..., :, None], jc.arange(m, dtype=np.int32)).astype(a.dtype))
+    if permute_l:
+        return jp.matmul(p, l), u
+    return p, l, u
+
+
+def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: bool = False,
+       check_finite: bool = True):
+    """QR decomposition: ``(q, r)`` for ``mode`` ``"full"`` or ``"economic"``, ``(r,)`` for
+    ``"r"``."""
+    if pivoting:
+        raise NotImplementedError("scipy.linalg.qr: pivoting=True is not implemented")
+    if lwork is not None:
+        raise NotImplementedError("scipy.linalg.qr: the lwork argument is not supported")
+    if mode not in ("full", "r", "economic"):
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    a = _matrix("qr", a, square=False)
+    q, r = lax_linalg.qr(a, full_matrices=(mode != "economic"))
+    if mode == "r":
+        return (r,)
+    return q, r
+
+
+def det(a, overwrite_a: bool = False, check_finite: bool = True):
+    """Determinant of the square ``a``."""
+    return jla.det(a)
+
+
+def inv(a, overwrite_a: bool = False, check_finite: bool = True):
+    """Inverse of the square ``a``."""
+    return jla.inv(a)
+
+
+def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
+          debug: bool = False, check_finite: bool = True, assume_a: str = "gen"):
+    """Solve ``a @ x == b``; ``assume_a="pos"`` uses a Cholesky factorization (of the
+    ``lower`` or upper triangle), ``"gen"``/``"sym"``/``"her"`` an LU factorization."""
+    if assume_a not in ("gen", "sym", "her", "pos"):
+        raise ValueError(f"Expected assume_a to be one of 'gen', 'sym', 'her', 'pos', got "
+                         f"{assume_a!r}")
+    a = _matrix("solve", a)
+    if assume_a != "pos":
+        return jla.solve(a, b)
+    a, b = jla._inexact("solve", a, b)
+    if a.ndim != 2:
+        raise ValueError(f"solve(assume_a='pos') takes a 2-D a, got shape {a.shape}")
+    c = lax_linalg.cholesky(a if lower else jla._H(a), symmetrize_input=False)
+    return cho_solve((c, True), b)
+
+
+def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a: bool = False,
+         overwrite_b: bool = False, turbo: bool = True, eigvals=None, type: int = 1,  # noqa: A002
+         check_finite: bool = True, subset_by_index=None):
+    """Eigenvalues (ascending) and eigenvectors of the Hermitian ``a``: ``(w, v)``, or ``w``
+    when ``eigvals_only``."""
+    if b is not None:
+        raise NotImplementedError("scipy.linalg.eigh: the generalized problem (b) is not "
+                                  "implemented")
+    if eigvals is not None:
+        raise NotImplementedError("scipy.linalg.eigh: eigvals is not supported; use "
+                                  "subset_by_index")
+    if type != 1:
+        raise NotImplementedError("scipy.linalg.eigh: only type=1 is supported")
+    a = _matrix("eigh", a)
+    if subset_by_index is not None:
+        subset_by_index = (int(subset_by_index[0]), int(subset_by_index[1]) + 1)
+    v, w = lax_linalg.eigh(a, lower=bool(lower), symmetrize_input=False,
+                           subset_by_index=subset_by_index)
+    return w if eigvals_only else (w, v)
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
+        check_finite: bool = True, lapack_driver: str = "gesdd"):
+    """Singular value decomposition ``(u, s, vh)``, or ``s`` when ``compute_uv=False``."""
+    if lapack_driver not in ("gesdd", "gesvd"):
+        raise ValueError(f"lapack_driver must be 'gesdd' or 'gesvd', got {lapack_driver!r}")
+    out = jla.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    return tuple(out) if compute_uv else out

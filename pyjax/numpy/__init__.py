@@ -12,3 +12,5 @@ from pyjax._src.numpy.searching import *  # noqa: F401,F403
 from pyjax._src.numpy.polynomial import *  # noqa: F401,F403
 from pyjax._src.numpy.conditional import *  # noqa: F401,F403
 from pyjax._src.numpy.number_theory import *  # noqa: F401,F403
+from pyjax._src.numpy.calculus import *  # noqa: F401,F403
+from pyjax._src.numpy.setops import *  # noqa: F401,F403

@@ -14,3 +14,5 @@ from pyjax._src.numpy.conditional import *  # noqa: F401,F403
 from pyjax._src.numpy.number_theory import *  # noqa: F401,F403
 from pyjax._src.numpy.calculus import *  # noqa: F401,F403
 from pyjax._src.numpy.setops import *  # noqa: F401,F403
+from pyjax._src.numpy.index_tricks import *  # noqa: F401,F403
+from pyjax._src.numpy.windows import *  # noqa: F401,F403

@@ -17,3 +17,5 @@ from pyjax._src.numpy.setops import *  # noqa: F401,F403
 from pyjax._src.numpy.index_tricks import *  # noqa: F401,F403
 from pyjax._src.numpy.windows import *  # noqa: F401,F403
 from pyjax._src.numpy.statistics import *  # noqa: F401,F403
+from pyjax._src.numpy.padding import *  # noqa: F401,F403
+from pyjax._src.numpy.vectorize import *  # noqa: F401,F403

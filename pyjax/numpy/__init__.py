@@ -20,3 +20,4 @@ from pyjax._src.numpy.statistics import *  # noqa: F401,F403
 from pyjax._src.numpy.padding import *  # noqa: F401,F403
 from pyjax._src.numpy.vectorize import *  # noqa: F401,F403
 from pyjax._src.numpy.editing import *  # noqa: F401,F403
+from pyjax._src.numpy.bits import *  # noqa: F401,F403

@@ -21,3 +21,4 @@ from pyjax._src.numpy.padding import *  # noqa: F401,F403
 from pyjax._src.numpy.vectorize import *  # noqa: F401,F403
 from pyjax._src.numpy.editing import *  # noqa: F401,F403
 from pyjax._src.numpy.bits import *  # noqa: F401,F403
+from pyjax._src.numpy.io import *  # noqa: F401,F403

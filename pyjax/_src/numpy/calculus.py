@@ -10,13 +10,13 @@ import numpy as np
 from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.numpy import util
-from pyjax._src.numpy.creation import asarray, array
+from pyjax._src.numpy.creation import asarray
 from pyjax._src.numpy.reductions import sum as _sum, cumsum
 from pyjax._src.numpy.searching import searchsorted
-from pyjax._src.numpy.shape import concatenate, ravel, broadcast_to, moveaxis, reshape
+from pyjax._src.numpy.shape import concatenate, ravel, broadcast_to, reshape
 from pyjax._src.numpy.reductions import argsort
 from pyjax._src.numpy.ufuncs import (abs as _abs, clip, not_equal, where, remainder, less,
-                                     greater, logical_and, equal, greater_equal)
+                                     greater, logical_and, equal)
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap"]
 

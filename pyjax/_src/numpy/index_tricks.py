@@ -16,12 +16,10 @@ from pyjax._src.core import errors
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import util
-from pyjax._src.numpy.creation import asarray, arange, array, linspace, ones, tri
-from pyjax._src.numpy.reductions import nonzero, all as _all
-from pyjax._src.numpy.shape import (concatenate, reshape, stack, atleast_1d, moveaxis,
-                                    expand_dims, ravel, broadcast_arrays, squeeze)
-from pyjax._src.numpy.ufuncs import (clip, where, logical_and, less, greater_equal,
-                                     remainder, floor_divide)
+from pyjax._src.numpy.creation import asarray, arange, array, linspace, ones
+from pyjax._src.numpy.reductions import nonzero
+from pyjax._src.numpy.shape import concatenate, reshape, stack, ravel, broadcast_arrays
+from pyjax._src.numpy.ufuncs import clip, where, less, remainder, floor_divide
 
 __all__ = ["c_", "r_", "s_", "index_exp", "ix_", "mgrid", "ogrid", "indices",
            "diag_indices", "diag_indices_from", "tril_indices", "triu_indices",

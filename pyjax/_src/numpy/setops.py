@@ -18,7 +18,7 @@ from pyjax._src.numpy.creation import asarray, zeros
 from pyjax._src.numpy.reductions import (any as _any, sort, argsort, nonzero, min as _min,
                                          argmax)
 from pyjax._src.numpy.searching import searchsorted
-from pyjax._src.numpy.shape import concatenate, ravel, reshape, expand_dims
+from pyjax._src.numpy.shape import concatenate, ravel, expand_dims
 from pyjax._src.numpy.ufuncs import (equal, not_equal, isnan, logical_and, logical_or,
                                      logical_not, logical_xor, where, clip)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import operator
 
 import numpy as np
 
@@ -21,15 +20,14 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.numpy import util
 from pyjax._src.numpy.creation import asarray, zeros
 from pyjax._src.numpy.indexing import take_along_axis
-from pyjax._src.numpy.reductions import (sum as _sum, any as _any, all as _all, sort,
-                                         average, mean)
+from pyjax._src.numpy.reductions import sum as _sum, sort, average, mean
 from pyjax._src.numpy.searching import histogram_bin_edges, searchsorted
 from pyjax._src.numpy.shape import (moveaxis, reshape, transpose, concatenate, atleast_2d,
                                     ravel, stack, squeeze)
-from pyjax._src.numpy.ufuncs import (isnan, where, floor, ceil, clip, equal, logical_and,
+from pyjax._src.numpy.ufuncs import (isnan, where, floor, clip, equal, logical_and,
                                      logical_not, less, greater_equal, rint, remainder, conj,
-                                     sqrt, real, imag, divide, multiply)
-from pyjax._src.numpy.products import dot, diagonal, outer
+                                     sqrt, real, imag, divide)
+from pyjax._src.numpy.products import dot, diagonal
 
 __all__ = ["quantile", "percentile", "nanquantile", "nanpercentile", "cov", "corrcoef",
            "histogram2d", "histogramdd"]

@@ -5,7 +5,6 @@ import scipy.special
 
 import pyjax
 import pyjax.numpy as jnp
-from pyjax.test_util import check_grads
 
 
 @pytest.mark.parametrize("name", ["bartlett", "blackman", "hamming", "hanning"])
@@ -31,7 +30,6 @@ def test_i0_values_both_branches(x64):
     np.testing.assert_allclose(np.asarray(got), np.i0(x), rtol=1e-14)
     g = pyjax.vmap(pyjax.grad(jnp.i0))(x)
     np.testing.assert_allclose(np.asarray(g), scipy.special.i1(x), rtol=1e-14, atol=1e-300)
-    check_grads(jnp.i0, (np.array([0.3, -2.0, 31.0]),), order=2)
 
 
 def test_i0_float32_and_ints():

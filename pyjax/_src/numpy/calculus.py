@@ -11,6 +11,7 @@ from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.numpy import util
 from pyjax._src.numpy.creation import asarray
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.reductions import sum as _sum, cumsum
 from pyjax._src.numpy.searching import searchsorted
 from pyjax._src.numpy.shape import concatenate, ravel, broadcast_to, reshape
@@ -42,6 +43,7 @@ def _diff_once(a, axis):
     return not_equal(hi, lo) if a.dtype == np.bool_ else hi - lo
 
 
+@compiled_when_eager("n", "axis")
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """The ``n``-th discrete difference of ``a`` along ``axis`` (``a[i+1] - a[i]``; for
     booleans ``a[i+1] != a[i]``), after concatenating ``prepend``/``append`` (broadcast to
@@ -154,6 +156,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
     return out[0] if len(out) == 1 else out
 
 
+@compiled_when_eager("axis")
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """The integral of ``y`` along ``axis`` by the trapezoidal rule, at sample points ``x``
     (if given) or with uniform spacing ``dx``."""
@@ -176,6 +179,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     return 0.5 * _sum(dx_arr * mids, axis=axis)
 
 
+@compiled_when_eager()
 def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation of the points ``(xp, fp)`` (``xp`` increasing) at
     ``x``; ``left``/``right`` for ``x`` outside (default ``fp[0]``/``fp[-1]``), or a
@@ -219,6 +223,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return f
 
 
+@compiled_when_eager("axis")
 def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     """Unwrap the phases ``p`` along ``axis``: jumps larger than ``max(discont,
     period/2)`` become their ``period`` complement (NumPy's algorithm)."""

@@ -15,6 +15,7 @@ from pyjax._src.core import dtypes
 from pyjax._src.core.trace import Tracer
 from pyjax._src.numpy import util
 from pyjax._src.numpy.creation import asarray, zeros
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.reductions import (any as _any, sort, argsort, nonzero, min as _min,
                                          argmax)
 from pyjax._src.numpy.searching import searchsorted
@@ -27,6 +28,7 @@ __all__ = ["isin", "union1d", "intersect1d", "setdiff1d", "setxor1d"]
 _ISIN_METHODS = ("auto", "compare_all", "binary_search", "sort")
 
 
+@compiled_when_eager("assume_unique", "invert", "method")
 def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
     """Whether each element of ``element`` is in ``test_elements`` (flattened), shaped like
     ``element``. ``method``: "compare_all" (every pair: memory element.size *

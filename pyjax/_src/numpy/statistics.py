@@ -19,6 +19,7 @@ from pyjax._src.core import dtypes
 from pyjax._src.core.trace import Tracer
 from pyjax._src.numpy import util
 from pyjax._src.numpy.creation import asarray, zeros
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.indexing import take_along_axis
 from pyjax._src.numpy.reductions import sum as _sum, sort, average, mean
 from pyjax._src.numpy.searching import histogram_bin_edges, searchsorted
@@ -91,14 +92,21 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, fun):
     if method not in METHODS:
         raise ValueError(f"{fun}: method must be one of {list(METHODS)}, got {method!r}")
     util.check_arraylike(fun, a, q)
-    a, q = (asarray(v) for v in util.promote_dtypes_inexact(asarray(a), asarray(q)))
-    if dtypes.issubdtype(a.dtype, np.complexfloating):
-        raise ValueError(f"{fun} does not support complex input")
     qv = q if not isinstance(q, Tracer) else q.to_concrete_value()
-    if qv is not None:
+    if qv is not None:  # a concrete q is checked like NumPy does
         qn = np.asarray(qv)
         if qn.size and not (np.all(qn >= 0) and np.all(qn <= 1)):
             raise ValueError("Quantiles must be in the range [0, 1]")
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    return _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun)
+
+
+@compiled_when_eager("axis", "method", "keepdims", "ignore_nan", "fun")
+def _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun):
+    a, q = (asarray(v) for v in util.promote_dtypes_inexact(asarray(a), asarray(q)))
+    if dtypes.issubdtype(a.dtype, np.complexfloating):
+        raise ValueError(f"{fun} does not support complex input")
     nd = a.ndim
     axes = tuple(range(nd)) if axis is None else axes_mod.canonicalize_axes(axis, nd,
                                                                              fun=fun)
@@ -187,6 +195,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
 # covariance
 # ---------------------------------------------------------------------------------------
 
+@compiled_when_eager("rowvar", "bias", "ddof")
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
     """The covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``
     (and ``y``), with optional integer frequency and real observation weights."""
@@ -253,6 +262,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return squeeze(c)  # as NumPy: one variable gives a 0-d result
 
 
+@compiled_when_eager("rowvar")
 def corrcoef(x, y=None, rowvar=True):
     """Pearson correlation coefficients (``cov`` normalized by the standard deviations,
     real parts clipped to [-1, 1])."""

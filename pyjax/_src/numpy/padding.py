@@ -13,7 +13,8 @@ from pyjax._src.core import dtypes
 from pyjax._src.core import errors
 from pyjax._src.core.trace import Tracer
 from pyjax._src.numpy import util
-from pyjax._src.numpy.creation import array, asarray, linspace, zeros
+from pyjax._src.numpy.creation import array as to_array, asarray, linspace, zeros
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.indexing import take
 from pyjax._src.numpy.reductions import max as _max, min as _min, mean, median
 from pyjax._src.numpy.shape import broadcast_to, concatenate, flip
@@ -60,7 +61,7 @@ def _static_pairs(value, ndim, what):
 
 def _value_pairs(value, ndim, dtype, what):
     """``value`` (possibly traced) broadcast to ``(ndim, 2)`` scalars of ``dtype``."""
-    v = array(value)  # nested (before, after) tuples too, possibly of traced scalars
+    v = to_array(value)  # nested (before, after) tuples too, possibly of traced scalars
     if v.ndim > 2:
         raise ValueError(f"jnp.pad: {what} must be broadcastable to ({ndim}, 2), got shape "
                          f"{v.shape}")
@@ -131,8 +132,7 @@ def _reflect_axis(x, axis, lo, hi, symmetric, odd):
 
 def _pad_stat(x, widths, mode, stat_length):
     stat = {"maximum": _max, "minimum": _min, "mean": mean, "median": median}[mode]
-    lengths = (None if stat_length is None
-               else _static_pairs(stat_length, x.ndim, "stat_length"))
+    lengths = stat_length
     for axis, (lo, hi) in enumerate(widths):
         if not (lo or hi):
             continue
@@ -192,21 +192,35 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if unsupported:
         raise ValueError(f"unsupported keyword arguments for mode {mode!r}: "
                          f"{sorted(unsupported)}")
+    reflect_type = kwargs.get("reflect_type", "even")
+    if reflect_type not in ("even", "odd"):
+        raise ValueError(f"jnp.pad: reflect_type must be 'even' or 'odd', got "
+                         f"{reflect_type!r}")
+    stat_length = kwargs.get("stat_length")
+    if stat_length is not None:
+        stat_length = tuple(_static_pairs(stat_length, x.ndim, "stat_length"))
+    # values as arrays, configuration as hashable statics: one compiled call when eager
+    values = None
     if mode in ("constant", "empty"):
-        cv = kwargs.get("constant_values", 0)
-        return _pad_constant(x, widths, _value_pairs(cv, x.ndim, x.dtype, "constant_values"))
+        values = to_array(kwargs.get("constant_values", 0))
+    elif mode == "linear_ramp":
+        values = to_array(kwargs.get("end_values", 0))
+    return _pad(x, tuple(widths), mode, values, stat_length, reflect_type)
+
+
+@compiled_when_eager("widths", "mode", "stat_length", "reflect_type")
+def _pad(x, widths, mode, values, stat_length, reflect_type):
+    if mode in ("constant", "empty"):
+        return _pad_constant(x, widths, _value_pairs(values, x.ndim, x.dtype,
+                                                     "constant_values"))
     if mode in ("edge", "wrap"):
         return _pad_by_index(x, widths, mode)
     if mode == "linear_ramp":
-        return _pad_linear_ramp(x, widths, kwargs.get("end_values", 0))
+        return _pad_linear_ramp(x, widths, values)
     if mode in ("reflect", "symmetric"):
-        reflect_type = kwargs.get("reflect_type", "even")
-        if reflect_type not in ("even", "odd"):
-            raise ValueError(f"jnp.pad: reflect_type must be 'even' or 'odd', got "
-                             f"{reflect_type!r}")
         for axis, (lo, hi) in enumerate(widths):
             if lo or hi:
                 _check_not_empty(x, axis, lo, hi, mode)
                 x = _reflect_axis(x, axis, lo, hi, mode == "symmetric", reflect_type == "odd")
         return x
-    return _pad_stat(x, widths, mode, kwargs.get("stat_length"))
+    return _pad_stat(x, widths, mode, stat_length)

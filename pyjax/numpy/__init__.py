@@ -22,3 +22,4 @@ from pyjax._src.numpy.vectorize import *  # noqa: F401,F403
 from pyjax._src.numpy.editing import *  # noqa: F401,F403
 from pyjax._src.numpy.bits import *  # noqa: F401,F403
 from pyjax._src.numpy.io import *  # noqa: F401,F403
+from pyjax._src.numpy.ufunc_objects import *  # noqa: F401,F403  (after ufuncs: replaces them)

@@ -86,3 +86,25 @@ def test_frompyfunc_methods():
         U.reduce(np.zeros((0,), int))
     assert jnp.frompyfunc(abs, 1, 1, identity=0).identity == 0
     assert isinstance(U, jnp.ufunc) and U.nin == 2 and U.nout == 1
+
+
+def test_builtin_binary_ufuncs_are_ufunc_objects():
+    x = np.arange(1, 7).reshape(2, 3)
+    for name in ["add", "multiply", "maximum", "minimum", "subtract", "bitwise_xor",
+                 "logical_or"]:
+        u, nu = getattr(jnp, name), getattr(np, name)
+        assert isinstance(u, jnp.ufunc) and u.__name__ == name and (u.nin, u.nout) == (2, 1)
+        _eq(u(x, 2), nu(x, 2))
+        _eq(u.reduce(x, axis=1), nu.reduce(x, axis=1))
+        _eq(u.accumulate(x, axis=1), nu.accumulate(x, axis=1))
+        _eq(u.outer(np.arange(3), np.arange(2)), nu.outer(np.arange(3), np.arange(2)))
+        _eq(u.reduceat(np.arange(8), [0, 4, 1, 5]), nu.reduceat(np.arange(8), [0, 4, 1, 5]))
+    for name in ["add", "multiply", "maximum", "minimum", "subtract"]:
+        want = np.arange(5.0)
+        getattr(np, name).at(want, [0, 0, 3], 2.0)
+        _eq(getattr(jnp, name).at(np.arange(5.0), np.array([0, 0, 3]), 2.0, inplace=False),
+            want)
+    _eq(pyjax.jit(lambda a: jnp.add.reduce(a, axis=None))(x), x.sum())
+    assert jnp.add.identity == 0 and jnp.multiply.identity == 1
+    with pytest.raises(NotImplementedError, match="out argument"):
+        jnp.add(x, 1, out=np.zeros(3))

@@ -183,18 +183,28 @@ class ufunc:  # noqa: N801 - JAX's name
         self.nin, self.nout = int(nin), int(nout)
         self.nargs = nargs if nargs is not None else self.nin
         self.identity = identity
-        self._call, self._reduce, self._accumulate = call, reduce, accumulate
+        self._call_fn = call if call is not None else func
+        self._reduce, self._accumulate = reduce, accumulate
+        self.__doc__ = getattr(func, "__doc__", None)
         self._at, self._reduceat = at, reduceat
 
     def __repr__(self):
         return f"<jnp.ufunc '{self.__name__}'>"
 
-    def __call__(self, *args, out=None, where=None, **kwargs):
-        if out is not None:
-            raise NotImplementedError(f"out argument of {self}")
-        if where is not None:
-            raise NotImplementedError(f"where argument of {self}")
-        return (self._call or self._func)(*args, **kwargs)
+    def __call__(self, *args, **kwargs):
+        # lean: the built-in binary ufuncs (jnp.add, ...) are these objects (one extra call)
+        if kwargs:
+            if kwargs.pop("out", None) is not None:
+                raise NotImplementedError(f"out argument of {self}")
+            if kwargs.pop("where", None) is not None:
+                raise NotImplementedError(f"where argument of {self}")
+        return self._call_fn(*args, **kwargs)
+
+    def _out_dtype(self, rows):
+        """The dtype of the function's result on two elements of ``rows`` (logical ufuncs
+        give bool for integer inputs, as NumPy's methods do)."""
+        probe = rows[:1] if rows.shape[0] else full((1,) + tuple(rows.shape[1:]), 0, rows.dtype)
+        return asarray(self(probe, probe)).dtype
 
     def _binary(self, what):
         if self.nin != 2 or self.nout != 1:
@@ -225,10 +235,11 @@ class ufunc:  # noqa: N801 - JAX's name
                                  "identity, so to use a where mask or reduce an empty array "
                                  "one has to specify 'initial'")
             initial = self.identity
+        out_dtype = self._out_dtype(moved)
         if initial is None:
-            init, moved = moved[0], moved[1:]
+            init, moved = moved[0].astype(out_dtype), moved[1:]
         else:
-            init = full(moved.shape[1:], initial, a.dtype)
+            init = full(moved.shape[1:], initial, out_dtype)
         if where is None:
             res, _ = scan(lambda c, x: (asarray(self(c, x)).astype(c.dtype), None), init,
                           moved)
@@ -259,8 +270,8 @@ class ufunc:  # noqa: N801 - JAX's name
         def step(c, x):
             c = asarray(self(c, x)).astype(c.dtype)
             return c, c
-        _, rest = scan(step, moved[0], moved[1:])
-        return moveaxis(concatenate([moved[:1], rest]), 0, axis)
+        _, rest = scan(step, moved[0].astype(self._out_dtype(moved)), moved[1:])
+        return moveaxis(concatenate([moved[:1].astype(rest.dtype), rest]), 0, axis)
 
     def at(self, a, indices, b=None, /, *, inplace=True):
         """A copy of ``a`` with ``a[indices] = f(a[indices], b)`` applied one index after

@@ -199,9 +199,11 @@ def choose(a, choices, out=None, mode="raise"):
     return take_along_axis(stacked, a[None].astype(np.int32), axis=0)[0]
 
 
-def compress(condition, a, axis=None, *, size=None, fill_value=0):
+def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """The slices of ``a`` along ``axis`` (flattened when None) where the 1-D ``condition``
     is true; under ``jit`` a static ``size`` (padded with ``fill_value``)."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
     util.check_arraylike("compress", condition, a)
     cond = asarray(condition)
     if cond.ndim != 1:

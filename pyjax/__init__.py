@@ -15,6 +15,7 @@ from pyjax._src.transformations.grad import (
     value_and_grad as value_and_grad, jacfwd as jacfwd, jacrev as jacrev,
     jacobian as jacobian, hessian as hessian, linear_transpose as linear_transpose)
 from pyjax._src.transformations.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custom_vjp
+from pyjax._src.transformations import reduction_jvp as _reduction_jvp  # noqa: F401 (rules)
 from pyjax._src.transformations.checkpoint import (
     checkpoint as checkpoint, remat as remat, checkpoint_policies as checkpoint_policies)
 from pyjax._src.api import (
@@ -23,8 +24,30 @@ from pyjax._src.api import (
     device_put as device_put, device_get as device_get,
     block_until_ready as block_until_ready, process_index as process_index,
     process_count as process_count, typeof as typeof, ensure_compile_time_eval as
-    ensure_compile_time_eval)
+    ensure_compile_time_eval, process_indices as process_indices, host_id as host_id,
+    host_count as host_count, host_ids as host_ids, default_device as default_device,
+    live_arrays as live_arrays, copy_to_host_async as copy_to_host_async,
+    print_environment_info as print_environment_info, named_scope as named_scope,
+    named_call as named_call)
+from pyjax._src.runtime import Device as Device
+from pyjax._src.core.dtypes import float0 as float0
 from pyjax._src.dispatch.cache import clear_all as clear_caches
+from pyjax._src.core.config import flag_context as _flag_context
+# JAX's flag context managers: ``with jax.debug_nans(True): ...``
+debug_nans = _flag_context("jax_debug_nans")
+debug_infs = _flag_context("jax_debug_infs")
+log_compiles = _flag_context("jax_log_compiles")
+explain_cache_misses = _flag_context("jax_explain_cache_misses")
+enable_checks = _flag_context("jax_enable_checks")
+checking_leaks = _flag_context("jax_check_tracer_leaks")
+check_tracer_leaks = checking_leaks
+default_matmul_precision = _flag_context("jax_default_matmul_precision")
+numpy_rank_promotion = _flag_context("jax_numpy_rank_promotion")
+numpy_dtype_promotion = _flag_context("jax_numpy_dtype_promotion")
+default_prng_impl = _flag_context("jax_default_prng_impl")
+threefry_partitionable = _flag_context("jax_threefry_partitionable")
+from pyjax._src.core.config import enable_x64 as enable_x64
+from pyjax._src.callback import pure_callback as pure_callback
 from pyjax import tree_util as tree_util
 from pyjax import tree as tree
 from pyjax import errors as errors
@@ -34,5 +57,11 @@ from pyjax import dtypes as dtypes
 from pyjax import random as random
 from pyjax import test_util as test_util
 from pyjax import sharding as sharding
+from pyjax import debug as debug
+from pyjax import profiler as profiler
+from pyjax import stages as stages
+from pyjax import nn as nn
+from pyjax import ops as ops
+from pyjax import image as image
 
 __version__ = "0.1.0"

@@ -7,8 +7,8 @@ the same bits and values as JAX.
 from pyjax._src.random.prng import PRNGKeyArray as PRNGKeyArray  # noqa: F401
 from pyjax._src.random.keys import (  # noqa: F401
     key as key, PRNGKey as PRNGKey, key_data as key_data, wrap_key_data as wrap_key_data,
-    key_impl as key_impl, split as split, fold_in as fold_in, clone as clone,
-    threefry_2x32 as threefry_2x32)
+    key_impl as key_impl, key_dtype as key_dtype, split as split, fold_in as fold_in,
+    clone as clone, threefry_2x32 as threefry_2x32)
 from pyjax._src.random.distributions import (  # noqa: F401
     bits as bits, uniform as uniform, normal as normal, randint as randint,
     permutation as permutation, choice as choice, truncated_normal as truncated_normal,
@@ -18,7 +18,8 @@ from pyjax._src.random.distributions import (  # noqa: F401
 from pyjax._src.random.samplers import (  # noqa: F401
     gamma as gamma, loggamma as loggamma, beta as beta, dirichlet as dirichlet, t as t,
     chisquare as chisquare, f as f, generalized_normal as generalized_normal, ball as ball,
-    poisson as poisson, geometric as geometric, binomial as binomial)
+    poisson as poisson, geometric as geometric, binomial as binomial,
+    multinomial as multinomial)
 from pyjax._src.random.matrix import (  # noqa: F401
     multivariate_normal as multivariate_normal, orthogonal as orthogonal)
 from pyjax._src.random.transforms import (  # noqa: F401

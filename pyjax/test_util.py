@@ -18,7 +18,23 @@ def cache_sizes() -> dict:
 
 @contextlib.contextmanager
 def count_compiles():
-    """``with count_compiles() as n: ...``; ``n()`` is the number of XLA compilations so far
-    inside the block."""
+    """``with count_compiles() as n: ...``; ``n()`` is the number of programs pyjax made so far
+    inside the block (compiled by XLA, or loaded from the persistent compilation cache)."""
     start = _compiler.compile_count[0]
     yield lambda: _compiler.compile_count[0] - start
+
+
+@contextlib.contextmanager
+def count_xla_compiles():
+    """``with count_xla_compiles() as n: ...``; ``n()`` is the number of programs XLA compiled
+    inside the block (programs found in the persistent compilation cache are not)."""
+    from pyjax._src.runtime import client
+    start = client.xla_compile_count[0]
+    yield lambda: client.xla_compile_count[0] - start
+
+
+def persistent_cache_stats() -> dict:
+    """Counts of the persistent compilation cache in this process: ``hits``, ``misses``,
+    ``stores``, ``evictions`` and ``corrupt`` (entries skipped and replaced)."""
+    from pyjax._src.runtime import disk_cache
+    return dict(disk_cache.stats)

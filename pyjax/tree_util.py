@@ -38,4 +38,6 @@ from pyjax._src.core.pytree import (
     treedef_is_leaf as treedef_is_leaf,
     treedef_is_strict_leaf as treedef_is_strict_leaf,
     treedef_tuple as treedef_tuple,
+    default_registry as default_registry,
+    PyTreeRegistry as PyTreeRegistry,
 )

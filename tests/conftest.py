@@ -1,7 +1,11 @@
-"""Test set-up: 8 virtual CPU devices, and config restored after every test."""
+"""Test set-up: 8 virtual CPU devices, no persistent compilation cache, and config restored
+after every test."""
 import os
 
 os.environ.setdefault("PYJAX_CPU_DEVICES", "8")
+# Tests compile in memory only (tests/runtime/test_disk_cache.py turns the persistent cache
+# on in its own directories): hermetic, and no disk writes for thousands of programs.
+os.environ["PYJAX_COMPILATION_CACHE"] = "0"
 
 import pytest  # noqa: E402
 

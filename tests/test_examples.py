@@ -60,7 +60,7 @@ def test_tour_runs():
 
 # ---- the example scripts (imported by path, run with quick settings) ----
 
-EXAMPLES = ["calculate_jit", "grad_tanh", "vmap_pairwise", "mlp_digits"]
+EXAMPLES = ["calculate_jit", "grad_tanh", "vmap_pairwise", "mlp_digits", "cnn_digits"]
 
 
 def load_example(name):
@@ -132,6 +132,35 @@ def test_example_mlp_pieces(x64):
     check_grads(jax.jit(lambda p: mlp.loss(p, x, labels)), (params,), order=2)
 
 
+def _numpy_cnn_logits(params, x):
+    """The example's network written again in NumPy (float64): SAME 3x3 convolutions as sums
+    of shifted products, 2x2 max pooling as a reshape."""
+    p = {k: {n: np.asarray(v, np.float64) for n, v in layer.items()} for k, layer in
+         params.items()}
+
+    def conv_same(h, w, b):
+        padded = np.pad(h, ((0, 0), (1, 1), (1, 1), (0, 0)))
+        out = sum(padded[:, i:i + h.shape[1], j:j + h.shape[2]] @ w[i, j]
+                  for i in range(3) for j in range(3))
+        return out + b
+
+    def pool(h):
+        n, hh, ww, c = h.shape
+        return h.reshape(n, hh // 2, 2, ww // 2, 2, c).max(axis=(2, 4))
+    h = pool(np.maximum(conv_same(x.astype(np.float64), **p["conv1"]), 0))
+    h = pool(np.maximum(conv_same(h, **p["conv2"]), 0))
+    return h.reshape(len(h), -1) @ p["dense"]["w"] + p["dense"]["b"]
+
+
+def test_example_cnn_digits_learns():
+    res = load_example("cnn_digits").main(quick=True)
+    assert res["test_accuracy"] >= 0.95, res["test_accuracy"]
+    assert res["final_loss"] < 0.2
+    logits = _numpy_cnn_logits(res["params"], res["x_test"])
+    assert np.mean(np.argmax(logits, -1) == res["y_test"]) == pytest.approx(
+        res["test_accuracy"], abs=2.5 / len(res["y_test"]))
+
+
 def test_example_scripts_run_as_scripts(monkeypatch, capsys):
     # as ``python examples/<name>.py --quick``, in this process to save start-up time
     for name in EXAMPLES:
@@ -143,3 +172,31 @@ def test_example_scripts_run_as_scripts(monkeypatch, capsys):
     assert "order 3: max |autodiff - closed form|" in out
     assert "pairwise L1 distances of 30 x 20 points" in out
     assert "test accuracy 0.9" in out
+
+
+def test_example_transformer_learns(capsys):
+    tr = load_example("transformer")
+    res = tr.main(quick=True)
+    losses = np.array(res["losses"])
+    # starts near log(vocabulary) (uniform guessing) and falls well below it
+    assert abs(losses[0] - np.log(res["vocab_size"])) < 0.6, losses[0]
+    assert losses[-10:].mean() < losses[:5].mean() - 1.0, losses
+    assert "steps in" in capsys.readouterr().out
+    # causal: changing the last input character changes no earlier position's logits
+    params, heads = res["params"], res["config"]["n_heads"]
+    data, _ = tr.load_text()
+    tokens = data[None, :32]
+    other = tokens.copy()
+    other[0, -1] = (other[0, -1] + 1) % res["vocab_size"]
+    logits = jax.jit(tr.logits_fn, static_argnums=2)
+    a = np.asarray(logits(params, tokens, heads))
+    b = np.asarray(logits(params, other, heads))
+    np.testing.assert_allclose(a[0, :-1], b[0, :-1], rtol=1e-5, atol=1e-5)
+    assert not np.allclose(a[0, -1], b[0, -1])
+    # the training step's loss is the cross-entropy of those logits, computed in NumPy
+    from scipy.special import log_softmax
+    targets = data[1:33]
+    state = tr.adam_init(params)
+    _, _, loss = tr.make_train_step(heads, 0.0)(params, state, tokens, targets[None])
+    want = -np.mean(log_softmax(a[0].astype(np.float64), axis=-1)[np.arange(32), targets])
+    assert float(loss) == pytest.approx(want, rel=1e-5)

@@ -168,12 +168,16 @@ def test_keys_through_jit_and_pytrees():
 
 def test_same_numbers_eager_jit_vmap():
     k = random.key(11)
-    for fn in (lambda k: random.normal(k, (5,)), lambda k: random.randint(k, (5,), -3, 9),
-               lambda k: random.gamma(k, 1.5, (5,))):
-        np.testing.assert_array_equal(_np(fn(k)), _np(pyjax.jit(fn)(k)))
+    # gamma: batched, XLA fuses (contracts) the normal draws differently; one ulp of a normal
+    # draw moves a gamma draw by a few ulps
+    for fn, rtol in ((lambda k: random.normal(k, (5,)), 0),
+                     (lambda k: random.randint(k, (5,), -3, 9), 0),
+                     (lambda k: random.gamma(k, 1.5, (5,)), 1e-6)):
+        np.testing.assert_allclose(_np(fn(k)), _np(pyjax.jit(fn)(k)), rtol=rtol, atol=0)
         keys = random.split(k, 3)
         batched = pyjax.vmap(fn)(keys)
-        np.testing.assert_array_equal(_np(batched), np.stack([_np(fn(kk)) for kk in keys]))
+        np.testing.assert_allclose(_np(batched), np.stack([_np(fn(kk)) for kk in keys]),
+                                   rtol=rtol, atol=0)
 
 
 # ---------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyjax._src import runtime
-from pyjax._src.core import pytree
+from pyjax._src.core import profiling, pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.sharding import Sharding
@@ -50,6 +50,11 @@ def process_count(backend=None):
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    with profiling.span("device_put", "transfer"):
+        return _device_put(x, device, src=src, donate=donate, may_alias=may_alias)
+
+
+def _device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Put every leaf of the pytree ``x`` on ``device`` (a Device or a SingleDeviceSharding),
     committing it there.
 
@@ -74,6 +79,9 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 def _put_leaf(leaf, device, donate, may_alias):
     if isinstance(leaf, Tracer):
         return leaf
+    if type(leaf) is ArrayImpl and leaf.is_deleted():
+        # at once, as JAX: the transfer would only fail when the result is read
+        leaf._buf.block_until_ready()  # raises DeletedBufferError naming the array
     out = dispatch.device_put(leaf, device)
     if type(leaf) is ArrayImpl:
         if (donate or may_alias is False) and out._buf is leaf._buf:
@@ -116,3 +124,95 @@ class ensure_compile_time_eval:
 
     def __exit__(self, *exc):
         return self._ctx.__exit__(*exc)
+
+
+def process_indices(backend=None):
+    """The indices of every process (``[0]``: pyjax runs in one process)."""
+    return list(range(process_count(backend)))
+
+
+# JAX's deprecated names for the process queries
+host_id = process_index
+host_count = process_count
+host_ids = process_indices
+
+
+def default_device(device):
+    """``with jax.default_device(d):`` places uncommitted values on ``d`` in the block (the
+    ``jax_default_device`` flag)."""
+    from pyjax._src.core.config import flag_context
+    return flag_context("jax_default_device")(device)
+
+
+def live_arrays(platform=None):
+    """Every Array alive in this process whose buffer is not deleted (found by the garbage
+    collector's walk of live objects: meant for debugging, not for hot loops)."""
+    import gc
+    if platform is not None and platform != default_backend():
+        return []
+    return [o for o in gc.get_objects() if type(o) is ArrayImpl and not o.is_deleted()]
+
+
+def copy_to_host_async(x):
+    """Starts copying ``x`` to the host. On the CPU the host reads device memory in place, so
+    there is nothing to start; the later read waits only for the computation."""
+    return None
+
+
+def print_environment_info(return_string: bool = False):
+    """Versions of pyjax, Python, NumPy and the PJRT plugin, and the devices."""
+    import platform
+    import sys
+    import pyjax
+    c = _client()
+    lines = [f"pyjax:    {pyjax.__version__}",
+             f"numpy:    {np.__version__}",
+             f"python:   {sys.version.splitlines()[0]}",
+             f"platform: {platform.platform()}",
+             f"backend:  {c.platform} {c.platform_version} (PJRT C API "
+             f"{c.api_version[0]}.{c.api_version[1]})",
+             f"plugin:   {c._api.path}",
+             f"devices:  {len(c.devices)} ({', '.join(str(d) for d in c.devices[:4])}"
+             f"{', ...' if len(c.devices) > 4 else ''})"]
+    text = "\n".join(lines)
+    if return_string:
+        return text
+    print(text)
+
+
+def named_scope(name: str):
+    """``with jax.named_scope("block"):`` prefixes the names of the operations traced in the
+    block: the lowered program's op locations and XLA's ``op_name`` metadata carry
+    ``block/<primitive>`` (nested scopes join with "/")."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    return _NamedScope(name)
+
+
+class _NamedScope:
+    __slots__ = ("name", "old")
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        st = trace_mod._state
+        self.old = st.name_stack
+        st.name_stack = f"{self.old}/{self.name}" if self.old else self.name
+
+    def __exit__(self, *exc):
+        trace_mod._state.name_stack = self.old
+
+
+def named_call(fun, *, name=None):
+    """``fun`` run inside ``named_scope(name or fun.__name__)``."""
+    import functools
+    if not callable(fun):
+        raise TypeError(f"named_call expects a callable, got {fun!r}")
+    scope = name if name is not None else getattr(fun, "__name__", "named_call")
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        with named_scope(scope):
+            return fun(*args, **kwargs)
+    return wrapped

@@ -12,6 +12,9 @@ from pyjax._src.numpy.searching import *  # noqa: F401,F403
 from pyjax._src.numpy.polynomial import *  # noqa: F401,F403
 from pyjax._src.numpy.conditional import *  # noqa: F401,F403
 from pyjax._src.numpy.number_theory import *  # noqa: F401,F403
+from pyjax._src.numpy.convolve import *  # noqa: F401,F403
+from pyjax.numpy import fft  # noqa: F401,E402
+from pyjax._src.numpy.array_api import *  # noqa: F401,F403,E402
 from pyjax._src.numpy.calculus import *  # noqa: F401,F403
 from pyjax._src.numpy.setops import *  # noqa: F401,F403
 from pyjax._src.numpy.index_tricks import *  # noqa: F401,F403

@@ -354,7 +354,7 @@ def test_fori_loop_dynamic_bounds_is_a_while_loop():
     with pytest.raises(ValueError, match="statically known"):
         pyjax.jit(lambda n: lax.fori_loop(0, n, body, 1.0, unroll=2))(3)
     with pytest.raises(TypeError, match="scalar integer"):
-        lax.fori_loop(0.0, 3, body, 1.0)
+        lax.fori_loop(np.zeros(2), 3, body, 1.0)  # float bounds are allowed (a while_loop)
 
 
 def test_eager_loops_reuse_the_compiled_body():

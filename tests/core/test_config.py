@@ -204,7 +204,89 @@ def _traceback_filtering():
     assert any("pyjax/_src" in str(f.path) for f in info.traceback)
 
 
+def _threefry_partitionable():
+    # False: JAX's original stream, bits(key, n) == threefry_2x32(key, arange(n))
+    from pyjax import random
+    k = random.key(5)
+    want = np.asarray(random.threefry_2x32(random.key_data(k), np.arange(3, dtype=np.uint32)))
+    try:
+        config.update("jax_threefry_partitionable", False)
+        np.testing.assert_array_equal(random.bits(k, (3,), np.uint32), want)
+    finally:
+        config.update("jax_threefry_partitionable", True)
+    assert not np.array_equal(np.asarray(random.bits(k, (3,), np.uint32)), want)
+
+
+def _compilation_cache(monkeypatch):
+    """Each persistent-cache flag decides whether a freshly compiled program reaches the disk
+    (tests/runtime/test_disk_cache.py tests the cache itself)."""
+    import tempfile
+    from pyjax._src.runtime import disk_cache
+    d = tempfile.mkdtemp()
+    names = ("jax_compilation_cache_dir", "jax_enable_compilation_cache",
+             "jax_persistent_cache_min_compile_time_secs",
+             "jax_persistent_cache_min_entry_size_bytes", "jax_compilation_cache_max_size")
+    old = {n: config.read(n) for n in names}
+    x = jnp.ones(3)
+    consts = iter(range(100, 200))
+
+    def stored(**flags):
+        for n, v in flags.items():
+            config.update(n, v)
+        before = len(disk_cache.entries())
+        pyjax.jit(lambda v, c=float(next(consts)): v * c)(x)
+        return len(disk_cache.entries()) - before
+    try:
+        assert stored(jax_compilation_cache_dir=d, jax_enable_compilation_cache=True) == 1
+        assert stored(jax_enable_compilation_cache=False) == 0
+        assert stored(jax_enable_compilation_cache=True,
+                      jax_persistent_cache_min_compile_time_secs=1e6) == 0
+        assert stored(jax_persistent_cache_min_compile_time_secs=0.0,
+                      jax_persistent_cache_min_entry_size_bytes=1 << 40) == 0
+        assert stored(jax_persistent_cache_min_entry_size_bytes=0) == 1
+        assert disk_cache.entries()
+        stored(jax_compilation_cache_max_size=0)  # the next store sweeps the directory
+        assert disk_cache.entries() == []
+    finally:
+        for n, v in old.items():
+            config.update(n, v)
+
+
+def _debug_nans_infs():
+    """The flags raise where the values appear (tests/test_debug_nans.py has the rest)."""
+    for name, bad in (("jax_debug_nans", -1.0), ("jax_debug_infs", 0.0)):
+        config.update(name, True)
+        try:
+            with pytest.raises(FloatingPointError, match="encountered in log"):
+                jnp.log(jnp.float32(bad))
+        finally:
+            config.update(name, False)
+        assert not np.isfinite(float(jnp.log(jnp.float32(bad))))
+
+
+def _explain_cache_misses(caplog):
+    """A retrace logs why (tests/test_debugging.py checks the messages)."""
+    f = pyjax.jit(lambda v: v + 1)
+    config.update("jax_explain_cache_misses", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="pyjax"):
+            f(jnp.ones(2))
+            f(jnp.ones(3))
+    finally:
+        config.update("jax_explain_cache_misses", False)
+    assert any("seen f32[2], now f32[3]" in r.getMessage() for r in caplog.records)
+
+
 BEHAVIOUR = {
+    "jax_threefry_partitionable": _threefry_partitionable,
+    "jax_explain_cache_misses": _explain_cache_misses,
+    "jax_debug_nans": _debug_nans_infs,
+    "jax_debug_infs": _debug_nans_infs,
+    "jax_compilation_cache_dir": _compilation_cache,
+    "jax_enable_compilation_cache": _compilation_cache,
+    "jax_persistent_cache_min_compile_time_secs": _compilation_cache,
+    "jax_persistent_cache_min_entry_size_bytes": _compilation_cache,
+    "jax_compilation_cache_max_size": _compilation_cache,
     "jax_enable_x64": _enable_x64,
     "jax_default_matmul_precision": _default_matmul_precision,
     "jax_numpy_rank_promotion": _numpy_rank_promotion,
@@ -257,11 +339,8 @@ def test_every_flag_is_honoured_or_rejected(name, caplog, monkeypatch):
 
 
 def test_rejected_examples():
-    for name, value in [("jax_debug_nans", True), ("jax_debug_infs", True),
-                        ("jax_check_tracer_leaks", True), ("jax_platforms", "cuda"),
+    for name, value in [("jax_check_tracer_leaks", True), ("jax_platforms", "cuda"),
                         ("jax_default_prng_impl", "rbg"),
-                        ("jax_threefry_partitionable", False),
-                        ("jax_compilation_cache_dir", "/tmp/c"),
                         ("jax_traceback_filtering", "remove_frames")]:
         with pytest.raises(NotImplementedError, match=f"{name}={value!r}"):
             config.update(name, value)
@@ -275,9 +354,18 @@ def test_unknown_flag_is_an_attribute_error():
 
 
 def test_unimplemented_value_from_the_environment_fails_at_import():
-    r = _run_python("import pyjax", JAX_DEBUG_NANS="1")
+    r = _run_python("import pyjax", JAX_CHECK_TRACER_LEAKS="1")
     assert r.returncode != 0
-    assert "NotImplementedError: config option jax_debug_nans=True" in r.stderr
-    r = _run_python("import pyjax; print(pyjax.config.jax_debug_nans)", JAX_DEBUG_NANS="0")
+    assert "NotImplementedError: config option jax_check_tracer_leaks=True" in r.stderr
+    r = _run_python("import pyjax; print(pyjax.config.jax_check_tracer_leaks)",
+                    JAX_CHECK_TRACER_LEAKS="0")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[-1] == "False"
+
+
+def test_debug_nans_from_the_environment_is_on_at_import():
+    r = _run_python("import pyjax, pyjax.numpy as jnp\n"
+                    "try:\n    jnp.log(jnp.float32(-1))\n"
+                    "except FloatingPointError as e:\n    print('raised', e)", JAX_DEBUG_NANS="1")
+    assert r.returncode == 0, r.stderr
+    assert "raised invalid value (nan) encountered in log" in r.stdout

@@ -518,9 +518,9 @@ def test_config_defaults_and_read():
 def test_config_update_and_validation():
     config.update("jax_log_compiles", True)
     assert config.jax_log_compiles is True
-    with pytest.raises(NotImplementedError, match="jax_debug_nans=True"):
-        config.update("jax_debug_nans", True)
-    assert config.jax_debug_nans is False
+    with pytest.raises(NotImplementedError, match="jax_check_tracer_leaks=True"):
+        config.update("jax_check_tracer_leaks", True)
+    assert config.jax_check_tracer_leaks is False
     config.update("jax_numpy_rank_promotion", "raise")
     assert config.jax_numpy_rank_promotion == "raise"
     config.update("jax_default_matmul_precision", "highest")

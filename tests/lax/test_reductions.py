@@ -8,7 +8,10 @@ import pyjax.lax as lax
 
 TESTED_PRIMITIVES = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
                      "reduce_or", "reduce_xor", "argmax", "argmin", "cumsum", "cumprod",
-                     "cummax", "cummin", "cumlogsumexp"}
+                     "cummax", "cummin", "cumlogsumexp", "reduce"}
+# the generic reduce (a user computation): vmap and forward mode, below
+BATCH_TESTED = {"reduce"}
+JVP_TESTED = {"reduce"}
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 RNG = np.random.default_rng(0)
@@ -210,16 +213,35 @@ def test_reduce_recognises_monoids():
     np.testing.assert_allclose(np.asarray(out[0]), x.sum(1), rtol=1e-6)
 
 
-def test_reduce_unsupported():
-    x = np.ones((3,), np.float32)
-    with pytest.raises(NotImplementedError, match="arbitrary Python computations"):
-        lax.reduce(x, 0.0, lambda a, b: lax.add(a, lax.mul(b, b)), (0,))
-    with pytest.raises(NotImplementedError, match="arbitrary Python computations"):
-        lax.reduce(x, 1.0, lax.add, (0,))  # not the identity
-    with pytest.raises(NotImplementedError, match="variadic"):
-        lax.reduce((x, x), (0.0, 0.0), lax.add, (0,))
+def test_reduce_with_a_user_computation():
+    x = make((3, 4), np.float32)
+    # not recognised as a monoid (a lambda, or lax.add with another init): the generic reduce
+    f = lambda a, b: lax.max(a, b)
+    np.testing.assert_array_equal(np.asarray(lax.reduce(x, -np.inf, f, (1,))), x.max(1))
+    assert "reduce[" in str(pyjax.make_jaxpr(lambda a: lax.reduce(a, -np.inf, f, (1,)))(x))
+    # variadic: argmax along axis 0 as a (value, index) reduction, under jit and vmap
+    idx = np.broadcast_to(np.arange(3, dtype=np.int32)[:, None], x.shape)
+
+    def pick(a, b):
+        take_a = lax.ge(a[0], b[0])
+        return lax.select(take_a, a[0], b[0]), lax.select(take_a, a[1], b[1])
+    run = pyjax.jit(lambda v, i: lax.reduce((v, i), (-np.inf, np.int32(0)), pick, (0,)))
+    vals, where = run(x, idx)
+    np.testing.assert_array_equal(np.asarray(vals), x.max(0))
+    np.testing.assert_array_equal(np.asarray(where), x.argmax(0))
+    batched = pyjax.vmap(lambda v: lax.reduce(v, -np.inf, f, (0,)))(x)
+    np.testing.assert_array_equal(np.asarray(batched), x.max(1))
+    # forward mode (the JVP of the computation as the body), not reverse mode (as JAX)
+    t = make((3, 4), np.float32)
+    xd = np.random.default_rng(3).permutation(12).reshape(3, 4).astype(np.float32)  # no ties
+    _, tangent = pyjax.jvp(lambda v: lax.reduce(v, -np.inf, f, (1,)), (xd,), (t,))
+    np.testing.assert_array_equal(np.asarray(tangent), t[np.arange(3), xd.argmax(1)])
+    with pytest.raises(NotImplementedError, match="Transpose rule"):
+        pyjax.grad(lambda v: lax.reduce(v, -np.inf, f, (0, 1)))(x)
     with pytest.raises(ValueError, match="init values"):
         lax.reduce((x, x), (0.0,), lax.add, (0,))
+    with pytest.raises(TypeError, match="float32 scalars"):
+        lax.reduce(x, 0.0, lambda a, b: lax.convert_element_type(a, np.int32), (0,))
 
 
 # ---- argmax / argmin ----

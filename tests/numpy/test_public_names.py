@@ -52,10 +52,6 @@ SUBMODULES_BUILT_ELSEWHERE = {"linalg", "fft"}
 
 # Names still missing, each with the reason; shrink this set as they land.
 EXPECTED_MISSING = {
-    # jnp.convolve / jnp.correlate: another engineer's task (signal-style convolutions)
-    "convolve", "correlate",
-    # array API interchange: item 2 of issue 16, another engineer's task
-    "from_dlpack",
     # need least squares / eigenvalues from jnp.linalg, which is not in pyjax yet
     "polyfit", "roots",
 }

@@ -44,12 +44,17 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """
     if not callable(body_fun):
         raise TypeError(f"fori_loop: body_fun argument should be callable, got {body_fun!r}")
+    integer_bounds = True
     for name, b in (("lower", lower), ("upper", upper)):
         a = common.aval_of(b)
-        if a.ndim != 0 or not dtypes.is_integer(a.dtype):
+        if a.ndim != 0 or not (dtypes.is_integer(a.dtype)
+                               or dtypes.issubdtype(a.dtype, np.floating)):
             raise TypeError(f"fori_loop {name} bound must be a scalar integer, got "
                             f"{a.str_short()}")
-    lo, hi = _concrete_int(lower), _concrete_int(upper)
+        integer_bounds = integer_bounds and dtypes.is_integer(a.dtype)
+    # float bounds run as a while_loop with a float counter, as JAX does
+    lo, hi = ((_concrete_int(lower), _concrete_int(upper)) if integer_bounds
+              else (None, None))
     la, ua = common.aval_of(lower), common.aval_of(upper)
     if la.weak_type and ua.weak_type:
         dtype, weak = dtypes.result_type(la.dtype, ua.dtype), True

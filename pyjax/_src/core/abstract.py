@@ -139,7 +139,10 @@ class ShapeDtypeStruct(HasShape):
     __slots__ = ("shape", "dtype", "sharding", "weak_type")
 
     def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
-        self.shape = tuple(int(d) for d in shape)
+        from pyjax._src.core.axes import canonicalize_shape  # axes -> trace -> abstract
+        # operator.index, not int(): a float dimension is refused, not truncated
+        self.shape = canonicalize_shape(shape, "shape", "ShapeDtypeStruct",
+                                        scalar_ok=False, allow_negative=True)
         self.dtype = np.dtype(dtype)
         check_shape(self.shape, self.dtype, "ShapeDtypeStruct shape")
         self.sharding = sharding

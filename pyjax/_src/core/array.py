@@ -10,6 +10,7 @@ import abc
 import numpy as np
 
 from pyjax._src import runtime
+from pyjax._src.core import profiling
 from pyjax._src.core import dtypes
 from pyjax._src.core.config import config
 from pyjax._src.core import trace as trace_mod
@@ -80,7 +81,9 @@ class ArrayImpl(Array):
     def _value(self) -> np.ndarray:
         v = self._npy
         if v is None:
-            v = self._buf.to_numpy()
+            with profiling.span("device to host", "transfer", bytes=self.aval.size *
+                                self.aval.dtype.itemsize):
+                v = self._buf.to_numpy()
             v.flags.writeable = False
             self._npy = v
         return v

@@ -286,6 +286,21 @@ def _precision_supported(value):
     return value is None or not isinstance(value, str) or value.lower() in _PRECISIONS
 
 
+def _default_cache_dir():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "pyjax")
+
+
+def _check_nonnegative(name, v):
+    if v < 0:
+        raise ValueError(f"{name} must be >= 0, got {v}")
+
+
+def _bad_max_size(v):
+    raise ValueError(f"jax_compilation_cache_max_size must be -1 (unbounded) or a number of "
+                     f"bytes >= 0, got {v}")
+
+
 _d = config.define
 # Each flag is honoured where noted, or its other values raise NotImplementedError.
 _d("jax_enable_x64", bool_env("PYJAX_ENABLE_X64", "JAX_ENABLE_X64"), kind=bool,
@@ -304,11 +319,10 @@ _d("jax_numpy_rank_promotion", _str_env("JAX_NUMPY_RANK_PROMOTION", default="all
 _d("jax_numpy_dtype_promotion", _str_env("JAX_NUMPY_DTYPE_PROMOTION", default="standard"),
    kind=str, choices=("standard", "strict"),
    help="'standard' uses JAX's promotion lattice; 'strict' forbids implicit promotion.")
-_d("jax_debug_nans", bool_env("JAX_DEBUG_NANS"), kind=bool, supported=(False,),
-   unsupported_why="NaN checking comes with the debugging tools",
+# read by dispatch/debug_values.py (eager results) and jit (outputs, then an op-by-op rerun)
+_d("jax_debug_nans", bool_env("JAX_DEBUG_NANS"), kind=bool,
    help="Raise FloatingPointError when a computation produces a NaN.")
-_d("jax_debug_infs", bool_env("JAX_DEBUG_INFS"), kind=bool, supported=(False,),
-   unsupported_why="inf checking comes with the debugging tools",
+_d("jax_debug_infs", bool_env("JAX_DEBUG_INFS"), kind=bool,
    help="Raise FloatingPointError when a computation produces an inf.")
 # read by jit (calls the function), while_loop and eager grad
 _d("jax_disable_jit", bool_env("JAX_DISABLE_JIT"), kind=bool,
@@ -325,6 +339,10 @@ _d("jax_num_cpu_devices", _int_env("PYJAX_CPU_DEVICES", "JAX_NUM_CPU_DEVICES", d
 # read by dispatch.compiler.compile_jaxpr (a log record per compile)
 _d("jax_log_compiles", bool_env("JAX_LOG_COMPILES"), kind=bool,
    help="Log a message each time a function is compiled.")
+# read by jit's tracing (transformations/jit.py: a log record per retrace, saying why)
+_d("jax_explain_cache_misses", bool_env("JAX_EXPLAIN_CACHE_MISSES"), kind=bool,
+   help="Log why a jitted function is traced again (which argument's type, which static "
+        "value or which pytree structure changed).")
 # read by jit and make_jaxpr (check_jaxpr on every traced Jaxpr)
 _d("jax_enable_checks", bool_env("JAX_ENABLE_CHECKS"), kind=bool,
    help="Run internal consistency checks (slow).")
@@ -341,29 +359,56 @@ _d("jax_default_prng_impl", _str_env("JAX_DEFAULT_PRNG_IMPL", default="threefry2
    unsupported_why="pyjax implements the threefry2x32 PRNG only",
    help="Default PRNG implementation.")
 _d("jax_threefry_partitionable", bool_env("JAX_THREEFRY_PARTITIONABLE", default=True), kind=bool,
-   supported=(True,), unsupported_why="pyjax's keys use the partitionable derivation only",
-   help="Use the partitionable threefry key derivation.")
+   help="Use the partitionable threefry key derivation (False: JAX's original stream).")
 # read where uncommitted values are placed (core/array.py, dispatch/eager.py)
 _d("jax_default_device", None, kind=None, allow_none=True,
    validator=lambda v: _check_default_device(v),
    help="Device on which to place uncommitted values (None: first device).")
-_d("jax_compilation_cache_dir", _str_env("JAX_COMPILATION_CACHE_DIR", default=None), kind=str,
-   allow_none=True, supported=(None,),
-   unsupported_why="pyjax has no persistent compilation cache",
-   help="Persistent compilation cache directory.")
+# read by dispatch/compiler.py, which hands them to runtime/disk_cache.py
+_d("jax_compilation_cache_dir",
+   _str_env("PYJAX_COMPILATION_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR",
+            default=_default_cache_dir()), kind=str, allow_none=True,
+   help="Persistent compilation cache directory (None: no persistent cache). pyjax's "
+        "default is $XDG_CACHE_HOME/pyjax or ~/.cache/pyjax.")
+_d("jax_enable_compilation_cache",
+   bool_env("PYJAX_COMPILATION_CACHE", "JAX_ENABLE_COMPILATION_CACHE", default=True),
+   kind=bool, help="Use the persistent compilation cache (PYJAX_COMPILATION_CACHE=0 turns "
+                   "it off).")
+_d("jax_persistent_cache_min_compile_time_secs",
+   float(_str_env("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", default="0")), kind=float,
+   validator=lambda v: _check_nonnegative("jax_persistent_cache_min_compile_time_secs", v),
+   help="Only programs that took at least this long to compile are stored (pyjax's "
+        "default 0: loading one takes ~2 ms, compiling it tens of ms).")
+_d("jax_persistent_cache_min_entry_size_bytes",
+   _int_env("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", default=0), kind=int,
+   help="Only executables of at least this many bytes are stored (0: all; a negative "
+        "value, as in JAX, also means all).")
+_d("jax_compilation_cache_max_size",
+   _int_env("JAX_COMPILATION_CACHE_MAX_SIZE", default=1 << 30), kind=int,
+   validator=lambda v: None if v >= -1 else _bad_max_size(v),
+   help="Bytes the cache directory may hold before least recently used entries are "
+        "evicted (-1: unbounded; pyjax's default 1 GiB).")
 del _d
 
 
-def _x64_context(flag: bool):
-    @contextlib.contextmanager
-    def ctx():
-        old = config.jax_enable_x64
-        config.update("jax_enable_x64", flag)
-        try:
-            yield
-        finally:
-            config.update("jax_enable_x64", old)
-    return ctx()
+@contextlib.contextmanager
+def _flag_context(name, value):
+    old = getattr(config, name)
+    config.update(name, value)
+    try:
+        yield
+    finally:
+        config.update(name, old)
+
+
+def flag_context(name: str, doc: str = ""):
+    """JAX's context manager for a flag: ``with jax.debug_nans(True): ...`` sets ``name`` in
+    the block and restores it after (process-wide in pyjax; thread-local in JAX)."""
+    def manager(new_val=True):
+        return _flag_context(name, new_val)
+    manager.__name__ = name.removeprefix("jax_")
+    manager.__doc__ = doc or f"Context manager setting the {name} config flag in its block."
+    return manager
 
 
 def enable_x64(new_val: bool = True):
@@ -372,9 +417,9 @@ def enable_x64(new_val: bool = True):
     >>> with enable_x64():
     ...     ...  # float64 arrays are available here
     """
-    return _x64_context(bool(new_val))
+    return _flag_context("jax_enable_x64", bool(new_val))
 
 
 def disable_x64():
     """Context manager that temporarily disables 64-bit mode."""
-    return _x64_context(False)
+    return _flag_context("jax_enable_x64", False)

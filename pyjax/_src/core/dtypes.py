@@ -634,7 +634,15 @@ def _is_abstract(x: Any) -> bool:
 
 
 def issubdtype(a: Any, b: Any) -> bool:
-    """Like ``np.issubdtype``, but knows bfloat16/float8 are floating and int4 is integer."""
+    """Like ``np.issubdtype``, but knows bfloat16/float8 are floating and int4 is integer, and
+    extended dtypes (key arrays' ``key<fry>``, whose ``.type`` is ``prng_key``)."""
+    ext = a if isinstance(a, type) else getattr(a, "type", None)
+    if isinstance(ext, type) and issubclass(ext, extended) and not isinstance(a, np.dtype):
+        if isinstance(b, type):
+            return issubclass(ext, b)
+        return a == b
+    if isinstance(b, type) and issubclass(b, extended):
+        return False  # a NumPy dtype is never extended
     if _is_abstract(a):
         return _is_abstract(b) and issubclass(a, b)
     dt_a = _to_np_dtype(a)
@@ -765,3 +773,29 @@ def _clear_caches(_new_value: Any = None) -> None:
 
 config.on_change("jax_enable_x64", _clear_caches)
 config.on_change("jax_numpy_dtype_promotion", _clear_caches)
+
+
+# ---------------------------------------------------------------------------------------
+# extended dtypes and dtype facts of jax.dtypes
+# ---------------------------------------------------------------------------------------
+
+class extended(np.generic):  # noqa: N801 - JAX's name
+    """The scalar type of dtypes that are not NumPy's (``issubdtype(d, extended)``)."""
+
+
+class prng_key(extended):  # noqa: N801 - JAX's name
+    """The scalar type of PRNG key arrays' dtypes (``issubdtype(key.dtype, prng_key)``)."""
+
+
+_SUB_BYTE_BITS = {int2: 2, uint2: 2, int4: 4, uint4: 4, float4_e2m1fn: 4}
+
+
+def itemsize_bits(dtype: Any) -> int:
+    """The size of one element of ``dtype`` in bits (4 for int4, 8 for bool)."""
+    if dtype is None:
+        raise ValueError("itemsize_bits: dtype must not be None")
+    if isinstance(getattr(dtype, "type", None), type) and issubclass(dtype.type, extended):
+        return int(dtype.itemsize) * 8
+    dt = _to_np_dtype(dtype)
+    return _SUB_BYTE_BITS.get(dt, dt.itemsize * 8)
+

@@ -42,7 +42,17 @@ class UnexpectedTracerError(Exception):
     """A tracer was used after the transformation that made it had finished."""
 
 
-class NonConcreteBooleanIndexError(IndexError):
+class JAXIndexError(IndexError):
+    """The base of pyjax's index errors (as ``jax.errors.JAXIndexError``)."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """An operation on symbolic dimensions whose result cannot be decided. pyjax has no
+    symbolic shapes yet, so nothing raises it; it exists so that ``except`` clauses written
+    for JAX work."""
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
     def __init__(self, aval_str: str):
         super().__init__(
             f"Array boolean indices must be concrete; got {aval_str}. Boolean masks give results "

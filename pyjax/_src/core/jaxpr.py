@@ -36,13 +36,14 @@ class Literal:
 
 
 class Eqn:
-    __slots__ = ("primitive", "invars", "outvars", "params")
+    __slots__ = ("primitive", "invars", "outvars", "params", "name_stack")
 
-    def __init__(self, primitive, invars, outvars, params):
+    def __init__(self, primitive, invars, outvars, params, name_stack=""):
         self.primitive = primitive
         self.invars = invars
         self.outvars = outvars
         self.params = params
+        self.name_stack = name_stack  # jax.named_scope names; the lowering's op locations
 
     def __repr__(self):
         return f"Eqn({self.primitive.name})"
@@ -164,6 +165,33 @@ def _is_jaxpr_tuple(value):
 def _has_subjaxpr(jaxpr):
     return any(isinstance(p, (Jaxpr, ClosedJaxpr)) or _is_jaxpr_tuple(p)
                for e in jaxpr.eqns for p in e.params.values())
+
+
+def _eqn_or_inner(eqn, pred) -> bool:
+    """``pred(eqn)``, or ``pred`` of an equation of a Jaxpr among ``eqn``'s params."""
+    if pred(eqn):
+        return True
+    for p in eqn.params.values():
+        subs = p if _is_jaxpr_tuple(p) else (p,) if isinstance(p, (Jaxpr, ClosedJaxpr)) else ()
+        for sub in subs:
+            j = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub
+            if any(_eqn_or_inner(e, pred) for e in j.eqns):
+                return True
+    return False
+
+
+def eqn_has_effects(eqn) -> bool:
+    """Whether ``eqn`` has an effect beyond its outputs: an effectful primitive (a host
+    callback), or one holding a Jaxpr that has such an equation. Dead-code elimination keeps
+    these."""
+    return _eqn_or_inner(eqn, lambda e: e.primitive.effectful)
+
+
+def has_ordered_effects(jaxpr: Jaxpr) -> bool:
+    """Whether ``jaxpr`` has an effect that must keep its order across program executions
+    (a host callback with ``ordered=True``)."""
+    pred = lambda e: e.primitive.effectful and bool(e.params.get("ordered"))  # noqa: E731
+    return any(_eqn_or_inner(e, pred) for e in jaxpr.eqns)
 
 
 def _pp(jaxpr: Jaxpr, names=None, indent=0, force_multiline=False):

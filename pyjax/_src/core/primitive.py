@@ -38,7 +38,7 @@ def declare_rule_kind(kind: str, doc: str = "") -> None:
     if kind in _rule_kinds:
         return
     if (not kind.isidentifier() or kind.startswith("_") or hasattr(Primitive, kind)
-            or kind in ("name", "multiple_results", "impl", "linear")):
+            or kind in ("name", "multiple_results", "impl", "linear", "effectful")):
         raise ValueError(f"cannot declare rule kind {kind!r}: not a name, or taken by an "
                          "attribute of Primitive")
     _rule_kinds[kind] = doc
@@ -64,11 +64,13 @@ class with_self:
 class Primitive:
     # No __slots__: rule kinds declared later become attributes (class default None).
     def __init__(self, name, *, abstract_eval, lower, multiple_results=False, impl=None,
-                 linear=False, **rules):
+                 linear=False, effectful=False, **rules):
         self.name = name
         self.multiple_results = multiple_results
         self.impl = impl  # optional eager implementation that bypasses compilation
         self.linear = linear
+        # Has an effect beyond its outputs (host callbacks): never dropped as dead code.
+        self.effectful = effectful
         if name in registry:
             raise ValueError(f"primitive {name!r} declared twice")
         self.def_rule("abstract_eval", abstract_eval)

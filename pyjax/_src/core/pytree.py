@@ -1118,3 +1118,27 @@ def _partial_unflatten(func, children):
 
 
 register_pytree_node(Partial, _partial_flatten, _partial_unflatten)
+
+
+class PyTreeRegistry:
+    """The registry of pytree node types, as an object (``tree_util.default_registry``).
+
+    pyjax has one registry: this object's methods are the module's functions over it."""
+
+    def flatten(self, tree, leaf_predicate=None):
+        """``(leaves, treedef)`` of ``tree`` (``tree_flatten``)."""
+        return tree_flatten(tree, is_leaf=leaf_predicate)
+
+    def flatten_one_level(self, tree):
+        """``(children, aux_data)`` of the root node, or None for a leaf."""
+        try:
+            return flatten_one_level(tree)
+        except ValueError:
+            return None
+
+    def register_node(self, nodetype, to_iterable, from_iterable, to_iterable_with_keys=None):
+        """Register ``nodetype`` as a pytree node (``register_pytree_node``)."""
+        register_pytree_node(nodetype, to_iterable, from_iterable, to_iterable_with_keys)
+
+
+default_registry = PyTreeRegistry()

@@ -21,6 +21,7 @@ _EVAL_TRACE = None  # set by dispatch.eager
 
 class _TraceState(threading.local):
     trace = None
+    name_stack = ""  # "outer/inner" inside jax.named_scope blocks (staged equations keep it)
 
 
 _state = _TraceState()

@@ -10,8 +10,9 @@ import logging
 import weakref
 
 from pyjax._src import runtime
+from pyjax._src.core import profiling
 from pyjax._src.core.config import config
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, cache_for
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, cache_for, has_ordered_effects
 from pyjax._src.dispatch import cache
 from pyjax._src.interpreters import lowering
 
@@ -19,6 +20,26 @@ from pyjax._src.interpreters import lowering
 _calls: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 cache.on_clear(_calls.clear)
 
+
+_CACHE_FLAGS = ("jax_compilation_cache_dir", "jax_enable_compilation_cache",
+                "jax_persistent_cache_min_compile_time_secs",
+                "jax_persistent_cache_min_entry_size_bytes", "jax_compilation_cache_max_size")
+
+
+def _configure_disk_cache(_=None):
+    """Hands the persistent compilation cache flags to the runtime, which reads no flags."""
+    on = config.jax_enable_compilation_cache
+    runtime.disk_cache.configure(
+        config.jax_compilation_cache_dir if on else None,
+        min_compile_seconds=config.jax_persistent_cache_min_compile_time_secs,
+        min_entry_bytes=config.jax_persistent_cache_min_entry_size_bytes,
+        max_size=config.jax_compilation_cache_max_size)
+
+
+_configure_disk_cache()
+for _flag in _CACHE_FLAGS:
+    config.on_change(_flag, _configure_disk_cache)
+del _flag
 
 _log = logging.getLogger("pyjax")
 compile_count = [0]  # programs compiled in this process (test_util.count_compiles reads it)
@@ -34,16 +55,21 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
         _log.warning("Compiling %s with global shapes and types %s.", name,
                      [a.str_short() for a in [v.aval for v in jaxpr.constvars] +
                       jaxpr.in_avals])
-    text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
-                                 num_replicas=num_replicas, num_partitions=num_partitions,
-                                 **lower_kw)
+    with profiling.span(f"lower {name}", "compile"):
+        text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
+                                     num_replicas=num_replicas, num_partitions=num_partitions,
+                                     **lower_kw)
     in_types = [(a.dtype, a.shape) for a in
                 [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
     client = runtime.get_client()
-    return client.compile(text, in_types, out_types, num_replicas=num_replicas,
-                          num_partitions=num_partitions, device_assignment=device_assignment,
-                          env_option_overrides=option_overrides)
+    with profiling.span(f"compile {name}", "compile"):
+        exe = client.compile(text, in_types, out_types, num_replicas=num_replicas,
+                             num_partitions=num_partitions, device_assignment=device_assignment,
+                             env_option_overrides=option_overrides)
+    if has_ordered_effects(jaxpr):  # ordered callbacks: each run ends before the next starts
+        exe.synchronous = True
+    return exe
 
 
 def compiled_call(closed: ClosedJaxpr, name, donated_invars=(), option_overrides=None):

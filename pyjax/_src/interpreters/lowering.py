@@ -104,7 +104,15 @@ def lower_jaxpr(block, module, jaxpr: Jaxpr, const_values, arg_values, platform=
     for eqn in jaxpr.eqns:
         ctx = LoweringRuleContext(block, module, [v.aval for v in eqn.invars],
                                   [v.aval for v in eqn.outvars], platform)
-        out = eqn.primitive.lower(ctx, *[read(v) for v in eqn.invars], **eqn.params)
+        operands = [read(v) for v in eqn.invars]
+        if eqn.name_stack:
+            block.loc = mlir.location(eqn.name_stack, eqn.primitive.name)
+            try:
+                out = eqn.primitive.lower(ctx, *operands, **eqn.params)
+            finally:
+                block.loc = ""
+        else:
+            out = eqn.primitive.lower(ctx, *operands, **eqn.params)
         if eqn.primitive.multiple_results:
             out = list(out)
             if len(out) != len(eqn.outvars):

@@ -19,7 +19,8 @@ import weakref
 
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, cache_for, eval_jaxpr
+from pyjax._src.core.jaxpr import (ClosedJaxpr, Jaxpr, Literal, Var, cache_for, eqn_has_effects,
+                                    eval_jaxpr)
 from pyjax._src.core.primitive import declare_rule_kind
 from pyjax._src.core.trace import get_aval
 from pyjax._src.interpreters.staging import DebugInfo, StagingTrace, StagingTracer
@@ -260,13 +261,14 @@ def _partial_eval_jaxpr(closed, in_unknowns, saveable):
 
 
 def dce_jaxpr(jaxpr: Jaxpr, used_outputs=None) -> Jaxpr:
-    """Drop the equations no (used) output depends on. Inputs are kept."""
+    """Drop the equations no (used) output depends on and that have no effect (host
+    callbacks). Inputs are kept."""
     outvars = jaxpr.outvars if used_outputs is None else [
         v for v, u in zip(jaxpr.outvars, used_outputs) if u]
     live = {v for v in outvars if type(v) is not Literal}
     kept = []
     for e in reversed(jaxpr.eqns):
-        if any(v in live for v in e.outvars):
+        if any(v in live for v in e.outvars) or eqn_has_effects(e):
             kept.append(e)
             live.update(v for v in e.invars if type(v) is not Literal)
     kept.reverse()

@@ -10,6 +10,8 @@ from pyjax._src.core.config import config
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, check_jaxpr
 from pyjax._src.core.trace import Trace, Tracer, get_aval
 
+trace_state = trace_mod._state
+
 _PY_SCALARS = (bool, int, float, complex)
 
 
@@ -84,12 +86,13 @@ class StagingTrace(Trace):
     def append_eqn(self, primitive, invars, out_avals, params):
         """Record ``primitive`` on ``invars`` with output avals ``out_avals`` (one aval unless
         it has multiple results); returns its output tracers."""
+        names = trace_state.name_stack
         if primitive.multiple_results:
             outvars = [Var(a) for a in out_avals]
-            self.eqns.append(Eqn(primitive, invars, outvars, params))
+            self.eqns.append(Eqn(primitive, invars, outvars, params, names))
             return [StagingTracer(self, v) for v in outvars]
         v = Var(out_avals)
-        self.eqns.append(Eqn(primitive, invars, [v], params))
+        self.eqns.append(Eqn(primitive, invars, [v], params, names))
         return StagingTracer(self, v)
 
     def describe_tracer(self, tracer):

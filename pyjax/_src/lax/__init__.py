@@ -10,3 +10,6 @@ object (``shape_ops.broadcast_in_dim_p``), never by a registry string, so depend
 from pyjax._src.lax import ad_util, base, batch_util  # noqa: F401
 from pyjax._src.lax import elementwise, reductions, shape_ops, slicing  # noqa: F401
 from pyjax._src.lax import dot, sorting, stop_gradient, parallel  # noqa: F401
+from pyjax._src.lax import fft  # noqa: F401
+from pyjax._src.lax import convolution, user_reductions, windowed_reductions  # noqa: F401
+from pyjax._src.lax import barrier, composite_ops, jax_names, rng  # noqa: F401,E402

@@ -17,6 +17,7 @@ from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero
 from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
+from pyjax._src.lax import dot_algorithms
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax.ad_util import is_undefined_primal, zero_cts, zero_tangent
@@ -334,6 +335,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     pref = (None if preferred_element_type is None
             else dtypes.canonicalize_dtype(preferred_element_type))
     lhs, rhs = _match_weak(lhs, rhs)
+    if dot_algorithms.is_algorithm(precision):  # honoured only where it is the CPU's dot
+        dot_algorithms.check_algorithm(precision, aval_of(lhs).dtype, aval_of(rhs).dtype)
+        precision = None
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dims,
                               precision=canonicalize_precision(precision),
                               preferred_element_type=pref, out_sharding=None)

@@ -6,7 +6,7 @@ import operator
 
 import numpy as np
 
-from pyjax._src.core import dtypes
+from pyjax._src.core import axes, dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import Primitive, with_self
@@ -707,6 +707,9 @@ prims["convert_element_type"] = Primitive(
 
 def _bitcast_abstract_eval(x, *, new_dtype):
     new_dtype = np.dtype(new_dtype)
+    if new_dtype.kind not in "biufcV":  # 'a' (bytes, itemsize 0) divided by zero below
+        raise TypeError(f"bitcast_convert_type: new_dtype must be a numeric dtype, got "
+                        f"{new_dtype}")
     a, b = x.dtype.itemsize, new_dtype.itemsize
     if dtypes.is_bool(x.dtype) or dtypes.is_bool(new_dtype):
         raise TypeError("bitcast_convert_type does not support bool")
@@ -754,6 +757,9 @@ def _reduce_precision_abstract_eval(x, *, exponent_bits, mantissa_bits):
     if mantissa_bits < 0:
         raise ValueError(f"reduce_precision: mantissa_bits must be non-negative, got "
                          f"{mantissa_bits}")
+    for name, bits in (("exponent_bits", exponent_bits), ("mantissa_bits", mantissa_bits)):
+        if bits > 2**31 - 1:  # an i32 attribute: else a raw StableHLO parser error
+            raise ValueError(f"reduce_precision: {name} must fit in int32, got {bits}")
     return x
 
 
@@ -887,8 +893,10 @@ def bitcast_convert_type(operand, new_dtype):
 
 
 def reduce_precision(operand, exponent_bits, mantissa_bits):
-    return reduce_precision_p.bind(operand, exponent_bits=int(exponent_bits),
-                                          mantissa_bits=int(mantissa_bits))
+    # operator.index as JAX: int() would truncate exponent_bits=2.5 silently
+    return reduce_precision_p.bind(
+        operand, exponent_bits=axes.index(exponent_bits, "exponent_bits", "reduce_precision"),
+        mantissa_bits=axes.index(mantissa_bits, "mantissa_bits", "reduce_precision"))
 
 
 class RoundingMethod:

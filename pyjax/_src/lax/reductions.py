@@ -318,51 +318,50 @@ def _monoid_for(computation, dt):
     return None
 
 
-def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - JAX's name
-    """Reduce ``operands`` over ``dimensions`` with the monoid ``computation``.
-
-    Only the monoids are supported: ``computation`` is ``lax.add``, ``lax.mul``, ``lax.max``,
-    ``lax.min``, ``lax.bitwise_and``, ``lax.bitwise_or`` or ``lax.bitwise_xor`` with its identity
-    as ``init_values``; these bind the specialised primitive (``reduce_sum`` and so on), as JAX
-    does.
-    """
-    single = not isinstance(operands, (tuple, list))
-    ops = [operands] if single else list(operands)
-    inits = [init_values] if not isinstance(init_values, (tuple, list)) else list(init_values)
-    if len(ops) != len(inits):
-        raise ValueError(f"reduce: got {len(ops)} operands but {len(inits)} init values")
-    if len(ops) != 1:
-        raise NotImplementedError(
-            "lax.reduce: variadic reductions (more than one operand) are not supported yet")
-    operand, init = ops[0], inits[0]
-    dt = aval_of(operand).dtype
-    monoid = _monoid_for(computation, dt)
-    if monoid is None:
-        raise NotImplementedError(
-            f"lax.reduce: general reductions with arbitrary Python computations are not "
-            f"supported yet (got computation {computation!r}); use lax.add, lax.mul, lax.max, "
-            "lax.min, lax.bitwise_and, lax.bitwise_or or lax.bitwise_xor with its identity as "
-            "the init value.")
-    name, identity = monoid
-    if base.is_tracer(init) and getattr(init, "to_concrete_value", lambda: None)() is None:
-        raise NotImplementedError(
-            "lax.reduce: general reductions with a traced init value are not supported yet")
-    init_val = init.to_concrete_value() if base.is_tracer(init) else init
+def _is_identity(init, identity):
+    """Whether ``init`` is concretely the monoid's ``identity``."""
+    if base.is_tracer(init):
+        init = getattr(init, "to_concrete_value", lambda: None)()
+        if init is None:
+            return False
     try:
-        init_np = np.asarray(init_val)
-        is_identity = init_np.shape == () and bool(
-            np.asarray(init_np, identity.dtype) == identity) and (
-            not np.issubdtype(init_np.dtype, np.floating) or init_np == init_np)
+        v = np.asarray(init)
+        return v.shape == () and bool(np.asarray(v, identity.dtype) == identity) and (
+            not np.issubdtype(v.dtype, np.floating) or v == v)
     except (TypeError, ValueError, OverflowError):
-        is_identity = False
-    if not is_identity:
-        raise NotImplementedError(
-            f"lax.reduce: general reductions with arbitrary Python computations are not "
-            f"supported yet; {name} needs the identity {identity.item()!r} as init value, got "
-            f"{init_val!r}.")
-    out = prims[name].bind(operand, axes=_canonical_axes("reduce", operand, dimensions,
-                                                         "dimensions"))
-    return out if single else (out,)
+        return False
+
+
+def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - JAX's name
+    """Reduce ``operands`` over ``dimensions`` with ``computation`` (``lax.reduce``).
+
+    ``operands`` and ``init_values`` are matching pytrees (several operands reduce together:
+    ``computation(x_tree, y_tree)`` returns a tree). ``lax.add``, ``lax.mul``, ``lax.max``,
+    ``lax.min``, ``lax.bitwise_and``/``or``/``xor`` on one operand with their identity as init
+    value bind the specialised, differentiable primitive (``reduce_sum`` and so on), as JAX
+    does; any other computation is traced into the body of the generic ``reduce`` primitive
+    (it may close over concrete values, not traced ones, and is not differentiable).
+    """
+    from pyjax._src.core import pytree
+    from pyjax._src.lax import user_reductions as uc
+    flat, tree = pytree.tree_flatten(operands)
+    flat_init, init_tree = pytree.tree_flatten(init_values)
+    if len(flat) != len(flat_init) or tree != init_tree:
+        raise ValueError(f"reduce: operands and init values must have the same tree "
+                         f"structure, got {tree} and {init_tree}")
+    if not flat:
+        raise TypeError("reduce: operands must contain at least one array")
+    axes = _canonical_axes("reduce", flat[0], dimensions, "dimensions")
+    if len(flat) == 1:
+        monoid = _monoid_for(computation, aval_of(flat[0]).dtype)
+        if monoid is not None and _is_identity(flat_init[0], monoid[1]):
+            return pytree.tree_unflatten(tree, [prims[monoid[0]].bind(flat[0], axes=axes)])
+    inits = [np.asarray(i, aval_of(x).dtype)
+             if base.is_python_scalar(i) else i
+             for x, i in zip(flat, flat_init)]
+    outs = uc.reduce_p.bind(*flat, *inits, computation=uc.Computation(computation, tree),
+                            dimensions=axes)
+    return pytree.tree_unflatten(tree, outs)
 
 
 # ---- argmax / argmin ----

@@ -18,7 +18,7 @@ _ELEM = {
     "complex64": "complex<f32>", "complex128": "complex<f64>",
     "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2",
     "float8_e4m3fnuz": "f8E4M3FNUZ", "float8_e5m2fnuz": "f8E5M2FNUZ",
-    "float8_e4m3b11fnuz": "f8E4M3B11FNUZ",
+    "float8_e4m3b11fnuz": "f8E4M3B11FNUZ", "float8_e4m3": "f8E4M3", "float8_e3m4": "f8E3M4",
 }
 
 
@@ -126,6 +126,7 @@ class Block:
         self.counter = counter
         self.lines = []
         self.indent = indent
+        self.loc = ""  # ' loc("scope/op")' appended to the ops being emitted (named_scope)
 
     def fresh(self, prefix="%"):
         return f"{prefix}{self.counter.next()}"
@@ -147,12 +148,13 @@ class Block:
         if regions:
             region_text = " (" + ", ".join(r.text(self.indent) for r in regions) + ")"
         if not avals:
-            self.lines.append(f'"{name}"({ins}){region_text}{attr_text} : ({in_types}) -> ()')
+            self.lines.append(f'"{name}"({ins}){region_text}{attr_text} : ({in_types}) -> ()'
+                              f"{self.loc}")
             return []
         res = self.fresh()
         lhs = res if len(avals) == 1 else f"{res}:{len(avals)}"
         self.lines.append(f'{lhs} = "{name}"({ins}){region_text}{attr_text} : '
-                          f"({in_types}) -> {out_types}")
+                          f"({in_types}) -> {out_types}{self.loc}")
         if len(avals) == 1:
             outs = [Value(res, avals[0])]
         else:
@@ -242,6 +244,13 @@ class Module:
             attrs = " attributes {" + ", ".join(f"{k} = {v}" for k, v in self.attrs.items()) + "}"
         funcs = "\n".join(f.text() for f in self.functions)
         return f"module @{self.name}{attrs} {{\n{funcs}\n}}\n"
+
+
+def location(name_stack, op_name):
+    """The ``loc(...)`` suffix naming an op ``name_stack/op_name`` (XLA keeps it as the HLO
+    op's ``op_name`` metadata)."""
+    text = f"{name_stack}/{op_name}".replace("\\", "\\\\").replace('"', '\\"')
+    return f' loc("{text}")'
 
 
 def sanitize_name(name: str) -> str:

@@ -18,6 +18,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
+from pyjax._src.numpy import array_api
 from pyjax._src.numpy import creation
 from pyjax._src.numpy import ufuncs
 
@@ -255,10 +256,6 @@ def _view(self, dtype=None, type=None):  # noqa: A002 - NumPy's names
     return out
 
 
-def _array_namespace(self, *, api_version=None):
-    return importlib.import_module("pyjax.numpy")
-
-
 def _item(self, *args):
     return np.asarray(self).item(*args)  # a tracer raises its concretization error
 
@@ -287,7 +284,11 @@ def _attach(cls):
     cls.__invert__ = lambda self: ufuncs.invert(self)
     cls.__round__ = _round_op
     cls.__getitem__ = _getitem
-    cls.__array_namespace__ = _array_namespace
+    cls.__array_namespace__ = array_api.array_namespace
+    cls.to_device = array_api.to_device
+    if cls is ArrayImpl:  # a tracer has no data to export
+        cls.__dlpack__ = array_api.dlpack
+        cls.__dlpack_device__ = array_api.dlpack_device
     cls.T = property(_T)
     cls.mT = property(_mT)
     cls.real = property(_real)

@@ -381,6 +381,8 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     (int32 without x64); ``arange(n)`` is ``lax.iota``.
     """
     dt = _check_dtype(dtype, "arange")
+    if start is None and stop is None:
+        raise TypeError("arange: start must be a number when stop is not given, got None")
     start = _concrete_or_error(start, "jnp.arange argument 'start'")
     stop = None if stop is None else _concrete_or_error(stop, "jnp.arange argument 'stop'")
     step = None if step is None else _concrete_or_error(step, "jnp.arange argument 'step'")
@@ -570,7 +572,8 @@ def triu(m, k=0):
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    """Coordinate arrays from 1-D coordinate vectors (``indexing`` 'xy' or 'ij')."""
+    """Coordinate arrays from 1-D coordinate vectors (``indexing`` 'xy' or 'ij'), as a
+    tuple."""
     util.check_arraylike("meshgrid", *xi)
     if not copy:  # as JAX: its arrays are never views
         raise ValueError("jax.numpy.meshgrid only supports copy=True")
@@ -595,7 +598,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
             out.append(lax_shape.reshape(a, tuple(shp)))
         else:
             out.append(lax_shape.broadcast_in_dim(a, tuple(sizes), (ax,)))
-    return out
+    return tuple(out)  # a tuple, as the array API standard and JAX
 
 
 def diag(v, k=0):

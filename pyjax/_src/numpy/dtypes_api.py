@@ -7,6 +7,8 @@ calling it makes a strongly typed 0-d (or n-d) array: ``jnp.float32(3)`` is
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from pyjax._src.core import dtypes as _dt
@@ -88,7 +90,8 @@ float_ = float64
 complex_ = complex128
 single, double, half = float32, float64, float16
 csingle, cdouble = complex64, complex128
-globals()["bool"] = bool_  # ``jnp.bool`` (array API name); not shadowing the builtin here
+globals()["bool"] = bool_  # ``jnp.bool`` (array API name): this shadows the builtin in this
+# module, so the code below says ``builtins.bool``
 
 # NumPy's abstract scalar types, for issubdtype.
 generic = np.generic
@@ -135,8 +138,9 @@ def result_type(*args):
 
 def promote_types(a, b):
     """The dtype two dtypes promote to (JAX's lattice; Python ``int``/``float``/``complex``
-    are weak). Not canonicalized: ``promote_types('uint32', 'int32')`` is int64."""
-    return _dt.promote_types(_as_dtype_like(a), _as_dtype_like(b))
+    are weak). Canonicalized for the x64 setting as JAX's: ``promote_types('uint32',
+    'int32')`` is int64 with 64-bit types on and int32 with them off."""
+    return _dt.canonicalize_dtype(_dt.promote_types(_as_dtype_like(a), _as_dtype_like(b)))
 
 
 def finfo(dtype):
@@ -169,9 +173,9 @@ def can_cast(from_, to, casting="safe"):
     """Whether a cast from ``from_`` (a dtype or an array) to ``to`` is allowed under the
     ``casting`` rule (NumPy's rules, on dtypes)."""
     src = _as_dtype_like(from_)
-    if isinstance(from_, (bool, int, float, complex)) and not isinstance(from_, type):
+    if isinstance(from_, (builtins.bool, int, float, complex)) and not isinstance(from_, type):
         raise TypeError("can_cast does not support Python scalars; pass a dtype or an array")
-    return bool(np.can_cast(np.dtype(src), np.dtype(_as_dtype_like(to)), casting))
+    return builtins.bool(np.can_cast(np.dtype(src), np.dtype(_as_dtype_like(to)), casting))
 
 
 def _dtype_of_value(x):
@@ -180,7 +184,7 @@ def _dtype_of_value(x):
     d = getattr(x, "dtype", None)
     if isinstance(d, np.dtype):
         return d
-    if isinstance(x, (bool, int, float, complex)):
+    if isinstance(x, (builtins.bool, int, float, complex)):
         return _dt.dtype_of(x)
     return np.asarray(x).dtype
 
@@ -202,7 +206,7 @@ def isscalar(element):
     Python/NumPy numeric scalars, 0-d NumPy arrays and 0-d pyjax arrays are scalars; strings,
     lists and other objects are not.
     """
-    if isinstance(element, (bool, int, float, complex, np.generic)):
+    if isinstance(element, (builtins.bool, int, float, complex, np.generic)):
         return not isinstance(element, (np.str_, np.bytes_, np.void))
     if hasattr(element, "__jax_array__"):
         element = element.__jax_array__()

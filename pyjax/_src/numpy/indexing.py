@@ -140,6 +140,8 @@ def _parse_index(shape, idx):
         elif isinstance(i, (bool, np.bool_)):
             items.append(("bool", bool(i)))
         elif isinstance(i, (int, np.integer)):
+            if type(i) is int:
+                _check_python_int_index(i)
             items.append(("int", int(i)))
         else:
             if isinstance(i, (list, tuple)):
@@ -191,6 +193,11 @@ def _parse_index(shape, idx):
             dim += 1
         elif k == "mask":
             mshape = shape[dim:dim + v.ndim]
+            if v.ndim == 1 and v.size == 0 and tuple(mshape) != (0,):
+                # an empty 1-d mask selects nothing, like an empty integer index (NumPy, JAX)
+                entries.append(_Entry("array", dim, np.zeros((0,), np.int32)))
+                dim += 1
+                continue
             if tuple(v.shape) != tuple(mshape):
                 bad = next(j for j in range(v.ndim) if v.shape[j] != mshape[j])
                 raise IndexError(f"boolean index did not match indexed array along axis "
@@ -571,6 +578,9 @@ def _scatter(x, idx, y, scatter_fn, *, indices_are_sorted=False, unique_indices=
     dnums = lax_slicing.ScatterDimensionNumbers(
         update_window_dims=tuple(plan.window_positions), inserted_window_dims=collapsed,
         scatter_dims_to_operand_dims=dims)
+    # one index vector (only integers and slices, no index arrays) is trivially unique, as
+    # JAX's indexer marks it: scatter_mul's gradient needs it
+    unique_indices = unique_indices or not plan.batch_shape
     kw = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
     if apply_fn is not None:
         out = lax_slicing.scatter_apply(operand, indices, apply_fn, dnums,
@@ -689,12 +699,23 @@ def _take_mode(mode, fn):
     return GatherScatterMode.from_any(mode)
 
 
+def _check_python_int_index(i):
+    """A Python int index converts as ``jnp.asarray(i)`` would: beyond the default int dtype
+    (int32 without x64) it raises OverflowError, for reads and ``.at`` updates alike (else an
+    update at 2**40 was silently dropped where the read raised)."""
+    dt = dtypes.canonicalize_dtype(np.int64)
+    if not np.iinfo(dt).min <= i <= np.iinfo(dt).max:
+        raise OverflowError(f"Python int {i} too large to convert to {dt.name}")
+
+
 def _int_indices(indices, fn):
     if isinstance(indices, (list, tuple)):
         indices = np.asarray(indices)
         if indices.size == 0:
             indices = indices.astype(np.int32)
     elif isinstance(indices, (int, np.integer)):
+        if type(indices) is int:
+            _check_python_int_index(indices)
         indices = np.asarray(indices)
     elif isinstance(indices, (bool, float, complex)):
         indices = np.asarray(indices)
@@ -741,7 +762,8 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     if n == 0:
         raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
     dt = _index_dtype([indices])
-    idx = _wrap_or_normalize(indices, n, gmode, dt)
+    # JAX and NumPy clamp negative indices to 0 in take's "clip" mode (no wrap from the end)
+    idx = _wrap_or_normalize(indices, 0 if gmode == GatherScatterMode.CLIP else n, gmode, dt)
     if gmode == "wrap":
         gmode = GatherScatterMode.PROMISE_IN_BOUNDS
     idx = (np.expand_dims(idx, -1) if isinstance(idx, np.ndarray)

@@ -762,7 +762,7 @@ def nonzero(a, *, size=None, fill_value=None):
         if v is None:
             jshape._need_size(a, "nonzero")
         return tuple(jshape._upload(i, dtypes.default_int_dtype()) for i in np.nonzero(v))
-    size = jshape.static_int(size, "nonzero size")
+    size = jshape.static_int(size, "nonzero size", nonnegative=True)
     a = asarray(a)
     idt = dtypes.default_int_dtype()
     mask = jshape.ravel(to_bool(a))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -90,14 +91,18 @@ def is_static_int(x):
     return isinstance(x, (_int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
-def static_int(x, what):
-    """A Python int from a static value; traced values raise a ConcretizationTypeError."""
+def static_int(x, what, *, nonnegative=False):
+    """A Python int from a static value; traced values raise a ConcretizationTypeError.
+    ``nonnegative``: a negative value raises ValueError (a size)."""
     if isinstance(x, Tracer):
         x = operator.index(x)  # raises the concretization error with context
     try:
-        return operator.index(x)
+        out = operator.index(x)
     except TypeError:
         raise TypeError(f"{what} must be an integer, got {x!r}") from None
+    if nonnegative and out < 0:
+        raise ValueError(f"{what} must be non-negative, got {out}")
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -244,11 +249,12 @@ def broadcast_to(array, shape):
 
 
 def broadcast_arrays(*args):
-    """Broadcast all arguments against each other; returns a list of arrays."""
+    """Broadcast all arguments against each other; returns a tuple of arrays (the array API
+    standard's container, which JAX follows)."""
     util.check_arraylike("broadcast_arrays", *args)
     args = [asarray(a) for a in args]
     shape = util.broadcast_shapes(*[a.shape for a in args])
-    return [util.broadcast_to(a, shape) for a in args]
+    return tuple(util.broadcast_to(a, shape) for a in args)
 
 
 # ---------------------------------------------------------------------------------------
@@ -729,7 +735,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         return _unique_host(v, return_index, return_inverse, return_counts, axis, equal_nan)
     if axis is not None:
         raise NotImplementedError("jnp.unique with both size= and axis= is not supported yet")
-    return _unique_sized(asarray(ar), static_int(size, "unique size"), fill_value, equal_nan,
+    return _unique_sized(asarray(ar), static_int(size, "unique size", nonnegative=True), fill_value, equal_nan,
                          return_index, return_inverse, return_counts)
 
 
@@ -785,26 +791,46 @@ def _unique_sized(ar, size, fill_value, equal_nan, return_index, return_inverse,
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+class _UniqueAllResult(NamedTuple):
+    values: Any
+    indices: Any
+    inverse_indices: Any
+    counts: Any
+
+
+class _UniqueCountsResult(NamedTuple):
+    values: Any
+    counts: Any
+
+
+class _UniqueInverseResult(NamedTuple):
+    values: Any
+    inverse_indices: Any
+
+
 def unique_values(x, /, *, size=None, fill_value=None):
     """Array-API ``unique_values``: ``unique(x)`` with NaNs collapsed."""
     return unique(x, equal_nan=True, size=size, fill_value=fill_value)
 
 
 def unique_counts(x, /, *, size=None, fill_value=None):
-    """``(values, counts)``."""
-    return unique(x, return_counts=True, equal_nan=True, size=size, fill_value=fill_value)
+    """The named tuple ``(values, counts)`` (array API)."""
+    return _UniqueCountsResult(*unique(x, return_counts=True, equal_nan=True, size=size,
+                                       fill_value=fill_value))
 
 
 def unique_inverse(x, /, *, size=None, fill_value=None):
-    """``(values, inverse_indices)``; the inverse has the shape of ``x``."""
+    """The named tuple ``(values, inverse_indices)``; the inverse has the shape of ``x``."""
     vals, inv = unique(x, return_inverse=True, equal_nan=True, size=size,
                        fill_value=fill_value)
-    return vals, reshape(inv, np.shape(x) if not hasattr(x, "shape") else x.shape)
+    return _UniqueInverseResult(vals, reshape(inv, np.shape(x) if not hasattr(x, "shape")
+                                              else x.shape))
 
 
 def unique_all(x, /, *, size=None, fill_value=None):
-    """``(values, indices, inverse_indices, counts)``."""
+    """The named tuple ``(values, indices, inverse_indices, counts)`` (array API)."""
     vals, idx, inv, cnt = unique(x, return_index=True, return_inverse=True,
                                  return_counts=True, equal_nan=True, size=size,
                                  fill_value=fill_value)
-    return vals, idx, reshape(inv, np.shape(x) if not hasattr(x, "shape") else x.shape), cnt
+    return _UniqueAllResult(vals, idx, reshape(inv, np.shape(x) if not hasattr(x, "shape")
+                                               else x.shape), cnt)

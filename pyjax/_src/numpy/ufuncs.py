@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from pyjax._src.core import dtypes
+from pyjax._src.core import axes, dtypes
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.trace import Tracer, _state
 from pyjax._src.dispatch import eager as dispatch
@@ -390,7 +390,7 @@ def _round_int(x, decimals):
 def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
     """Round to ``decimals`` decimal places, halves to even (NumPy's ``round``)."""
     util.check_arraylike("round", a)
-    decimals = operator.index(decimals)
+    decimals = axes.index(decimals, "decimals", "round")
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
     dt = _dt(a)

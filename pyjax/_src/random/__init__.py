@@ -1,6 +1,7 @@
 """``pyjax.random``: explicit PRNG keys and samplers (Threefry-2x32, JAX's default mode).
 
 ``prng`` holds the cipher and key arrays, ``keys`` the key functions, ``distributions`` the
-samplers that match JAX bit for bit, ``samplers`` the loop-based ones (gamma, Poisson,
-binomial, ...) and ``matrix`` the matrix-valued ones.
+closed-form samplers, ``samplers`` those JAX builds on ``while`` loops (gamma, Poisson,
+binomial, multinomial, ...), with JAX's algorithms and numbers, and ``matrix`` the
+matrix-valued ones.
 """

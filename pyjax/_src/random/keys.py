@@ -22,12 +22,15 @@ def _check_impl(name, impl):
     if impl is None:
         return
     spec = getattr(impl, "impl_name", impl)
+    if spec in ("rbg", "unsafe_rbg"):
+        raise NotImplementedError(f"{name}: the {spec!r} PRNG implementation is not supported "
+                                  f'by pyjax yet; "threefry2x32" is')
     if spec not in _IMPL_NAMES:
         raise ValueError(f'{name}: unrecognized PRNG implementation {impl!r}. pyjax implements '
                          f'"threefry2x32" only.')
 
 
-def key(seed, *, impl=None):
+def key(seed, *, impl=None, dtype=None):
     """A typed PRNG key (a scalar key array of dtype ``key<fry>``) from an integer seed.
 
     Parameters
@@ -35,8 +38,10 @@ def key(seed, *, impl=None):
     seed : a Python int (as JAX reads it: an int64, whose high 32 bits are kept only with
         x64 enabled) or a scalar integer array.
     impl : optional, ``"threefry2x32"`` (the only implementation).
+    dtype : optional, a key dtype (``key_dtype("threefry2x32")``) or its implementation's name.
     """
     _check_impl("key", impl)
+    _check_impl("key", dtype)
     return PRNGKeyArray._wrap(prng.key_data_from_seed("key", seed))
 
 
@@ -52,13 +57,22 @@ def key_data(keys):
     return kd
 
 
-def wrap_key_data(key_bits_array, *, impl=None):
-    """A typed key array over ``uint32[..., 2]`` key data (the inverse of ``key_data``)."""
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
+    """A typed key array over ``uint32[..., 2]`` key data (the inverse of ``key_data``);
+    ``impl``/``dtype`` as in ``key``."""
     _check_impl("wrap_key_data", impl)
+    _check_impl("wrap_key_data", dtype)
     if isinstance(key_bits_array, PRNGKeyArray):
         raise TypeError("wrap_key_data: expected uint32 key data, got a key array that is "
                         "already typed")
     return PRNGKeyArray(key_bits_array)
+
+
+def key_dtype(impl_spec=None):
+    """The dtype of key arrays of the PRNG implementation ``impl_spec`` (default: the
+    ``jax_default_prng_impl``, threefry2x32): ``key<fry>``."""
+    _check_impl("key_dtype", impl_spec)
+    return prng.KEY_DTYPE
 
 
 def key_impl(keys):
@@ -152,5 +166,5 @@ def clone(key):
     return key
 
 
-__all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
+__all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_dtype", "key_impl", "split", "fold_in",
            "clone", "threefry_2x32"]

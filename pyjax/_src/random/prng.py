@@ -5,7 +5,8 @@ as 1, 2, 3", SC 2011; 20 rounds, rotations 13 15 26 6 / 17 29 16 24, key-schedul
 constant 0x1BD11BDA) is written with pyjax's own ``uint32`` lax ops, so it runs eagerly, under
 ``jit`` and under every transformation that knows those ops.
 
-Keys follow JAX's default ``jax_threefry_partitionable=True`` mode: for an output of shape ``S``
+Keys follow JAX's default ``jax_threefry_partitionable=True`` mode (``False`` gives JAX's
+original stream, ``_threefry_halves``): for an output of shape ``S``
 the cipher encrypts the 64-bit row-major index of every element, split into ``(hi, lo)``
 words, so
 
@@ -30,13 +31,15 @@ from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.config import config
+from pyjax._src.dispatch import cache as cache_mod
 from pyjax._src.core.abstract import HasShape
 from pyjax._src.core.array import Array, ArrayImpl
 from pyjax._src.core.trace import Tracer
 from pyjax._src.transformations.jit import jit
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops
-from pyjax._src.lax import sorting as lax_sort
+from pyjax._src.lax.barrier import optimization_barrier
 from pyjax._src.lax.base import aval_of
 
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
@@ -133,55 +136,76 @@ def _hash_counts(kd, shape, hi_word=0):
     return threefry2x32(k1, k2, hi, lo)
 
 
-def bit_streams(kd, shape, bit_width, count, first_stream=0):
-    """``count`` independent ``uint<bit_width>[*batch, *shape]`` streams of random bits.
-
-    Each Threefry evaluation gives two 32-bit words, so 32-bit (or narrower) streams come in
-    pairs from one cipher call over the counter range ``first_stream + i`` (the high counter
-    word); 64-bit streams take both words. Used by the samplers that need several uniforms
-    per element (their values are pyjax's own, not JAX's)."""
-    dtype = UINT_DTYPES[bit_width]
-    out = []
-    stream = first_stream
-    while len(out) < count:
-        w0, w1 = _hash_counts(kd, shape, stream)
-        stream += 1
-        if bit_width == 64:
-            hi = lax.convert_element_type(w0, dtype)
-            out.append(lax.bitwise_or(lax.shift_left(hi, dtype.type(32)),
-                                      lax.convert_element_type(w1, dtype)))
-        else:
-            for w in (w0, w1)[:count - len(out)]:
-                out.append(w if bit_width == 32 else lax.convert_element_type(w, dtype))
-    return out
-
-
-# Key arrays up to this many words are materialized (see ``materialize``) when split.
-_MATERIALIZE_MAX = 8192
-
-
 def materialize(x):
-    """``x`` unchanged, but computed once: sorted along with an iota (the identity
-    permutation). A sort is never fused into its consumers, so XLA keeps ``x`` in memory
-    instead of inlining the computation that made it into every consumer. Without this, a
-    split key feeding a large draw recomputes the split's cipher for every element drawn
-    (slower to run and much slower to compile). An optimization barrier would do the same
-    once pyjax has one; the sort costs little for the small key arrays it is used on."""
-    shape = tuple(aval_of(x).shape)
-    size = math.prod(shape)
-    if size == 0 or size > _MATERIALIZE_MAX:
-        return x
-    flat = shape_ops.reshape(x, (size,))
-    _, flat = lax_sort.sort_key_val(shape_ops.iota(np.int32, size), flat, 0)
-    return shape_ops.reshape(flat, shape)
+    """``x`` unchanged, but computed once: behind an optimization barrier XLA keeps ``x`` in
+    memory instead of inlining the computation that made it into every consumer. Without
+    this, a split key feeding a large draw recomputes the split's cipher for every element
+    drawn (slower to run and much slower to compile)."""
+    return optimization_barrier(x)
+
+
+def _threefry_halves(kd, n):
+    """JAX's original (``jax_threefry_partitionable=False``) stream: the counts ``0..n-1``
+    (padded to even length) split into halves that form the two counter words, the cipher
+    words concatenated back: ``uint32[*batch, n]``."""
+    batch = tuple(aval_of(kd).shape[:-1])
+    half = (n + 1) // 2
+    full = batch + (half,)
+    k1, k2 = _key_words(kd, full)
+    x0 = shape_ops.broadcasted_iota(_U32, full, len(batch))
+    x1 = lax.add(x0, np.uint32(half))
+    if n % 2:  # the padding count is 0, as JAX pads
+        x1 = lax.select(lax.lt(x1, np.uint32(n)), x1, _full_u32(0, full))
+    y0, y1 = threefry2x32(k1, k2, x0, x1)
+    out = shape_ops.concatenate([y0, y1], len(batch))
+    return shape_ops.slice_in_dim(out, 0, n, axis=len(batch)) if n % 2 else out
+
+
+def partitionable():
+    return config.jax_threefry_partitionable
 
 
 def split_data(kd, shape):
     """``uint32[*batch, 2]`` keys -> ``uint32[*batch, *shape, 2]`` new keys."""
+    batch = tuple(aval_of(kd).shape[:-1])
     if math.prod(shape) == 0:
-        return _full_u32(0, tuple(aval_of(kd).shape[:-1]) + tuple(shape) + (2,))
+        return _full_u32(0, batch + tuple(shape) + (2,))
+    if not partitionable():
+        words = _threefry_halves(kd, 2 * math.prod(shape))
+        return materialize(shape_ops.reshape(words, batch + tuple(shape) + (2,)))
     b1, b2 = _hash_counts(kd, shape)
     return materialize(_stack_last(b1, b2))
+
+
+def _random_bits_original(kd, bit_width, shape):
+    """JAX's non-partitionable bits: ``ceil(bit_width * size / 32)`` words of the original
+    stream; 64-bit values take their high words from the first half and their low words
+    from the second, 8- and 16-bit values are the words' pieces, low bits first."""
+    batch = tuple(aval_of(kd).shape[:-1])
+    nb = len(batch)
+    dtype = UINT_DTYPES[bit_width]
+    size = math.prod(shape)
+    max_count = -(-bit_width * size // 32)
+    if max_count >= np.iinfo(np.uint32).max:
+        raise NotImplementedError("pyjax.random draws fewer than 2**32 words per key in one "
+                                  "call with jax_threefry_partitionable=False")
+    bits = _threefry_halves(kd, max_count)
+    if bit_width == 64:
+        hi = lax.convert_element_type(shape_ops.slice_in_dim(bits, 0, size, axis=nb), dtype)
+        lo = lax.convert_element_type(shape_ops.slice_in_dim(bits, size, 2 * size, axis=nb),
+                                      dtype)
+        bits = lax.bitwise_or(lax.shift_left(hi, dtype.type(32)), lo)
+    elif bit_width in (8, 16):
+        per = 32 // bit_width
+        wide = batch + (max_count, per)
+        words = shape_ops.broadcast_in_dim(bits, wide, tuple(range(nb + 1)))
+        shifts = lax.mul(shape_ops.broadcasted_iota(_U32, wide, nb + 1), np.uint32(bit_width))
+        pieces = lax.bitwise_and(lax.shift_right_logical(words, shifts),
+                                 np.uint32(np.iinfo(dtype).max))
+        pieces = shape_ops.reshape(pieces, batch + (max_count * per,))
+        bits = lax.convert_element_type(shape_ops.slice_in_dim(pieces, 0, size, axis=nb),
+                                        dtype)
+    return shape_ops.reshape(bits, batch + tuple(shape))
 
 
 def random_bits_data(kd, bit_width, shape):
@@ -190,6 +214,8 @@ def random_bits_data(kd, bit_width, shape):
     full = tuple(aval_of(kd).shape[:-1]) + tuple(shape)
     if math.prod(full) == 0:
         return shape_ops.full(full, dtype.type(0), dtype)
+    if not partitionable():
+        return _random_bits_original(kd, bit_width, shape)
     b1, b2 = _hash_counts(kd, shape)
     if bit_width == 64:
         hi = lax.convert_element_type(b1, dtype)
@@ -246,6 +272,7 @@ class KeyTy:
     itemsize = 8  # two uint32 words
     kind = "V"
     key_shape = (2,)
+    type = dtypes.prng_key  # so that issubdtype(key.dtype, dtypes.prng_key) holds, as in JAX
 
     def __repr__(self):
         return self.name
@@ -576,3 +603,7 @@ def key_data_from_seed(name, seed):
 __all__ = ["PRNGKeyArray", "KeyTy", "KEY_DTYPE", "threefry2x32", "split_data",
            "random_bits_data", "fold_in_data", "seed_data", "check_key", "check_key_data",
            "key_data_from_seed", "wrap", "UINT_DTYPES"]
+
+
+# the flag changes what the samplers trace to: cached traces and executables no longer hold
+config.on_change("jax_threefry_partitionable", lambda _: cache_mod.clear_all())

@@ -1,19 +1,13 @@
 """Samplers that JAX builds on ``while`` loops: gamma (and the distributions made from it),
-Poisson, binomial.
+Poisson, binomial, multinomial.
 
-pyjax has no ``lax.while_loop`` yet, so every rejection loop here is *vectorised over a fixed
-number of rounds*: each element draws all its candidate proposals at once (a leading axis of
-size ``R``, from one Threefry call per pair of random streams) and keeps the first accepted
-one. This is the same rejection sampler, so the samples have exactly the target distribution
-except in the event that all ``R`` proposals of an element are rejected, whose probability the
-constants below bound (< 4e-9 per element); such an element falls back to its last valid
-(unaccepted) proposal. Counting loops (Knuth's Poisson method, binomial inversion) are replaced
-by inversion of the CDF over a fixed table of ``COUNT_TERMS`` terms.
-
-The values are a deterministic function of the key (the same eagerly, under ``jit`` and under
-``vmap``) but are not JAX's values for these distributions. Extra uniforms come from counter
-ranges of the same key (``prng.bit_streams``) rather than from split keys, which keeps each
-program small and quick to compile. ``lax.while_loop`` can later bring back JAX's exact loops.
+Each follows JAX's algorithm step for step, with JAX's key splitting, so that a key gives
+JAX's numbers: gamma is Marsaglia and Tsang's method run per element under its own key
+(``split(key, a.size)``), with an inner loop that redraws a normal until ``v > 0``; Poisson is
+Knuth's multiplication method below ``lam = 10`` and Hormann's transformed rejection (PTRS)
+above, each a loop over the whole array; binomial is inversion by geometric waiting times for
+``n p <= 10`` and Hormann's BTRS above; multinomial is a ``scan`` of binomials over the
+categories.
 """
 from __future__ import annotations
 
@@ -23,118 +17,83 @@ import math
 import numpy as np
 
 from pyjax._src.core import dtypes
+from pyjax._src.control_flow.scan import scan
+from pyjax._src.control_flow.while_loop import while_loop
 from pyjax._src.transformations.jit import jit
+from pyjax._src.transformations.vmap import vmap
 from pyjax._src.lax import elementwise as lax
+from pyjax._src.lax import reductions as lax_red
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax.base import aval_of
-from pyjax._src.numpy import indexing as jix
-from pyjax._src.numpy import products as jpr
 from pyjax._src.numpy import reductions as jred
+from pyjax._src.numpy import shape as jshape
 from pyjax._src.numpy import ufuncs as jnp
 from pyjax._src.random.distributions import (
     bcast_to, canonical_shape, check_arraylike, check_shape, const, convert, dtype_of,
-    exponential_core, float_dtype, int_dtype, normal_core, optional_shape, rademacher_core,
-    sampler_args, shape_of, split_keys, uniform_core)
-from pyjax._src.random.distributions import (
-    normal_from_bits, uniform_bits_width, uniform_from_bits)
-from pyjax._src.random.prng import bit_streams, check_key
-
-# Per-round acceptance rates, measured at each method's worst case on 10^5 draws: Marsaglia-
-# Tsang 0.951 (alpha = 1 after the boost; an invalid v <= 0 proposal counts as a rejection),
-# Hormann's PTRS 0.752 (lambda = 10), BTRS 0.709 (n p = 10, p = 1/2). The round counts make
-# an element that no round accepts a < 4e-9 event: 0.049**7, 0.248**14, 0.291**16.
-GAMMA_ROUNDS = 7
-POISSON_ROUNDS = 14
-BTRS_ROUNDS = 16
-# CDF inversion for Poisson(lambda < 10) and Binomial(n p <= 10): P(X >= 48) < 1e-14.
-COUNT_TERMS = 48
-
-
-def _rounds(x, r):
-    """``x`` (any shape, flattened to ``(M,)``) broadcast to ``(r, M)``: the candidates of all
-    rounds sit on a leading axis so that the long element axis stays innermost (XLA's CPU loops
-    vectorize along it; a short trailing round axis made them several times slower)."""
-    m = math.prod(aval_of(x).shape)
-    return shape_ops.broadcast_in_dim(shape_ops.reshape(x, (m,)), (r, m), (1,))
-
-
-def _first_accepted(accept, values, fallback_ok, fallback):
-    """Along the leading round axis of ``(R, M)`` candidates: the value of the first round
-    whose ``accept`` is set; when none is, of the last round whose ``fallback_ok`` holds;
-    else ``fallback`` (``(M,)``)."""
-    rounds, m = aval_of(accept).shape
-    dtype = dtype_of(values)
-    # One small matrix product encodes, per element, the first accepted round (the highest
-    # set bit of sum_r accept_r 2**(R-1-r)) and the last valid one (of sum_r ok_r 2**r): a
-    # dot is not fused with its operands, so the candidates are computed once, and the
-    # selection reads the chosen one back (a reduction over the rounds would inline the
-    # whole candidate computation into it, which compiles slowly).
-    flags = shape_ops.concatenate([convert(accept, np.float32),
-                                   convert(fallback_ok, np.float32)], 0)
-    w = np.zeros((2, 2 * rounds), np.float32)
-    w[0, :rounds] = 2.0 ** np.arange(rounds - 1, -1, -1)
-    w[1, rounds:] = 2.0 ** np.arange(rounds)
-    codes = convert(jpr.matmul(w, flags), np.int32)  # exact: sums of distinct powers of 2
-    first_code = shape_ops.index_in_dim(codes, 0, 0, keepdims=False)
-    last_code = shape_ops.index_in_dim(codes, 1, 0, keepdims=False)
-    # the highest set bit is 31 - clz
-    first = lax.sub(np.int32(rounds - 1), lax.sub(np.int32(31), lax.clz(first_code)))
-    last = lax.sub(np.int32(31), lax.clz(last_code))
-    zero = shape_ops.full((m,), np.int32(0), np.int32)
-    best = lax.select(lax.gt(first_code, zero), first, lax.max(last, zero))
-    picked = shape_ops.squeeze(
-        jix.take_along_axis(values, shape_ops.expand_dims(best, (0,)), axis=0), (0,))
-    found = lax.bitwise_or(lax.gt(first_code, zero), lax.gt(last_code, zero))
-    return lax.select(found, picked, convert(fallback, dtype))
+    exponential_core, float_dtype, int_dtype, normal_core, normal_real_core, optional_shape,
+    rademacher_core, sampler_args, shape_of, split_keys, uniform_core)
+from pyjax._src.random.prng import check_key, split_data
 
 
 # ---------------------------------------------------------------------------------------
 # gamma: Marsaglia & Tsang, "A simple method for generating gamma variables" (2000)
 # ---------------------------------------------------------------------------------------
 
-def gamma_core(kd, a, log_space):
-    """Gamma(``a``) draws (log-gamma with ``log_space``) of the shape of ``a``."""
-    dtype = dtype_of(a)
-    shape = tuple(aval_of(a).shape)
-    m = math.prod(shape)
-    if m == 0:
-        return a
+def _gamma_one(kd, alpha, log_space):
+    """One Gamma(``alpha``) draw (its log with ``log_space``) under the key ``kd``."""
+    dtype = dtype_of(alpha)
     c_ = functools.partial(const, dtype)
-    one = c_(1)
-    R = GAMMA_ROUNDS
-    a = shape_ops.reshape(a, (m,))
-    # alpha < 1: sample Gamma(alpha + 1) * U**(1/alpha) (in log space: + log(U) / alpha)
-    boost_mask = lax.ge(a, one)
-    alpha = lax.select(boost_mask, a, lax.add(a, one))
+    zero, one = c_(0), c_(1)
+    # alpha < 1 is boosted: Gamma(alpha) ~ Gamma(alpha + 1) * U**(1 / alpha)
+    boost_mask = lax.ge(alpha, one)
+    alpha_orig = alpha
+    alpha = lax.select(boost_mask, alpha, lax.add(alpha, one))
     d = lax.sub(alpha, c_(1.0 / 3.0))
     c = lax.div(c_(1.0 / 3.0), lax.sqrt(d))
-    width = uniform_bits_width(dtype)
-    x_bits, u_bits = bit_streams(kd, (R, m), width, 2)
-    x = normal_from_bits(x_bits, dtype)
-    u = uniform_from_bits(u_bits, dtype)
-    v = lax.add(one, lax.mul(x, _rounds(c, R)))
-    valid = lax.gt(v, c_(0))
-    X = lax.mul(x, x)
-    V = lax.mul(lax.mul(v, v), v)
-    squeeze_ok = lax.lt(u, lax.sub(one, lax.mul(c_(0.0331), lax.mul(X, X))))
-    log_ok = lax.lt(lax.log(u), lax.add(lax.mul(X, c_(0.5)), lax.mul(
-        _rounds(d, R), lax.add(lax.sub(one, V), lax.log(V)))))
-    accept = lax.bitwise_and(valid, lax.bitwise_or(squeeze_ok, log_ok))
-    V = _first_accepted(accept, V, valid, shape_ops.full((m,), one, dtype))
-    ub = uniform_from_bits(bit_streams(kd, (m,), width, 1, first_stream=2)[0], dtype)
-    zero = shape_ops.full((m,), c_(0), dtype)
+
+    def reject(state):
+        _, x2, v, u = state
+        return lax.bitwise_and(
+            lax.ge(u, lax.sub(one, lax.mul(c_(0.0331), lax.mul(x2, x2)))),
+            lax.ge(lax.log(u), lax.add(lax.mul(x2, c_(0.5)),
+                                       lax.mul(d, lax.add(lax.sub(one, v), lax.log(v))))))
+
+    def next_normal(state):
+        k, sub = split_keys(state[0], 2)
+        x = normal_real_core(sub, (), dtype)
+        return k, x, lax.add(one, lax.mul(x, c))
+
+    def propose(state):
+        k, x_key, u_key = split_keys(state[0], 3)
+        _, x, v = while_loop(lambda s: lax.le(s[2], zero), next_normal, (x_key, zero, c_(-1)))
+        u = uniform_core(u_key, (), dtype)
+        return k, lax.mul(x, x), lax.mul(lax.mul(v, v), v), u
+
+    k, sub = split_keys(kd, 2)
+    # the initial state is one that `reject` rejects
+    _, _, v, _ = while_loop(reject, propose, (k, zero, one, c_(2)))
     if log_space:
-        log_u = lax.log1p(lax.neg(ub))  # log of a uniform on (0, 1]
+        log_u = lax.neg(exponential_core(sub, (), dtype))
         log_boost = lax.select(lax.bitwise_or(boost_mask, lax.eq(log_u, zero)), zero,
-                               lax.mul(log_u, lax.div(one, a)))
-        out = lax.add(lax.add(lax.log(d), lax.log(V)), log_boost)
-    else:
-        boost = lax.select(boost_mask, shape_ops.full((m,), one, dtype),
-                           lax.pow(lax.sub(one, ub), lax.div(one, a)))
-        out = lax.mul(lax.mul(d, V), boost)
-    # a negative shape parameter has no distribution: NaN, as JAX (not a negative draw)
-    out = lax.select(lax.lt(a, c_(0)), shape_ops.full((m,), c_(np.nan), dtype), out)
-    return shape_ops.reshape(out, shape)
+                               lax.mul(log_u, lax.div(one, alpha_orig)))
+        return lax.add(lax.add(lax.log(d), lax.log(v)), log_boost)
+    u = lax.sub(one, uniform_core(sub, (), dtype))
+    boost = lax.select(boost_mask, one, lax.pow(u, lax.div(one, alpha_orig)))
+    return lax.mul(lax.mul(d, v), boost)
+
+
+def gamma_core(kd, a, log_space):
+    """Gamma(``a``) draws (log-gamma with ``log_space``) of the shape of ``a``: element ``i``
+    (row-major) is drawn under ``split(key, a.size)[i]``, as JAX does."""
+    shape = tuple(aval_of(a).shape)
+    n = 1
+    for s in shape:
+        n *= s
+    if n == 0:
+        return a
+    keys = split_data(kd, (n,))
+    draws = vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, shape_ops.reshape(a, (n,)))
+    return shape_ops.reshape(draws, shape)
 
 
 @functools.partial(jit, static_argnums=(1, 2, 3))
@@ -160,19 +119,14 @@ def loggamma(key, a, shape=None, dtype=float):
 def _beta_jit(kd, shape, dtype, a, b):
     a = bcast_to(convert(a, dtype), shape)
     b = bcast_to(convert(b, dtype), shape)
-    # both log-gamma draws from one sampler call (one compiled kernel instead of two)
-    log_g = gamma_core(kd, shape_ops.concatenate([shape_ops.expand_dims(a, (0,)),
-                                                  shape_ops.expand_dims(b, (0,))], 0), True)
-    log_ga, log_gb = _halves(log_g)
+    key_a, key_b = split_keys(kd, 2)
+    log_ga = gamma_core(key_a, a, True)
+    log_gb = gamma_core(key_b, b, True)
     # ga / (ga + gb) without losing precision
     log_max = lax.max(log_ga, log_gb)
     ga = lax.exp(lax.sub(log_ga, log_max))
     gb = lax.exp(lax.sub(log_gb, log_max))
     return lax.div(ga, lax.add(ga, gb))
-
-
-def _halves(x):
-    return [shape_ops.squeeze(shape_ops.slice_in_dim(x, i, i + 1, axis=0), (0,)) for i in (0, 1)]
 
 
 def beta(key, a, b, shape=None, dtype=float):
@@ -243,9 +197,9 @@ def _f_jit(kd, shape, dtype, dfnum, dfden):
     dfden = bcast_to(convert(dfden, dtype), shape)
     dfnum = bcast_to(convert(dfnum, dtype), shape)
     two = const(dtype, 2)
-    half = shape_ops.concatenate([shape_ops.expand_dims(lax.div(dfnum, two), (0,)),
-                                  shape_ops.expand_dims(lax.div(dfden, two), (0,))], 0)
-    chi2_num, chi2_den = _halves(lax.mul(lax.exp(gamma_core(kd, half, True)), two))
+    key_dfd, key_dfn = split_keys(kd, 2)
+    chi2_num = lax.mul(lax.exp(gamma_core(key_dfn, lax.div(dfnum, two), True)), two)
+    chi2_den = lax.mul(lax.exp(gamma_core(key_dfd, lax.div(dfden, two), True)), two)
     return lax.div(lax.div(chi2_num, dfnum), lax.div(chi2_den, dfden))
 
 
@@ -306,86 +260,92 @@ def ball(key, d, p=2, shape=(), dtype=float):
 
 
 # ---------------------------------------------------------------------------------------
-# Poisson: CDF inversion below lambda = 10, Hormann's transformed rejection (PTRS) above
+# Poisson: Knuth's method below lambda = 10, Hormann's transformed rejection (PTRS) above
 # ---------------------------------------------------------------------------------------
 
-def _invert_cdf(u, p0, ratio):
-    """The smallest ``j`` with ``CDF(j) >= u * CDF(COUNT_TERMS)`` where ``pmf(0) = p0`` and
-    ``pmf(j + 1) = pmf(j) * ratio(j)``; ``u`` uniform in [0, 1). Scaling by the table's total
-    keeps rounding in the summed CDF from pushing a draw past the table."""
-    p, cdf = p0, p0
-    cdfs = [cdf]
-    for j in range(COUNT_TERMS):
-        p = lax.mul(p, ratio(j))
-        cdf = lax.add(cdf, p)
-        cdfs.append(cdf)
-    thr = lax.mul(u, cdf)
-    count = None
-    for c in cdfs[:-1]:
-        below = convert(lax.lt(c, thr), np.int32)
-        count = below if count is None else lax.add(count, below)
-    return count
+def _any(x):
+    return lax_red.reduce_or(x, tuple(range(aval_of(x).ndim)))
 
 
-def _poisson_small(kd, lam, shape, dtype):
+def _poisson_knuth(kd, lam, shape, dtype, max_iters):
+    """Multiply uniforms until the product drops below exp(-lam), the whole array at once."""
     f32 = np.dtype(np.float32)
-    u = uniform_from_bits(bit_streams(kd, shape, 32, 1)[0], f32)
-    k = _invert_cdf(u, lax.exp(lax.neg(lam)),
-                    lambda j: lax.div(lam, const(f32, j + 1)))
-    return convert(k, dtype)
+    neg_lam = lax.neg(lam)
+
+    def body(carry):
+        i, k, key, log_prod = carry
+        key, sub = split_keys(key, 2)
+        k = lax.select(lax.gt(log_prod, neg_lam), lax.add(k, dtype.type(1)), k)
+        u = uniform_core(sub, shape, f32)
+        return lax.add(i, np.int32(1)), k, key, lax.add(log_prod, lax.log(u))
+
+    def cond(carry):
+        i, _, _, log_prod = carry
+        return lax.bitwise_and(_any(lax.gt(log_prod, neg_lam)), lax.lt(i, max_iters))
+
+    init = (np.int32(0), shape_ops.full(shape, dtype.type(0), dtype), kd,
+            shape_ops.full(shape, const(f32, 0), f32))
+    k = while_loop(cond, body, init)[1]
+    return lax.sub(k, dtype.type(1))
 
 
-def _poisson_rejection(kd, lam, shape, dtype):
-    """Hormann's PTRS for ``lam >= 10``; ``lam`` is flat (``shape == (M,)``)."""
+def _poisson_rejection(kd, lam, shape, dtype, max_iters):
+    """Hormann's PTRS for ``lam >= 10``, the whole array at once."""
     f32 = np.dtype(np.float32)
     c_ = functools.partial(const, f32)
-    R = POISSON_ROUNDS
     log_lam = lax.log(lam)
     b = lax.add(c_(0.931), lax.mul(c_(2.53), lax.sqrt(lam)))
     a = lax.add(c_(-0.059), lax.mul(c_(0.02483), b))
     inv_alpha = lax.add(c_(1.1239), lax.div(c_(1.1328), lax.sub(b, c_(3.4))))
     v_r = lax.sub(c_(0.9277), lax.div(c_(3.6224), lax.sub(b, c_(2))))
-    lam_r, log_lam, b, a, inv_alpha, v_r = (_rounds(x, R) for x in
-                                            (lam, log_lam, b, a, inv_alpha, v_r))
-    u_bits, v_bits = bit_streams(kd, (R,) + tuple(shape), 32, 2, first_stream=2)
-    u = lax.sub(uniform_from_bits(u_bits, f32), c_(0.5))
-    v = uniform_from_bits(v_bits, f32)
-    u_shifted = lax.sub(c_(0.5), lax.abs(u))
-    k = lax.floor(lax.add(lax.add(lax.mul(lax.add(lax.div(lax.mul(c_(2), a), u_shifted), b),
-                                          u), lam_r), c_(0.43)))
-    s = lax.log(lax.div(lax.mul(v, inv_alpha),
-                        lax.add(lax.div(a, lax.mul(u_shifted, u_shifted)), b)))
-    t_ = lax.sub(lax.add(lax.neg(lam_r), lax.mul(k, log_lam)), lax.lgamma(lax.add(k, c_(1))))
-    accept1 = lax.bitwise_and(lax.ge(u_shifted, c_(0.07)), lax.le(v, v_r))
-    reject = lax.bitwise_or(lax.lt(k, c_(0)), lax.bitwise_and(lax.lt(u_shifted, c_(0.013)),
-                                                              lax.gt(v, u_shifted)))
-    accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject), lax.le(s, t_)))
-    k = _first_accepted(accept, k, lax.ge(k, c_(0)), lax.round(lam))
-    return convert(k, dtype)
+
+    def body(carry):
+        i, k_out, accepted, key = carry
+        key, sub0, sub1 = split_keys(key, 3)
+        u = lax.sub(uniform_core(sub0, shape, f32), c_(0.5))
+        v = uniform_core(sub1, shape, f32)
+        u_shifted = lax.sub(c_(0.5), lax.abs(u))
+        k = lax.floor(lax.add(lax.add(lax.mul(lax.add(lax.div(lax.mul(c_(2), a), u_shifted), b),
+                                              u), lam), c_(0.43)))
+        s = lax.log(lax.div(lax.mul(v, inv_alpha),
+                            lax.add(lax.div(a, lax.mul(u_shifted, u_shifted)), b)))
+        t_ = lax.sub(lax.add(lax.neg(lam), lax.mul(k, log_lam)), lax.lgamma(lax.add(k, c_(1))))
+        accept1 = lax.bitwise_and(lax.ge(u_shifted, c_(0.07)), lax.le(v, v_r))
+        reject = lax.bitwise_or(lax.lt(k, c_(0)), lax.bitwise_and(lax.lt(u_shifted, c_(0.013)),
+                                                                  lax.gt(v, u_shifted)))
+        accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject),
+                                                         lax.le(s, t_)))
+        return (lax.add(i, np.int32(1)), lax.select(accept, k, k_out),
+                lax.bitwise_or(accepted, accept), key)
+
+    def cond(carry):
+        i, _, accepted, _ = carry
+        return lax.bitwise_and(_any(lax.bitwise_not(accepted)), lax.lt(i, max_iters))
+
+    init = (np.int32(0), shape_ops.full(shape, c_(-1), f32),
+            shape_ops.full(shape, np.bool_(False), np.dtype(bool)), kd)
+    return convert(while_loop(cond, body, init)[1], dtype)
 
 
 @functools.partial(jit, static_argnums=(1, 2))
 def _poisson_jit(kd, shape, dtype, lam):
     f32 = np.dtype(np.float32)
-    m = math.prod(shape)
-    flat = (m,)
-    lam = shape_ops.reshape(bcast_to(convert(lam, f32), shape), flat)
-    use_small = lax.bitwise_or(lax.ne(lam, lam), lax.lt(lam, const(f32, 10)))
-    lam_small = lax.select(use_small, lam, shape_ops.full(flat, const(f32, 0), f32))
-    lam_rejection = lax.select(use_small, shape_ops.full(flat, const(f32, 1e5), f32), lam)
-    result = lax.select(use_small, _poisson_small(kd, lam_small, flat, dtype),
-                        _poisson_rejection(kd, lam_rejection, flat, dtype))
-    result = lax.select(lax.eq(lam, const(f32, 0)), shape_ops.full(flat, dtype.type(0), dtype),
-                        result)
-    # a negative rate gives -1, as JAX (its Knuth loop stops before the first draw)
-    result = lax.select(lax.lt(lam, const(f32, 0)), shape_ops.full(flat, dtype.type(-1), dtype),
-                        result)
-    return shape_ops.reshape(result, shape)
+    lam = bcast_to(convert(lam, f32), shape)
+    use_knuth = lax.bitwise_or(lax.ne(lam, lam), lax.lt(lam, const(f32, 10)))
+    lam_knuth = lax.select(use_knuth, lam, shape_ops.full(shape, const(f32, 0), f32))
+    # PTRS accepts at most 89% of proposals as lam grows: any large rate keeps it quick
+    lam_rejection = lax.select(use_knuth, shape_ops.full(shape, const(f32, 1e5), f32), lam)
+    max_iters = np.array(dtypes.iinfo(dtype).max, dtype)[()]
+    max_iters = np.int32(min(int(max_iters), np.iinfo(np.int32).max))
+    result = lax.select(use_knuth, _poisson_knuth(kd, lam_knuth, shape, dtype, max_iters),
+                        _poisson_rejection(kd, lam_rejection, shape, dtype, max_iters))
+    return lax.select(lax.eq(lam, const(f32, 0)), shape_ops.full(shape, dtype.type(0), dtype),
+                      result)
 
 
 def poisson(key, lam, shape=None, dtype=int):
-    """Sample Poisson(``lam``) counts (CDF inversion for ``lam < 10``, Hormann's transformed
-    rejection above)."""
+    """Sample Poisson(``lam``) counts (Knuth's method for ``lam < 10``, Hormann's
+    transformed rejection above), JAX's algorithm and numbers."""
     kd, shape, dtype = sampler_args("poisson", key, shape, dtype, (lam,), ("lam",), int_dtype)
     return _poisson_jit(kd, shape, dtype, lam)
 
@@ -418,20 +378,19 @@ _STIRLING_TAIL = np.array([0.0810614667953272, 0.0413406959554092, 0.02767792568
 
 
 def _stirling_approx_tail(k):
-    """Stirling's series remainder ``log(k!) - [(k + 1/2) log(k + 1) - (k + 1) + log(2 pi)/2]``:
-    tabulated for k <= 9, the asymptotic series above."""
+    """Stirling's series remainder ``log(k!) - [(k + 1/2) log(k + 1) - (k + 1) + log(2 pi)/2]``
+    as JAX computes it: tabulated for k <= 9; above, JAX evaluates the series at k clamped to
+    9 (not at k), and so do we, to give its numbers."""
     dtype = dtype_of(k)
     use_table = lax.le(k, const(dtype, 9))
-    kc = lax.clamp(const(dtype, 0), k, const(dtype, 9))
-    # (JAX evaluates this series at the clamped k, i.e. at 9 for every k > 9; the series at
-    # k itself is the correct tail and what we use)
+    k = lax.clamp(const(dtype, 0), k, const(dtype, 9))
     kp1 = lax.add(k, const(dtype, 1))
     kp1sq = lax.mul(kp1, kp1)
     approx = lax.div(lax.sub(const(dtype, 1.0 / 12), lax.div(
         lax.sub(const(dtype, 1.0 / 360), lax.div(const(dtype, 1.0 / 1260), kp1sq)), kp1sq)),
         kp1)
     # the table entry for floor(k): a select chain over the ten values
-    idx = lax.floor(kc)
+    idx = lax.floor(k)
     table = shape_ops.full(aval_of(k).shape, const(dtype, _STIRLING_TAIL[0]), dtype)
     for i in range(1, 10):
         table = lax.select(lax.eq(idx, const(dtype, i)),
@@ -440,26 +399,36 @@ def _stirling_approx_tail(k):
     return lax.select(use_table, table, approx)
 
 
-def _binomial_inversion(kd, count, prob, shape, dtype):
+def _binomial_inversion(kd, count, prob, shape, dtype, max_iters):
+    """Count geometric waiting times until their sum passes ``count``."""
     fdt = dtype_of(prob)
-    one = const(fdt, 1)
-    u = uniform_from_bits(bit_streams(kd, shape, uniform_bits_width(fdt), 1)[0], fdt)
-    p0 = lax.exp(lax.mul(count, lax.log1p(lax.neg(prob))))   # (1 - p)**n
-    odds = lax.div(prob, lax.sub(one, prob))
-    zero = shape_ops.full(shape, const(fdt, 0), fdt)
+    log1minusprob = lax.log1p(lax.neg(prob))
 
-    def ratio(j):  # pmf(j + 1) / pmf(j) = (n - j) / (j + 1) * p / (1 - p), 0 past n
-        return lax.mul(lax.div(lax.max(lax.sub(count, const(fdt, j)), zero), const(fdt, j + 1)),
-                       odds)
-    return convert(_invert_cdf(u, p0, ratio), dtype)
+    def body(carry):
+        i, num_geom, geom_sum, key = carry
+        sub, key = split_keys(key, 2)
+        num_geom_out = lax.select(lax.le(geom_sum, count), lax.add(num_geom, const(fdt, 1)),
+                                  num_geom)
+        u = uniform_core(sub, shape, fdt)
+        geom = lax.ceil(lax.div(lax.log(u), log1minusprob))
+        return lax.add(i, np.int32(1)), num_geom_out, lax.add(geom_sum, geom), key
+
+    def cond(carry):
+        i, _, geom_sum, _ = carry
+        return lax.bitwise_and(_any(lax.le(geom_sum, count)),
+                               lax.lt(convert(i, fdt), max_iters))
+
+    zeros = shape_ops.full(shape, const(fdt, 0), fdt)
+    k = while_loop(cond, body, (np.int32(0), zeros, zeros, kd))[1]
+    return convert(lax.sub(k, const(fdt, 1)), dtype)
 
 
-def _btrs(kd, count, prob, shape, dtype):
-    """Hormann's BTRS for ``n p > 10``; ``count`` and ``prob`` are flat (``shape == (M,)``)."""
+def _btrs(kd, count, prob, shape, dtype, max_iters):
+    """Hormann's BTRS (transformed rejection with squeeze) for ``n p > 10``."""
     fdt = dtype_of(prob)
     c_ = functools.partial(const, fdt)
     one = c_(1)
-    R = BTRS_ROUNDS
+    log = lax.log
     stddev = lax.sqrt(lax.mul(lax.mul(count, prob), lax.sub(one, prob)))
     b = lax.add(c_(1.15), lax.mul(c_(2.53), stddev))
     a = lax.add(lax.add(c_(-0.0873), lax.mul(c_(0.0248), b)), lax.mul(c_(0.01), prob))
@@ -468,33 +437,44 @@ def _btrs(kd, count, prob, shape, dtype):
     r = lax.div(prob, lax.sub(one, prob))
     alpha = lax.mul(lax.add(c_(2.83), lax.div(c_(5.1), b)), stddev)
     m = lax.floor(lax.mul(lax.add(count, one), prob))
-    fallback = m
-    # the per-element constants of the bound, once per element rather than per round
-    st_m = lax.add(_stirling_approx_tail(m), _stirling_approx_tail(lax.sub(count, m)))
-    log = lax.log
-    ub_m = lax.add(lax.mul(lax.add(m, c_(0.5)), log(lax.div(lax.add(m, one), lax.mul(
-        r, lax.add(lax.sub(count, m), one))))), st_m)
-    count, b, a, c, v_r, r, alpha, m, ub_m = (_rounds(x, R) for x in
-                                              (count, b, a, c, v_r, r, alpha, m, ub_m))
-    u_bits, v_bits = bit_streams(kd, (R,) + tuple(shape), uniform_bits_width(fdt), 2,
-                                 first_stream=2)
-    u = lax.sub(uniform_from_bits(u_bits, fdt), c_(0.5))
-    v = uniform_from_bits(v_bits, fdt)
-    us = lax.sub(c_(0.5), lax.abs(u))
-    accept1 = lax.bitwise_and(lax.ge(us, c_(0.07)), lax.le(v, v_r))
-    k = lax.floor(lax.add(lax.mul(lax.add(lax.div(lax.mul(c_(2), a), us), b), u), c))
-    reject = lax.bitwise_or(lax.lt(k, c_(0)), lax.gt(k, count))
-    v = log(lax.div(lax.mul(v, alpha), lax.add(lax.div(a, lax.mul(us, us)), b)))
-    ub = lax.add(lax.add(ub_m,
-        lax.mul(lax.add(count, one),
-                log(lax.div(lax.add(lax.sub(count, m), one), lax.add(lax.sub(count, k), one))))),
-        lax.mul(lax.add(k, c_(0.5)),
-                log(lax.div(lax.mul(r, lax.add(lax.sub(count, k), one)), lax.add(k, one)))))
-    ub = lax.sub(lax.sub(ub, _stirling_approx_tail(k)),
-                 _stirling_approx_tail(lax.sub(count, k)))
-    accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject), lax.le(v, ub)))
-    k = _first_accepted(accept, k, lax.bitwise_not(reject), fallback)
-    return convert(k, dtype)
+
+    def body(carry):
+        i, k_out, accepted, key = carry
+        key, sub0, sub1 = split_keys(key, 3)
+        u = uniform_core(sub0, shape, fdt)
+        v = uniform_core(sub1, shape, fdt)
+        u = lax.sub(u, c_(0.5))
+        us = lax.sub(c_(0.5), lax.abs(u))
+        accept1 = lax.bitwise_and(lax.ge(us, c_(0.07)), lax.le(v, v_r))
+        k = lax.floor(lax.add(lax.mul(lax.add(lax.div(lax.mul(c_(2), a), us), b), u), c))
+        reject = lax.bitwise_or(lax.lt(k, c_(0)), lax.gt(k, count))
+        v = log(lax.div(lax.mul(v, alpha), lax.add(lax.div(a, lax.mul(us, us)), b)))
+        ub = lax.add(
+            lax.mul(lax.add(m, c_(0.5)),
+                    log(lax.div(lax.add(m, one), lax.mul(r, lax.add(lax.sub(count, m), one))))),
+            lax.mul(lax.add(count, one),
+                    log(lax.div(lax.add(lax.sub(count, m), one),
+                                lax.add(lax.sub(count, k), one)))))
+        ub = lax.add(ub, lax.mul(lax.add(k, c_(0.5)),
+                                 log(lax.div(lax.mul(r, lax.add(lax.sub(count, k), one)),
+                                             lax.add(k, one)))))
+        ub = lax.add(lax.add(ub, _stirling_approx_tail(m)),
+                     _stirling_approx_tail(lax.sub(count, m)))
+        ub = lax.sub(lax.sub(ub, _stirling_approx_tail(k)),
+                     _stirling_approx_tail(lax.sub(count, k)))
+        accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject),
+                                                         lax.le(v, ub)))
+        return (lax.add(i, np.int32(1)), lax.select(accept, k, k_out),
+                lax.bitwise_or(accepted, accept), key)
+
+    def cond(carry):
+        i, _, accepted, _ = carry
+        return lax.bitwise_and(_any(lax.bitwise_not(accepted)),
+                               lax.lt(convert(i, fdt), max_iters))
+
+    init = (np.int32(0), shape_ops.full(shape, c_(-1), fdt),
+            shape_ops.full(shape, np.bool_(False), np.dtype(bool)), kd)
+    return convert(while_loop(cond, body, init)[1], dtype)
 
 
 @functools.partial(jit, static_argnums=(1, 2))
@@ -519,9 +499,10 @@ def _binomial_jit(kd, shape, dtype, count, prob):
     count_inv = lax.select(use_inversion, count, full(c_(0), fdt))
     count_btrs = lax.select(use_inversion, full(c_(1e4), fdt), count)
     q_btrs = lax.select(use_inversion, full(c_(0.5), fdt), q)
+    max_iters = c_(dtypes.finfo(fdt).max)
     samples = lax.select(use_inversion,
-                         _binomial_inversion(kd, count_inv, q, shape, dtype),
-                         _btrs(kd, count_btrs, q_btrs, shape, dtype))
+                         _binomial_inversion(kd, count_inv, q, shape, dtype, max_iters),
+                         _btrs(kd, count_btrs, q_btrs, shape, dtype, max_iters))
     invalid = lax.bitwise_or(lax.bitwise_or(q_l_0, q_is_nan), count_nan_or_neg)
     samples = lax.select(invalid, full(const(dtype, np.nan), dtype), samples)
     samples = lax.select(lax.bitwise_and(count_inf, lax.bitwise_not(invalid)),
@@ -533,10 +514,57 @@ def _binomial_jit(kd, shape, dtype, count, prob):
 
 
 def binomial(key, n, p, shape=None, dtype=float):
-    """Sample Binomial(``n``, ``p``) counts (as floats, like JAX)."""
+    """Sample Binomial(``n``, ``p``) counts (as floats, like JAX): inversion by geometric
+    waiting times for ``n p <= 10``, Hormann's BTRS above (JAX's algorithm and numbers)."""
     kd, shape, dtype = sampler_args("binomial", key, shape, dtype, (n, p), ("n", "p"))
     return _binomial_jit(kd, shape, dtype, n, p)
 
 
+# ---------------------------------------------------------------------------------------
+# multinomial: a scan of binomials over the categories
+# ---------------------------------------------------------------------------------------
+
+@functools.partial(jit, static_argnums=(1, 2, 3))
+def _multinomial_jit(kd, shape, dtype, unroll, n, p):
+    fdt = dtypes.result_type(n, p)
+    if not dtypes.issubdtype(fdt, np.inexact):
+        fdt = dtypes.canonicalize_dtype(float)
+    n = bcast_to(convert(n, fdt), shape[:-1])
+    p = jshape.moveaxis(bcast_to(convert(p, fdt), shape), -1, 0)
+    # the share of what is left that each category takes
+    remaining = jshape.flip(jred.cumsum(jshape.flip(p, 0), axis=0), 0)
+    zero = lax.eq(remaining, const(fdt, 0))
+    ratios = lax.div(p, lax.select(zero, shape_ops.full(aval_of(p).shape, const(fdt, 1), fdt),
+                                   remaining))
+    keys = split_data(kd, (shape[-1],))
+
+    def step(remainder, ratio_key):
+        ratio, key = ratio_key
+        ratio = lax.min(lax.max(ratio, const(fdt, 0)), const(fdt, 1))
+        count = _binomial_jit(key, shape[:-1], fdt, remainder, ratio)
+        return lax.sub(remainder, count), count
+
+    _, counts = scan(step, n, (ratios, keys), unroll=unroll)
+    return convert(jshape.moveaxis(counts, 0, -1), dtype)
+
+
+def multinomial(key, n, p, *, shape=None, dtype=float, unroll=1):
+    """Sample multinomial counts of ``n`` trials over the categories of ``p`` (last axis),
+    as JAX: a binomial per category of what the earlier ones left."""
+    kd, _ = check_key("multinomial", key)
+    check_arraylike("multinomial", n, p)
+    dtype = float_dtype("multinomial", dtype)
+    pshape = shape_of(p)
+    if len(pshape) < 1:
+        raise ValueError(f"multinomial: p must have at least one dimension, got shape "
+                         f"{tuple(pshape)}")
+    shape = tuple(pshape) if shape is None else canonical_shape("multinomial", shape)
+    if not shape:
+        raise ValueError("multinomial: shape must have at least one dimension (the categories)")
+    check_shape("multinomial", shape, pshape, names=("p",))
+    check_shape("multinomial", shape[:-1], shape_of(n), names=("n",))
+    return _multinomial_jit(kd, shape, dtype, unroll, n, p)
+
+
 __all__ = ["gamma", "loggamma", "beta", "dirichlet", "t", "chisquare", "f",
-           "generalized_normal", "ball", "poisson", "geometric", "binomial"]
+           "generalized_normal", "ball", "poisson", "geometric", "binomial", "multinomial"]

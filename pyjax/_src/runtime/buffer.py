@@ -19,6 +19,10 @@ _PJRT_TYPES = [
     (ml_dtypes.float8_e5m2, 16), (ml_dtypes.float8_e4m3fn, 17),
     (ml_dtypes.float8_e4m3b11fnuz, 18), (ml_dtypes.float8_e5m2fnuz, 19),
     (ml_dtypes.float8_e4m3fnuz, 20),
+    # 21-25: S4, U4, TOKEN, S2, U2. float8_e8m0fnu (28) and float4_e2m1fn (29) are left out:
+    # e8m0fnu has no zero (sums start at 0), and the plugin reads float4 host data packed
+    # two to a byte where ml_dtypes stores one per byte (1 + 1 came back as -2).
+    (ml_dtypes.float8_e4m3, 26), (ml_dtypes.float8_e3m4, 27),
 ]
 DTYPE_TO_PJRT = {np.dtype(t): v for t, v in _PJRT_TYPES}
 PJRT_TO_DTYPE = {v: d for d, v in DTYPE_TO_PJRT.items()}

@@ -181,6 +181,19 @@ Executable_OutputElementTypes_Args = _args(
 Executable_OutputDimensions_Args = _args(
     "Executable_OutputDimensions_Args", ("executable", c_void_p), ("num_outputs", c_size_t),
     ("dims", POINTER(c_int64)), ("dim_sizes", POINTER(c_size_t)))
+Executable_OptimizedProgram_Args = _args(
+    "Executable_OptimizedProgram_Args", ("executable", c_void_p), ("program", POINTER(Program)))
+Executable_GetCostAnalysis_Args = _args(
+    "Executable_GetCostAnalysis_Args", ("executable", c_void_p), ("num_properties", c_size_t),
+    ("properties", c_void_p))
+MEMORY_STATS_FIELDS = (
+    "generated_code_size_in_bytes", "argument_size_in_bytes", "output_size_in_bytes",
+    "alias_size_in_bytes", "temp_size_in_bytes", "host_generated_code_size_in_bytes",
+    "host_argument_size_in_bytes", "host_output_size_in_bytes", "host_alias_size_in_bytes",
+    "host_temp_size_in_bytes", "peak_memory_in_bytes")
+Executable_GetCompiledMemoryStats_Args = _args(
+    "Executable_GetCompiledMemoryStats_Args", ("executable", c_void_p),
+    *[(name, c_int64) for name in MEMORY_STATS_FIELDS])
 Executable_Serialize_Args = _args(
     "Executable_Serialize_Args", ("executable", c_void_p), ("serialized_bytes", c_void_p),
     ("serialized_bytes_size", c_size_t), ("serialized_executable", c_void_p),

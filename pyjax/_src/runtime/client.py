@@ -4,12 +4,13 @@ import atexit
 import ctypes
 import os
 import threading
+import time
 import weakref
 from ctypes import addressof, byref
 
 import numpy as np
 
-from . import capi
+from . import capi, disk_cache
 from .buffer import DTYPE_TO_PJRT, Buffer, dtype_to_pjrt_type
 from .compile_options import build_compile_options
 from .errors import XlaRuntimeError
@@ -19,6 +20,7 @@ from .plugin import load_plugin, xla_flags_device_count
 CPU_DEVICES_ENV = "PYJAX_CPU_DEVICES"
 _MAX_FAST_RANK = 64
 _c_char = ctypes.c_char
+xla_compile_count = [0]  # Client_Compile calls in this process (disk cache hits are not)
 
 
 class Device:
@@ -254,15 +256,65 @@ class Client:
                 use_shardy_partitioner=use_shardy_partitioner,
                 device_assignment=[self._default_device.id], portable=False,
                 **extra_build_options)
-            return Executable(self, self._compile_loaded(code, fast), in_types, out_types,
+            return Executable(self, self._compile_or_load(code, fast), in_types, out_types,
                               portable=True, portable_source=(code, options))
-        return Executable(self, self._compile_loaded(code, options), in_types, out_types,
+        return Executable(self, self._compile_or_load(code, options), in_types, out_types,
                           portable=portable, num_replicas=num_replicas,
                           num_partitions=num_partitions)
+
+    def _compile_or_load(self, code, options):
+        """``_compile_loaded``, through the persistent compilation cache when it is on: an
+        entry found on disk is loaded instead of compiled; a compiled program is stored."""
+        if not disk_cache.enabled():
+            return self._compile_loaded(code, options)
+        key = disk_cache.key_of(self._api, code, options)
+        payload = disk_cache.load(key)
+        if payload is not None:
+            try:
+                return self._deserialize_loaded(payload)
+            except XlaRuntimeError as e:  # e.g. written by an incompatible build
+                disk_cache.discard(key, f"the plugin refused it ({e})")
+        start = time.perf_counter()
+        owner = self._compile_loaded(code, options)
+        seconds = time.perf_counter() - start
+        try:
+            loaded = getattr(owner.args, owner.field)
+            exe_ptr = self._api.call(
+                "LoadedExecutable_GetExecutable",
+                capi.LoadedExecutable_GetExecutable_Args(loaded_executable=loaded)).executable
+            try:
+                payload = self._serialize_executable(exe_ptr)
+            finally:
+                self._destroy_executable(exe_ptr)
+        except XlaRuntimeError:  # not serializable: just not cached
+            return owner
+        disk_cache.store(key, payload, seconds)
+        return owner
+
+    def _serialize_executable(self, exe_ptr):
+        """PJRT_Executable_Serialize of a PJRT_Executable pointer, as bytes."""
+        args = capi.Executable_Serialize_Args(executable=exe_ptr)
+        self._api.call("Executable_Serialize", args)
+        try:
+            return ctypes.string_at(args.serialized_bytes, args.serialized_bytes_size)
+        finally:
+            if args.serialized_executable_deleter and args.serialized_executable:
+                args.serialized_executable_deleter(args.serialized_executable)
+
+    def _deserialize_loaded(self, data):
+        """PJRT_Executable_DeserializeAndLoad -> a LoadedOwner (as ``_compile_loaded``)."""
+        data = bytes(data)
+        args = capi.Executable_DeserializeAndLoad_Args(
+            client=self._ptr, serialized_executable=data,
+            serialized_executable_size=len(data))
+        owner = LoadedOwner(self, args, "loaded_executable")
+        self._api.call("Executable_DeserializeAndLoad", args)
+        return owner
 
     def _compile_loaded(self, code, options):
         """PJRT_Client_Compile: MLIR bytes + CompileOptionsProto bytes -> a LoadedOwner
         of the new PJRT_LoadedExecutable (take its pointer with ``LoadedOwner.take``)."""
+        xla_compile_count[0] += 1
         program = capi.Program(code=code, code_size=len(code), format=b"mlir",
                                format_size=4)
         args = capi.Client_Compile_Args(client=self._ptr, program=ctypes.pointer(program),
@@ -290,12 +342,7 @@ class Client:
         ``portable``, ``num_replicas`` and ``num_partitions`` must repeat what the
         executable was compiled with (they are not recorded in the bytes we read).
         """
-        data = bytes(serialized)
-        args = capi.Executable_DeserializeAndLoad_Args(
-            client=self._ptr, serialized_executable=data,
-            serialized_executable_size=len(data))
-        owner = LoadedOwner(self, args, "loaded_executable")
-        self._api.call("Executable_DeserializeAndLoad", args)
+        owner = self._deserialize_loaded(serialized)
         return Executable(self, owner, in_types, out_types,
                           portable=portable, num_replicas=num_replicas,
                           num_partitions=num_partitions)

@@ -22,6 +22,35 @@ ERROR_CODE_NAMES = {
 }
 
 
+import itertools
+import re
+import threading
+
+# Exceptions raised inside host callbacks (runtime/ffi.py), by token, until the error message
+# that names the token reaches Python; bounded so unread ones do not pile up.
+_callback_errors: dict = {}
+_callback_tokens = itertools.count(1)
+_callback_lock = threading.Lock()
+_TOKEN = re.compile(r"\[pyjax host callback error #(\d+)\]")
+
+
+def stash_callback_error(exc) -> int:
+    with _callback_lock:
+        token = next(_callback_tokens)
+        _callback_errors[token] = exc
+        while len(_callback_errors) > 64:
+            del _callback_errors[next(iter(_callback_errors))]
+    return token
+
+
+def _callback_cause(message):
+    m = _TOKEN.search(message)
+    if m is None:
+        return None
+    with _callback_lock:
+        return _callback_errors.get(int(m.group(1)))
+
+
 class XlaRuntimeError(RuntimeError):
     """An error reported by the XLA plugin (a ``PJRT_Error``), or a misuse of a
     runtime object that would otherwise crash the plugin (e.g. a deleted buffer).
@@ -41,6 +70,9 @@ class XlaRuntimeError(RuntimeError):
         self.code_name = ERROR_CODE_NAMES.get(self.code, f"CODE_{self.code}")
         self.message = message
         super().__init__(f"{self.code_name}: {message}")
+        cause = _callback_cause(message) if "pyjax host callback" in message else None
+        if cause is not None:  # the Python exception a host callback raised
+            self.__cause__ = cause
 
 
 class DeletedBufferError(XlaRuntimeError):

@@ -112,6 +112,9 @@ class Executable:
         self._pool = [] if self._num_args is None else [self._new_pool_structs()]
         self._other_pool = []  # for other devices (portable build, execute_device set)
         self._sharded_pool = []
+        # Set for programs with ordered host callbacks: each execution is awaited before it
+        # returns, so the next one cannot overtake it.
+        self.synchronous = False
 
     # --- setup -----------------------------------------------------------------------
     def _plugin_output_types(self):
@@ -176,7 +179,7 @@ class Executable:
         ptr = self._portable_ptr
         if ptr is None:
             code, options = self._portable_source
-            owner = self._client._compile_loaded(code, options)
+            owner = self._client._compile_or_load(code, options)
             if self._portable_ptr is None:  # another thread may have compiled it meanwhile
                 self._portable_ptr = getattr(owner.args, owner.field)  # no signal handler
                 setattr(owner.args, owner.field, None)                # runs in between
@@ -238,7 +241,7 @@ class Executable:
             pool.append(scratch)
             raise deleted_or(self._api.error_to_exception(err), args)
         meta = self._single_out
-        if meta is not None:  # the common case, without the loop
+        if meta is not None and not self.synchronous:  # the common case, without the loop
             ptr = scratch[3][0]
             pool.append(scratch)
             return [new_result(ptr, self._client, meta[0], meta[1], device)]
@@ -294,12 +297,23 @@ class Executable:
                     return launch(scratch, device)
                 except XlaRuntimeError as e:
                     raise deleted_or(e, (x, y)) from None
+        if self.synchronous:
+            unordered = run
+
+            def run(*args):
+                out = unordered(*args)
+                out.block_until_ready()
+                return out
         return run
 
     def _wrap(self, ptrs, device):
         client = self._client
-        return [new_result(p, client, shape, dtype, device)
+        outs = [new_result(p, client, shape, dtype, device)
                 for p, (shape, dtype) in zip(ptrs, self._out_meta)]
+        if self.synchronous:
+            for b in outs:
+                b.block_until_ready()
+        return outs
 
     def _execute_elsewhere(self, args, device):
         """A portable program on a device other than devices[0]."""
@@ -415,6 +429,32 @@ class Executable:
         self._api.call("Executable_Name", args)
         return capi.string_out(args.executable_name, args.executable_name_size)
 
+    def optimized_program(self):
+        """``(format, bytes)`` of the program XLA optimized (on CPU a serialized HloModuleProto,
+        format "hlo"; its instructions carry the ``op_name`` metadata of named scopes)."""
+        prog = capi.Program(code=None, code_size=0, format=b"hlo", format_size=3)
+        args = capi.Executable_OptimizedProgram_Args(executable=self._exe_ptr,
+                                                     program=ctypes.pointer(prog))
+        self._api.call("Executable_OptimizedProgram", args)
+        buf = ctypes.create_string_buffer(prog.code_size)
+        prog.code = ctypes.cast(buf, ctypes.c_char_p)
+        self._api.call("Executable_OptimizedProgram", args)
+        fmt = ctypes.string_at(prog.format, prog.format_size).decode()
+        return fmt, buf.raw[:prog.code_size]
+
+    def cost_analysis(self):
+        """XLA's cost estimates of the program (``{"flops": ..., "bytes accessed": ...}``)."""
+        args = capi.Executable_GetCostAnalysis_Args(executable=self._exe_ptr)
+        self._api.call("Executable_GetCostAnalysis", args)
+        return self._api.read_named_values(args.properties, args.num_properties)
+
+    def memory_stats(self):
+        """XLA's compiled memory statistics: ``{field: bytes}`` (argument, output, alias,
+        temp, generated code, host variants, peak)."""
+        args = capi.Executable_GetCompiledMemoryStats_Args(executable=self._exe_ptr)
+        self._api.call("Executable_GetCompiledMemoryStats", args)
+        return {name: getattr(args, name) for name in capi.MEMORY_STATS_FIELDS}
+
     def serialize(self):
         """The compiled executable as bytes (see ``Client.deserialize_executable``)."""
         api = self._api
@@ -424,13 +464,7 @@ class Executable:
                                capi.LoadedExecutable_GetExecutable_Args(
                                    loaded_executable=self._portable_build())).executable
         try:
-            args = capi.Executable_Serialize_Args(executable=exe_ptr)
-            api.call("Executable_Serialize", args)
-            try:
-                return ctypes.string_at(args.serialized_bytes, args.serialized_bytes_size)
-            finally:
-                if args.serialized_executable_deleter and args.serialized_executable:
-                    args.serialized_executable_deleter(args.serialized_executable)
+            return self._client._serialize_executable(exe_ptr)
         finally:
             if exe_ptr != self._exe_ptr:
                 self._client._destroy_executable(exe_ptr)

@@ -71,6 +71,9 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
     if fun is None:
         return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
                                  static_argnums=static_argnums)
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint policy must be None or a callable (see "
+                        f"checkpoint_policies), got {policy!r}")
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     static_argnums = tuple(static_argnums)
@@ -80,7 +83,11 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
         if trace_mod.is_eager():  # nothing to differentiate: just run it
             return fun(*args, **kwargs)
         n = len(args)
-        statics = {i % n for i in static_argnums if -n <= i < n}
+        bad = [i for i in static_argnums if not -n <= i < n]
+        if bad:  # else silently not static
+            raise ValueError(f"checkpoint static_argnums={static_argnums} out of range for "
+                             f"{n} positional arguments: {bad}")
+        statics = {i % n for i in static_argnums}
         dyn_args = tuple(a for i, a in enumerate(args) if i not in statics)
         leaves, in_tree = pytree.tree_flatten((dyn_args, kwargs))
         store = []

@@ -53,7 +53,11 @@ def _instantiate_out(t):
 
 def _argnums(argnums, nargs, fun_name):
     single = isinstance(argnums, (int, np.integer))
-    nums = (int(argnums),) if single else tuple(argnums)
+    try:
+        nums = (int(argnums),) if single else tuple(argnums)
+    except TypeError:  # not iterable (argnums=1.5)
+        raise TypeError(f"{fun_name}: argnums must be an int or a tuple of ints, got "
+                        f"{argnums!r}") from None
     if not single:
         for a in nums:
             if not isinstance(a, (int, np.integer)):
@@ -228,6 +232,8 @@ def _linearize_tree(fun, primals, has_aux):
     """``fun`` linearized at the pytree ``primals``: ``(out, linearized, out_tree, in_tree,
     aux)`` with ``out`` the output pytree and ``aux`` the auxiliary one (None without
     ``has_aux``)."""
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     leaves, in_tree = pytree.tree_flatten(primals)
     leaves = [_as_value(x) for x in leaves]
     store = []
@@ -475,6 +481,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
     Computed as ``vmap`` of ``jvp`` over the standard basis of the inputs: the primal work is
     done once and every tangent operation once, batched over the basis."""
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     from pyjax._src.transformations.vmap import vmap
 
     @functools.wraps(fun)
@@ -525,6 +533,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
     Computed as one ``vjp`` and ``vmap`` of its pullback over the standard basis of the
     outputs."""
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     from pyjax._src.transformations.vmap import vmap
     if allow_int:
         raise NotImplementedError("jacrev(allow_int=True) is not supported by pyjax yet")

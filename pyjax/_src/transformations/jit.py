@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import operator
 import warnings
 import weakref
@@ -15,7 +16,7 @@ import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
-from pyjax._src.core import pytree
+from pyjax._src.core import profiling, pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
@@ -25,7 +26,7 @@ from pyjax._src.core.sharding import Sharding, SingleDeviceSharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
 from pyjax._src.dispatch import cache as cache_mod
-from pyjax._src.dispatch import compiler, devices
+from pyjax._src.dispatch import compiler, debug_values, devices
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.dispatch.cache import Cache
 from pyjax._src.interpreters import ad
@@ -54,6 +55,11 @@ cache_mod.on_clear(_call_jaxprs.clear)
 
 
 def _call_jaxpr(closed):
+    if not closed.jaxpr.constvars:
+        # already const-free: nothing to cache. (Storing it would make the weak key's value
+        # hold the key itself, so neither it nor its executable in compiler._calls would
+        # ever be freed: ~0.1 MB leaked per jitted function.)
+        return closed, []
     hit = _call_jaxprs.get(closed)
     if hit is None:
         hit = _call_jaxprs[closed] = staging.convert_constvars_jaxpr(closed)
@@ -284,6 +290,7 @@ def _as_array(x):
     return x if type(x) is ArrayImpl else dispatch.to_array(x)
 _new_array = ArrayImpl.__new__  # creating without ArrayImpl.__init__ saves a Python call
 _state = trace_mod._state
+_log = logging.getLogger("pyjax")
 
 
 def _on_trace_config_change(_):
@@ -294,6 +301,56 @@ def _on_trace_config_change(_):
 for _flag in ("jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
               "jax_default_matmul_precision", "jax_enable_checks"):
     config.on_change(_flag, _on_trace_config_change)
+
+# True while a flag changes how a jitted call runs (Jitted._call_in_mode): one read on the
+# hot path for the three.
+_modes = [False]
+
+
+def _on_mode_change(_=None):
+    _modes[0] = bool(config.jax_disable_jit or config.jax_debug_nans or config.jax_debug_infs
+                     or profiling.active[0])
+
+
+refresh_modes = _on_mode_change  # the profiler calls it when it starts and stops
+
+
+for _flag in ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs"):
+    config.on_change(_flag, _on_mode_change)
+_on_mode_change(None)
+
+
+def _explain_miss(jitted, key, names):
+    """Logs why ``key`` (tree, statics, avals, x64) missed the trace cache of ``jitted``."""
+    fun = jitted.fun
+    code = getattr(fun, "__code__", None)
+    where = f" defined at {code.co_filename}:{code.co_firstlineno}" if code else ""
+    seen = list(jitted._trace_cache.entries)
+    if not seen:
+        why = ["never seen a call before (the first trace)"]
+    else:
+        def mismatches(old):
+            out = []
+            if old[3] != key[3]:
+                out.append(f"jax_enable_x64 was {old[3]}, now {key[3]}")
+            if old[0] != key[0]:
+                out.append(f"the pytree structure of the arguments was {old[0]}, now {key[0]}")
+            elif old[2] != key[2]:
+                for name, a, b in zip(names, old[2], key[2]):
+                    if a != b:
+                        what = ("weak type" if (a.shape, a.dtype) == (b.shape, b.dtype)
+                                else "type")
+                        out.append(f"{what} of argument {name!r}: seen "
+                                   f"{a.str_short()}{'' if not a.weak_type else ' (weak)'}, "
+                                   f"now {b.str_short()}{'' if not b.weak_type else ' (weak)'}")
+            if old[1] != key[1]:
+                out.append(f"static arguments were {old[1]!r}, now {key[1]!r}")
+            return out
+        closest = min((mismatches(k) for k in seen), key=len)
+        why = [f"closest seen signature has {len(closest)} mismatch(es):"] + \
+              [f"  * {m}" for m in closest]
+    _log.warning("TRACING CACHE MISS for %s%s because: %s", jitted.__name__, where,
+                 "\n".join(why))
 
 
 class Jitted:
@@ -414,12 +471,16 @@ class Jitted:
         key = (in_tree, statics, in_avals, config.jax_enable_x64)
         hit = self._trace_cache.get(key)
         if hit is None:
+            if config.jax_explain_cache_misses:
+                _explain_miss(self, key, self._dyn_arg_names(args, kwargs, dyn_args,
+                                                             dyn_kwargs))
             out_store = []
             flat_fun = self._make_flat_fun(statics, len(dyn_args), sorted(dyn_kwargs), in_tree,
                                            out_store)
             dyn_names = self._dyn_arg_names(args, kwargs, dyn_args, dyn_kwargs)
             dbg = staging.DebugInfo(self.__name__, dyn_names, "jit")
-            closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
+            with profiling.span(f"trace {self.__name__}", "trace"):
+                closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
             hit = self._trace_cache.put(key, (closed, out_store[0]))
         donated = self._donated_leaves(dyn_args, dyn_kwargs, len(args))
         return key, hit[0], hit[1], leaves, donated
@@ -469,8 +530,8 @@ class Jitted:
         return self._cache.put(key, entry)
 
     def __call__(self, *args, **kwargs):
-        if config.jax_disable_jit:
-            return self.fun(*args, **kwargs)
+        if _modes[0]:  # disable_jit, debug_nans or debug_infs
+            return self._call_in_mode(args, kwargs)
         t = _state.trace
         if t is not None and t is not dispatch.eval_trace:
             return self._call_traced(args, kwargs)
@@ -540,6 +601,28 @@ class Jitted:
                 self._cache.remember(ids[0] if len(ids) == 1 else ids, (entry, x64, avals))
             return self._run(entry, arrays)
         return self._call_by_args(args, kwargs)
+
+    def _call_in_mode(self, args, kwargs):
+        if config.jax_disable_jit:
+            return self.fun(*args, **kwargs)
+        t = _state.trace
+        if t is not None and t is not dispatch.eval_trace:
+            return self._call_traced(args, kwargs)
+        with profiling.span(f"jit({self.__name__})", "execute"):
+            out = self._call_by_args(args, kwargs)
+        if not (config.jax_debug_nans or config.jax_debug_infs):
+            return out
+        what = debug_values.bad_value(pytree.tree_leaves(out))
+        if what is None:
+            return out
+        # Run it again op by op: the operation that makes the value raises, at its line.
+        with disable_jit():
+            self.fun(*args, **kwargs)
+        raise FloatingPointError(
+            f"invalid value ({what}) encountered in jit({self.__name__}). Because "
+            "jax_debug_nans and/or jax_debug_infs is set, the function was run again op by "
+            "op (as without jit) to find the operation, but that run produced no invalid "
+            "value: the compiled program's arithmetic differs from the op-by-op one.")
 
     def _call_by_args(self, args, kwargs):
         """Static arguments, keywords or Python scalars: a first-level cache keyed by the
@@ -719,7 +802,48 @@ def _hashable(x):
         return False
 
 
-class Traced:
+class ArgInfo:
+    """One argument of a traced call (``jax.stages.ArgInfo``): its abstract value (``shape``,
+    ``dtype``) and whether it is donated."""
+    __slots__ = ("_aval", "donated")
+
+    def __init__(self, aval, donated):
+        self._aval, self.donated = aval, bool(donated)
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+
+    def __repr__(self):
+        return f"ArgInfo({self._aval.str_short()}, donated={self.donated})"
+
+
+class _Stage:
+    """What every AOT stage says about its call: ``in_tree``, ``args_info``, ``out_tree``,
+    ``out_info`` (``_trace`` is the stage's Traced)."""
+
+    @property
+    def in_tree(self):
+        return self._trace._key[0]
+
+    @property
+    def args_info(self):
+        t = self._trace
+        return pytree.tree_unflatten(t._key[0], [ArgInfo(a, d) for a, d in
+                                                 zip(t._key[2], t._donated)])
+
+    @property
+    def out_tree(self):
+        return self._trace._out_tree
+
+    @property
+    def out_info(self):
+        t = self._trace
+        return pytree.tree_unflatten(t._out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            for a in t.jaxpr.out_avals])
+
+
+class Traced(_Stage):
     """A jitted function traced for some arguments (``jitted.trace(...)``): its ``jaxpr``,
     its output structure (``out_info``) and ``lower()``."""
 
@@ -727,20 +851,22 @@ class Traced:
         self.jaxpr = closed
         self._jitted, self._key, self._out_tree, self._donated = jitted, key, out_tree, donated
 
-    @property
-    def out_info(self):
-        return pytree.tree_unflatten(self._out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-            for a in self.jaxpr.out_avals])
+    _trace = property(lambda self: self)
 
     def lower(self):
         return Lowered(self)
 
 
-class Lowered:
+class Lowered(_Stage):
     def __init__(self, traced: Traced):
         self._traced = traced
         self._text = None
+
+    _trace = property(lambda self: self._traced)
+
+    def cost_analysis(self):
+        """XLA's cost estimates (of the compiled program)."""
+        return self.compile().cost_analysis()
 
     def as_text(self, dialect=None):
         _check_dialect(dialect)
@@ -761,22 +887,32 @@ class Lowered:
             merged = dict(t._jitted.compiler_options or {}, **compiler_options)
             entry = t._jitted._compile(t._key, t.jaxpr, t._out_tree, t._donated,
                                        overrides=option_overrides(merged))
-            return Compiled(t._jitted, entry, t._key)
+            return Compiled(t._jitted, entry, t._key, t)
         entry = t._jitted._cache.get(t._key)
         if entry is None:
             entry = t._jitted._compile(t._key, t.jaxpr, t._out_tree, t._donated)
-        return Compiled(t._jitted, entry, t._key)
-
-    @property
-    def out_info(self):
-        return self._traced.out_info
+        return Compiled(t._jitted, entry, t._key, t)
 
 
-class Compiled:
-    def __init__(self, jitted, entry, key):
+class CompiledMemoryStats:
+    """What ``Compiled.memory_analysis()`` returns: byte counts as attributes."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    def __repr__(self):
+        return "CompiledMemoryStats(" + ", ".join(f"{k}={v}" for k, v in
+                                                  self.__dict__.items()) + ")"
+
+
+class Compiled(_Stage):
+    def __init__(self, jitted, entry, key, traced=None):
         self._jitted = jitted
         self._entry = entry
         self._key = key
+        self._traced = traced
+
+    _trace = property(lambda self: self._traced)
 
     def __call__(self, *args, **kwargs):
         j = self._jitted
@@ -784,10 +920,7 @@ class Compiled:
         leaves, in_tree = pytree.tree_flatten((dyn_args, dyn_kwargs))
         in_avals = tuple(_leaf_aval(x) for x in leaves)
         if (in_tree, statics, in_avals) != self._key[:3]:
-            raise TypeError(
-                "Argument types differ from the types for which this computation was compiled: "
-                f"expected {[a.str_short() for a in self._key[2]]}, "
-                f"got {[a.str_short() for a in in_avals]}")
+            _check_call_matches(self._key, in_tree, statics, in_avals)
         out = j._run(self._entry, [dispatch.to_array(x) for x in leaves])
         donated = j._donated_leaves(dyn_args, dyn_kwargs, len(args))
         if donated:
@@ -798,7 +931,35 @@ class Compiled:
         return lowering.lower_module(self._entry.closed.jaxpr, self._jitted.__name__)
 
     def cost_analysis(self):
-        return None
+        """XLA's cost estimates: ``{"flops": ..., "transcendentals": ...,
+        "bytes accessed": ..., ...}`` (floats), as JAX's ``Compiled.cost_analysis()``."""
+        return {k: float(v) for k, v in self._entry.exe.cost_analysis().items()}
+
+    def memory_analysis(self):
+        """XLA's compiled memory statistics (``argument_size_in_bytes``,
+        ``output_size_in_bytes``, ``alias_size_in_bytes``, ``temp_size_in_bytes``,
+        ``generated_code_size_in_bytes``, their ``host_`` variants, ``peak_memory_in_bytes``)."""
+        return CompiledMemoryStats(**self._entry.exe.memory_stats())
+
+
+def _check_call_matches(key, in_tree, statics, in_avals):
+    """A compiled computation runs arguments of its shapes and dtypes; a weak type alone does
+    not matter (JAX compares types without it). Otherwise the error says what differs."""
+    tree, want_statics, want_avals = key[:3]
+    problems = []
+    if tree != in_tree:
+        problems.append(f"the argument structure: compiled for {tree}, called with {in_tree}")
+    if want_statics != statics:
+        problems.append(f"the static arguments: compiled for {want_statics}, called with "
+                        f"{statics}")
+    if not problems and len(want_avals) == len(in_avals):
+        for i, (w, g) in enumerate(zip(want_avals, in_avals)):
+            if w.shape != g.shape or w.dtype != g.dtype:
+                problems.append(f"argument {i}: compiled for {w.str_short()}, called with "
+                                f"{g.str_short()}")
+    if problems:
+        raise TypeError("Argument types differ from the types for which this computation was "
+                        "compiled. The mismatches are:\n" + "\n".join(problems))
 
 
 _NO_FUN = object()  # jit(static_argnums=...) without a function: a decorator
@@ -839,6 +1000,8 @@ class disable_jit:
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
     """``make_jaxpr(f)(*args)`` returns the ClosedJaxpr that ``f`` traces to at ``args``."""
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     if abstracted_axes is not None:
         raise NotImplementedError(
             f"make_jaxpr(abstracted_axes={abstracted_axes!r}): shape polymorphism is not "

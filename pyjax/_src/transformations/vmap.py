@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 
 import numpy as np
 
@@ -110,7 +111,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     _check_axes_spec(in_axes, "in_axes")
     _check_axes_spec(out_axes, "out_axes")
     if axis_size is not None:
-        axis_size = int(axis_size)
+        try:  # operator.index: axis_size=1.5 is refused, not truncated
+            axis_size = operator.index(axis_size)
+        except TypeError:
+            raise TypeError(f"vmap axis_size must be an int, got {axis_size!r}") from None
+        if axis_size < 0:
+            raise ValueError(f"vmap axis_size must be non-negative, got {axis_size}")
 
     @functools.wraps(fun)
     def vmap_f(*args, **kwargs):

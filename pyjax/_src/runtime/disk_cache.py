@@ -1,0 +1,215 @@
+"""The persistent compilation cache: serialized executables on disk, shared by processes.
+
+``Client.compile`` asks ``load(key)`` before it compiles and ``store(key, data, seconds)``
+after. The key (``key_of``) hashes everything that changes the compiled program: the
+StableHLO text, the CompileOptionsProto bytes (device assignment and XLA option overrides
+included), the plugin file and its PJRT version, ``XLA_FLAGS`` and this file's format.
+
+An entry is one file: a header naming the format, the payload's SHA-256 and the payload.
+Writes go to a temporary file in the same directory and are renamed into place (atomic on
+POSIX), so concurrent processes never see half an entry. A read whose header or checksum
+is wrong (truncated, corrupted, another format) is skipped with a warning and the entry
+removed: the plugin is only ever given bytes this module wrote, since deserializing garbage
+could kill the process. Hits refresh the file's mtime; ``store`` evicts the least recently
+used entries when the directory grows past ``max_size`` bytes.
+
+Settings come from ``pyjax.config`` (``jax_compilation_cache_dir`` and friends; core/config.py
+pushes them here with ``configure``): the runtime reads no flags itself.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+import warnings
+
+_FORMAT = b"pyjax-executable-v1\n"
+_SUFFIX = ".pjrtexe"
+
+
+class _Settings:
+    __slots__ = ("directory", "min_compile_seconds", "min_entry_bytes", "max_size")
+
+    def __init__(self):
+        self.directory = None  # None: the cache is off
+        self.min_compile_seconds = 0.0
+        self.min_entry_bytes = 0
+        self.max_size = -1  # bytes; -1: unbounded
+
+
+settings = _Settings()
+stats = {"hits": 0, "misses": 0, "stores": 0, "evictions": 0, "corrupt": 0}
+_stores_since_sweep = [0]
+_SWEEP_EVERY = 16  # stores between size checks (a check lists the directory)
+_lock = threading.Lock()
+
+
+def configure(directory=None, *, min_compile_seconds=None, min_entry_bytes=None,
+              max_size=None):
+    """Sets where entries live (None turns the cache off) and the storing thresholds."""
+    settings.directory = None if directory in (None, "") else os.path.expanduser(directory)
+    if min_compile_seconds is not None:
+        settings.min_compile_seconds = float(min_compile_seconds)
+    if min_entry_bytes is not None:
+        settings.min_entry_bytes = int(min_entry_bytes)
+    if max_size is not None:
+        settings.max_size = int(max_size)
+    _stores_since_sweep[0] = _SWEEP_EVERY  # check the size at the next store
+
+
+def enabled():
+    return settings.directory is not None
+
+
+def key_of(api, code: bytes, options: bytes, extra=b"") -> str:
+    """The entry name of a program: a SHA-256 over all that decides the compiled bytes."""
+    h = hashlib.sha256()
+    for part in (_FORMAT, _plugin_identity(api), os.environ.get("XLA_FLAGS", "").encode(),
+                 extra, code, options):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
+
+
+def _plugin_identity(api):
+    ident = getattr(api, "_disk_cache_identity", None)
+    if ident is None:
+        path = getattr(api, "path", "") or ""
+        try:
+            st = os.stat(path)
+            file_id = f"{st.st_size}:{st.st_mtime_ns}"
+        except OSError:
+            file_id = "?"
+        ident = f"{path}|{file_id}|{getattr(api, 'version', '')}".encode()
+        try:
+            api._disk_cache_identity = ident
+        except AttributeError:
+            pass
+    return ident
+
+
+def _path(key):
+    return os.path.join(settings.directory, key[:2], key + _SUFFIX)
+
+
+def load(key):
+    """The payload stored under ``key``, or None (a miss, or an entry that failed its check)."""
+    if settings.directory is None:
+        return None
+    path = _path(key)
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError:
+        stats["misses"] += 1
+        return None
+    payload = _check(blob)
+    if payload is None:
+        discard(key, "its header or checksum is wrong (truncated, corrupted or written by "
+                     "another format)")
+        return None
+    try:
+        os.utime(path)  # recently used: evicted last
+    except OSError:
+        pass
+    stats["hits"] += 1
+    return payload
+
+
+def discard(key, why):
+    """Removes the entry ``key`` that could not be used, with a warning saying why."""
+    stats["corrupt"] += 1
+    path = _path(key)
+    warnings.warn(f"pyjax: skipping the compilation cache entry {path}: {why}; it is "
+                  f"recompiled and replaced", RuntimeWarning, stacklevel=3)
+    _remove(path)
+
+
+def _check(blob):
+    head = len(_FORMAT) + 32
+    if len(blob) < head or not blob.startswith(_FORMAT):
+        return None
+    digest, payload = blob[len(_FORMAT):head], blob[head:]
+    if hashlib.sha256(payload).digest() != digest or not payload:
+        return None
+    return payload
+
+
+def store(key, payload: bytes, compile_seconds: float):
+    """Writes an entry (atomically) when it passes the thresholds; never raises for I/O."""
+    d = settings.directory
+    if d is None or compile_seconds < settings.min_compile_seconds \
+            or len(payload) < settings.min_entry_bytes:
+        return False
+    path = _path(key)
+    blob = _FORMAT + hashlib.sha256(payload).digest() + payload
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+            os.replace(tmp, path)
+        except BaseException:
+            _remove(tmp)
+            raise
+    except OSError as e:
+        warnings.warn(f"pyjax: could not write the compilation cache entry {path}: {e}",
+                      RuntimeWarning, stacklevel=3)
+        return False
+    stats["stores"] += 1
+    with _lock:
+        _stores_since_sweep[0] += 1
+        sweep = _stores_since_sweep[0] >= _SWEEP_EVERY
+        if sweep:
+            _stores_since_sweep[0] = 0
+    if sweep and settings.max_size >= 0:
+        evict(settings.max_size)
+    return True
+
+
+def entries():
+    """[(path, size, mtime)] of every entry, least recently used first."""
+    out = []
+    d = settings.directory
+    if d is None or not os.path.isdir(d):
+        return out
+    for sub in os.scandir(d):
+        if not sub.is_dir():
+            continue
+        for e in os.scandir(sub.path):
+            if e.name.endswith(_SUFFIX):
+                try:
+                    st = e.stat()
+                except OSError:
+                    continue
+                out.append((e.path, st.st_size, st.st_mtime_ns))
+    out.sort(key=lambda t: t[2])
+    return out
+
+
+def evict(max_size):
+    """Removes least recently used entries until the directory holds at most ``max_size``."""
+    found = entries()
+    total = sum(size for _, size, _ in found)
+    for path, size, _ in found:
+        if total <= max_size:
+            break
+        if _remove(path):
+            stats["evictions"] += 1
+        total -= size
+
+
+def clear():
+    """Removes every entry of the current directory (``pyjax.clear_caches`` does not)."""
+    for path, _, _ in entries():
+        _remove(path)
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+        return True
+    except OSError:
+        return False

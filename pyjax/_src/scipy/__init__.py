@@ -1,0 +1,1 @@
+"""Layer 6: ``jax.scipy``, written on ``pyjax.numpy`` and ``lax``."""

@@ -15,4 +15,15 @@ from pyjax._src.numpy.number_theory import *  # noqa: F401,F403
 from pyjax._src.numpy.convolve import *  # noqa: F401,F403
 from pyjax.numpy import fft  # noqa: F401,E402
 from pyjax._src.numpy.array_api import *  # noqa: F401,F403,E402
+from pyjax._src.numpy.calculus import *  # noqa: F401,F403
+from pyjax._src.numpy.setops import *  # noqa: F401,F403
+from pyjax._src.numpy.index_tricks import *  # noqa: F401,F403
+from pyjax._src.numpy.windows import *  # noqa: F401,F403
+from pyjax._src.numpy.statistics import *  # noqa: F401,F403
+from pyjax._src.numpy.padding import *  # noqa: F401,F403
+from pyjax._src.numpy.vectorize import *  # noqa: F401,F403
+from pyjax._src.numpy.editing import *  # noqa: F401,F403
+from pyjax._src.numpy.bits import *  # noqa: F401,F403
+from pyjax._src.numpy.io import *  # noqa: F401,F403
+from pyjax._src.numpy.ufunc_objects import *  # noqa: F401,F403  (after ufuncs: replaces them)
 from pyjax.numpy import linalg  # noqa: F401,E402

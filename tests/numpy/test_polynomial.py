@@ -85,3 +85,49 @@ def test_polyval_errors():
         jnp.polyval(np.float32(2), 1.0)
     with pytest.raises(ValueError, match="unroll"):
         jnp.polyval(P, 1.0, unroll=0)
+
+
+# ---- coefficient arithmetic and vander ----
+
+def test_polyadd_sub_mul_div_against_numpy():
+    a, b = np.array([1.0, 2, 3], np.float32), np.array([2.0, -1], np.float32)
+    for name in ["polyadd", "polysub", "polymul"]:
+        np.testing.assert_allclose(np.asarray(getattr(jnp, name)(a, b)), getattr(np, name)(a, b))
+    assert jnp.polyadd(np.array([1, 2]), np.array([3])).dtype == np.int32
+    assert jnp.polymul(np.array([1, 2]), np.array([3])).dtype == np.float32  # JAX: inexact
+    u, v = np.array([1.0, -3, 0, 2, 5], np.float32), np.array([1.0, 2], np.float32)
+    q, r = jnp.polydiv(u, v)
+    qn, rn = np.polydiv(u, v)
+    np.testing.assert_allclose(np.asarray(q), qn)
+    np.testing.assert_allclose(np.asarray(r)[-len(rn):], rn)
+    assert r.shape == u.shape and not np.asarray(r)[:-len(rn)].any()  # JAX keeps u's length
+    q, r = jnp.polydiv(u, v, trim_leading_zeros=True)
+    np.testing.assert_allclose(np.asarray(r), rn)
+    q, r = pyjax.jit(jnp.polydiv)(u, v)
+    np.testing.assert_allclose(np.asarray(q), qn)
+
+
+def test_polyder_polyint_poly_vander():
+    p = np.array([1.0, -3, 0, 2, 5], np.float32)
+    for m in [0, 1, 2, 4, 5]:
+        np.testing.assert_allclose(np.asarray(jnp.polyder(p, m)), np.polyder(p, m))
+    a = np.array([1.0, 2, 3], np.float32)
+    for m, k in [(1, None), (2, None), (1, 3.0), (2, np.array([1.0, 2.0]))]:
+        np.testing.assert_allclose(np.asarray(jnp.polyint(a, m, k)),
+                                   np.polyint(a, m, 0 if k is None else k), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jnp.poly(np.array([1.0, 2, -3]))), np.poly([1.0, 2, -3]))
+    with pytest.raises(NotImplementedError, match="eigvals"):
+        jnp.poly(np.eye(2))
+    x = np.array([1, 2, 3, 5])
+    _close(jnp.vander(x), np.vander(x), dtype=np.int32)
+    _close(jnp.vander(x.astype(np.float32), 5, increasing=True),
+           np.vander(x, 5, increasing=True), dtype=np.float32)
+    assert jnp.vander(x, 0).shape == (4, 0)
+
+
+def test_polynomial_grads(x64):
+    from pyjax.test_util import check_grads
+    a, b = np.array([1.0, 2, 3]), np.array([2.0, -1])
+    check_grads(jnp.polymul, (a, b), order=2)
+    check_grads(lambda u, v: jnp.polydiv(u, v)[0], (np.array([1.0, -3, 0, 2]), b), order=1)
+    check_grads(lambda r: jnp.poly(r), (np.array([0.5, -1.0, 2.0]),), order=1)

@@ -37,6 +37,7 @@ __all__ = [
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float0",
     "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
     "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn",
+    "float6_e2m3fn", "float6_e3m2fn", "int1", "uint1",
     "int2", "int4", "uint2", "uint4",
     "TypePromotionError", "x64_enabled", "canonicalize_dtype", "check_user_dtype",
     "check_user_dtype_supported", "python_scalar_dtype", "dtype_of", "is_weakly_typed",
@@ -81,6 +82,10 @@ float8_e3m4 = np.dtype(ml_dtypes.float8_e3m4)
 float8_e4m3 = np.dtype(ml_dtypes.float8_e4m3)
 float8_e8m0fnu = np.dtype(ml_dtypes.float8_e8m0fnu)
 float4_e2m1fn = np.dtype(ml_dtypes.float4_e2m1fn)
+float6_e2m3fn = np.dtype(ml_dtypes.float6_e2m3fn)
+float6_e3m2fn = np.dtype(ml_dtypes.float6_e3m2fn)
+int1 = np.dtype(ml_dtypes.int1)
+uint1 = np.dtype(ml_dtypes.uint1)
 int2 = np.dtype(ml_dtypes.int2)
 int4 = np.dtype(ml_dtypes.int4)
 uint2 = np.dtype(ml_dtypes.uint2)
@@ -91,10 +96,10 @@ float0 = np.dtype([("float0", np.void, 0)])
 
 _FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz,
            float8_e3m4, float8_e4m3, float8_e8m0fnu)
-_FLOAT4 = (float4_e2m1fn,)
+_FLOAT4 = (float4_e2m1fn, float6_e2m3fn, float6_e3m2fn)  # the sub-byte floats
 _CUSTOM_FLOATS = (bfloat16,) + _FLOAT8 + _FLOAT4        # kind 'V' in numpy
-_INTN_SIGNED = (int2, int4)
-_INTN_UNSIGNED = (uint2, uint4)
+_INTN_SIGNED = (int1, int2, int4)
+_INTN_UNSIGNED = (uint1, uint2, uint4)
 _INTN = _INTN_SIGNED + _INTN_UNSIGNED
 
 _SIGNED_SET = frozenset((int8, int16, int32, int64) + _INTN_SIGNED)
@@ -386,7 +391,7 @@ def _join(nodes: tuple[int, ...]) -> int:
                    "desired output type, or set jax_numpy_dtype_promotion=standard.")
         elif any(_NODE_DTYPE[n] in _INTN for n in nodes):
             msg = (f"Input dtypes {names} have no available implicit dtype promotion path. "
-                   "To avoid unintended promotion, 2-bit and 4-bit integers do not support "
+                   "To avoid unintended promotion, 1-, 2- and 4-bit integers do not support "
                    "implicit promotion. If you'd like your inputs to be promoted to another "
                    "type, you can do so explicitly using e.g. x.astype('int32')")
         else:

@@ -78,6 +78,10 @@ float8_e3m4 = _make_scalar_type("float8_e3m4", _dt.float8_e3m4)
 float8_e4m3 = _make_scalar_type("float8_e4m3", _dt.float8_e4m3)
 float8_e8m0fnu = _make_scalar_type("float8_e8m0fnu", _dt.float8_e8m0fnu)
 float4_e2m1fn = _make_scalar_type("float4_e2m1fn", _dt.float4_e2m1fn)
+float6_e2m3fn = _make_scalar_type("float6_e2m3fn", _dt.float6_e2m3fn)
+float6_e3m2fn = _make_scalar_type("float6_e3m2fn", _dt.float6_e3m2fn)
+int1 = _make_scalar_type("int1", _dt.int1)
+uint1 = _make_scalar_type("uint1", _dt.uint1)
 
 # NumPy's 64-bit default names (canonicalized to 32 bits when x64 is off, as in JAX).
 int_ = int64
@@ -249,10 +253,15 @@ __all__ = [
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "int4", "uint4",
     "int2", "uint2", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
     "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn",
+    "float6_e2m3fn", "float6_e3m2fn", "int1", "uint1",
     "int_", "uint", "float_", "complex_", "single", "double", "half", "csingle", "cdouble",
     "bool", "generic", "number", "inexact", "floating", "complexfloating", "integer",
     "signedinteger", "unsignedinteger", "flexible", "character", "object_", "dtype",
     "pi", "e", "inf", "nan", "euler_gamma", "newaxis", "TypePromotionError",
     "result_type", "promote_types", "finfo", "iinfo", "issubdtype", "isdtype", "can_cast",
-    "iscomplexobj", "isrealobj", "isscalar", "ndim", "shape", "size",
+    "iscomplexobj", "isrealobj", "isscalar", "ndim", "shape", "size", "ComplexWarning",
+    "iterable",
 ]
+
+ComplexWarning = np.exceptions.ComplexWarning  # NumPy's class, as in JAX
+iterable = np.iterable

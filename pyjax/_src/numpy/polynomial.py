@@ -1,15 +1,25 @@
-"""Polynomial evaluation: ``polyval`` by Horner's method in a ``lax.scan`` over the
-coefficients (as JAX does), so a long coefficient vector compiles to one loop."""
+"""Polynomials as coefficient vectors (highest degree first): ``polyval`` by Horner's
+method in a ``lax.scan`` over the coefficients (as JAX does), so a long coefficient vector
+compiles to one loop; ``poly``, ``polyadd``, ``polysub``, ``polymul``, ``polydiv``,
+``polyder``, ``polyint`` and ``vander``.
+
+``polyfit`` and ``roots`` (and ``poly`` of a matrix) need least squares and eigenvalues
+from ``jnp.linalg``; they are not here yet."""
 from __future__ import annotations
 
 from pyjax._src.control_flow.scan import scan
 from pyjax._src.transformations.jit import jit
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
+import numpy as np
+
 from pyjax._src.numpy import util
 from pyjax._src.numpy import creation
+from pyjax._src.numpy import reductions
+from pyjax._src.numpy import shape as jshape
 
-__all__ = ["polyval"]
+__all__ = ["polyval", "poly", "polyadd", "polysub", "polymul", "polydiv", "polyder",
+           "polyint", "vander"]
 
 
 def _polyval(p, x, unroll):
@@ -51,3 +61,183 @@ def polyval(p, x, *, unroll=16):
     if unroll < 1:
         raise ValueError(f"polyval: unroll must be at least 1, got {unroll}")
     return _polyval_jit(p, x, unroll)
+
+
+# ---------------------------------------------------------------------------------------
+# coefficient arithmetic
+# ---------------------------------------------------------------------------------------
+
+def _coeffs(fun, *ps, inexact=True):
+    util.check_arraylike(fun, *ps)
+    arrs = [creation.asarray(p) for p in ps]
+    for a in arrs:
+        if a.ndim != 1:
+            raise ValueError(f"{fun}: coefficient arrays must be 1-D, got shape {a.shape}")
+    promote = util.promote_dtypes_inexact if inexact else util.promote_dtypes
+    return [creation.asarray(a) for a in promote(*arrs)]
+
+
+def _pad_front(a, n):
+    if a.shape[0] == n:
+        return a
+    return jshape.concatenate([lax_shape.full((n - a.shape[0],), 0, a.dtype), a])
+
+
+def polyadd(a1, a2):
+    """The sum of two polynomials (the shorter padded with leading zeros)."""
+    a1, a2 = _coeffs("polyadd", a1, a2, inexact=False)
+    n = max(a1.shape[0], a2.shape[0])
+    return _pad_front(a1, n) + _pad_front(a2, n)
+
+
+def polysub(a1, a2):
+    """The difference of two polynomials."""
+    a1, a2 = _coeffs("polysub", a1, a2, inexact=False)
+    n = max(a1.shape[0], a2.shape[0])
+    return _pad_front(a1, n) - _pad_front(a2, n)
+
+
+def _convolve_full(a, b):
+    """c[k] = sum over i + j = k of a[i] b[j]: an outer product summed along
+    anti-diagonals by one scatter-add (no separate convolution primitive needed)."""
+    n, m = a.shape[0], b.shape[0]
+    if n == 0 or m == 0:
+        return lax_shape.full((0,), 0, a.dtype)
+    k = (np.arange(n)[:, None] + np.arange(m)[None, :]).astype(np.int32)
+    prod = a[:, None] * b[None, :]
+    out = lax_shape.full((n + m - 1,), 0, prod.dtype)
+    return out.at[creation.asarray(k)].add(prod)
+
+
+def _trim_concrete(a, fun):
+    from pyjax._src.numpy.editing import trim_zeros
+    return trim_zeros(a, "f") if a.shape[0] else a
+
+
+def polymul(a1, a2, *, trim_leading_zeros=False):
+    """The product of two polynomials (``trim_leading_zeros`` needs concrete inputs)."""
+    a1, a2 = _coeffs("polymul", a1, a2)
+    if trim_leading_zeros:
+        a1, a2 = _trim_concrete(a1, "polymul"), _trim_concrete(a2, "polymul")
+    if a1.shape[0] == 0:
+        a1 = lax_shape.full((1,), 0, a1.dtype)
+    if a2.shape[0] == 0:
+        a2 = lax_shape.full((1,), 0, a2.dtype)
+    return _convolve_full(a1, a2)
+
+
+def polydiv(u, v, *, trim_leading_zeros=False):
+    """``(quotient, remainder)`` of polynomial long division. As in JAX the remainder keeps
+    ``u``'s length (leading zeros) unless ``trim_leading_zeros`` (concrete inputs only)."""
+    u, v = _coeffs("polydiv", u, v)
+    if v.shape[0] == 0:
+        raise ValueError("polydiv: the divisor must have at least one coefficient")
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    scale = 1.0 / v[0]
+    q = lax_shape.full((max(m - n + 1, 1),), 0, u.dtype)
+    for k in range(m - n + 1):  # static: one step per quotient coefficient
+        d = scale * u[k]
+        q = q.at[k].set(d)
+        u = u.at[k:k + n + 1].add(-d * v)
+    if trim_leading_zeros:
+        from pyjax._src.numpy.editing import trim_zeros
+        tol = np.sqrt(np.finfo(np.dtype(u.dtype)).eps)
+        uv = np.asarray(u)
+        nz = np.nonzero(np.abs(uv) > tol)[0]
+        u = u[int(nz[0]):] if nz.size else u[-1:]
+        q = trim_zeros(q, "f") if np.asarray(q).any() else q[-1:]
+    return q, u
+
+
+def polyder(p, m=1):
+    """The ``m``-th derivative of a polynomial."""
+    (p,) = _coeffs("polyder", p)
+    m = _order(m, "polyder")
+    n = p.shape[0]
+    if m == 0:
+        return p
+    if m >= n:
+        return lax_shape.full((0,), 0, p.dtype)
+    powers = np.arange(n - 1, -1, -1, dtype=np.float64)[:n - m]  # degree of each kept term
+    factor = np.ones(n - m)
+    for j in range(m):
+        factor *= powers - j
+    return p[:n - m] * creation.asarray(factor.astype(np.dtype(p.dtype).type(0).real.dtype))
+
+
+def polyint(p, m=1, k=None):
+    """The ``m``-th antiderivative of a polynomial, with integration constants ``k`` (a
+    scalar or ``m`` values, the first used first; default zeros)."""
+    (p,) = _coeffs("polyint", p)
+    m = _order(m, "polyint")
+    if m == 0:
+        if k is not None:
+            raise ValueError("polyint: k must be None when m is 0")
+        return p
+    if k is None:
+        k = lax_shape.full((m,), 0, p.dtype)
+    else:
+        util.check_arraylike("polyint", k)
+        k = creation.asarray(k).astype(p.dtype)
+        if k.ndim == 0:
+            k = util.broadcast_to(k, (m,))
+        if k.shape != (m,):
+            raise ValueError(f"polyint: k must be a scalar or have length m={m}, got shape "
+                             f"{k.shape}")
+    for j in range(m):
+        n = p.shape[0]
+        div = np.arange(n, 0, -1, dtype=np.float64)
+        p = jshape.concatenate([p / creation.asarray(div.astype(np.dtype(p.dtype).type(0)
+                                                               .real.dtype)), k[j:j + 1]])
+    return p
+
+
+def _order(m, fun):
+    try:
+        m = int(m) if not isinstance(m, bool) and int(m) == m else None
+    except (TypeError, ValueError):
+        m = None
+    if m is None or m < 0:
+        raise ValueError(f"Order of derivative/integral must be a non-negative static "
+                         f"integer ({fun})")
+    return m
+
+
+def poly(seq_of_zeros):
+    """The coefficients of the monic polynomial whose roots are ``seq_of_zeros`` (1-D)."""
+    util.check_arraylike("poly", seq_of_zeros)
+    z = creation.asarray(seq_of_zeros)
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] > 0:
+        raise NotImplementedError("jnp.poly of a square matrix needs its eigenvalues "
+                                  "(jnp.linalg.eigvals), which pyjax does not have yet")
+    if z.ndim != 1:
+        raise ValueError(f"input must be 1d or non-empty square 2d array, got shape "
+                         f"{z.shape}")
+    (z,) = util.promote_dtypes_inexact(z)
+    z = creation.asarray(z)
+    a = lax_shape.full((1,), 1, z.dtype)
+    for i in range(z.shape[0]):  # static: multiply by (x - z[i]) once per root
+        a = _convolve_full(a, jshape.stack([creation.asarray(1).astype(z.dtype), -z[i]]))
+    return a
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of the 1-D ``x``: columns are powers ``x**(N-1) ... x**0``
+    (or increasing), computed by running products like NumPy."""
+    util.check_arraylike("vander", x)
+    x = creation.asarray(x)
+    if x.ndim != 1:
+        raise ValueError(f"x must be a one-dimensional array, got shape {x.shape}")
+    if N is None:
+        N = x.shape[0]
+    try:
+        N = int(N) if int(N) == N else None
+    except (TypeError, ValueError):
+        N = None
+    if N is None or N < 0:
+        raise ValueError("N must be a non-negative static integer")
+    if N == 0:
+        return lax_shape.full((x.shape[0], 0), 0, x.dtype)
+    rest = reductions.cumprod(util.broadcast_to(x[:, None], (x.shape[0], N - 1)), axis=1)
+    out = jshape.concatenate([lax_shape.full((x.shape[0], 1), 1, x.dtype), rest], axis=1)
+    return out if increasing else jshape.flip(out, 1)

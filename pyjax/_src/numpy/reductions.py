@@ -774,7 +774,9 @@ def nonzero(a, *, size=None, fill_value=None):
     out, stride = [], math.prod(a.shape)
     for d, f in zip(a.shape, fills):
         stride //= d if d else 1
-        coord = lax_ew.div(pos, const(idt, stride)) if stride != 1 else pos
+        # (an empty `a` has no valid slot; dividing by a zero stride would be folded at
+        # compile time, and XLA's folding of an integer 0 // 0 kills the process)
+        coord = lax_ew.div(pos, const(idt, stride)) if stride > 1 else pos
         coord = lax_ew.rem(coord, const(idt, d)) if d else coord
         f = 0 if f is None else f
         out.append(lax_ew.select(valid, coord, util.broadcast_to(convert(f, idt), (size,))))

@@ -131,3 +131,34 @@ def test_polynomial_grads(x64):
     check_grads(jnp.polymul, (a, b), order=2)
     check_grads(lambda u, v: jnp.polydiv(u, v)[0], (np.array([1.0, -3, 0, 2]), b), order=1)
     check_grads(lambda r: jnp.poly(r), (np.array([0.5, -1.0, 2.0]),), order=1)
+
+
+@pytest.mark.parametrize("deg", [0, 1, 3])
+def test_polyfit_matches_numpy(deg, x64):
+    rng = np.random.default_rng(deg)
+    x = np.linspace(-2, 3, 17)
+    y = np.polyval(rng.normal(size=deg + 1), x) + 0.01 * rng.normal(size=x.size)
+    np.testing.assert_allclose(np.asarray(jnp.polyfit(x, y, deg)), np.polyfit(x, y, deg),
+                               rtol=1e-8, atol=1e-10)
+    w = rng.uniform(0.5, 2.0, x.size)
+    np.testing.assert_allclose(np.asarray(jnp.polyfit(x, y, deg, w=w)),
+                               np.polyfit(x, y, deg, w=w), rtol=1e-8, atol=1e-10)
+    y2 = np.stack([y, 2 * y + 1], axis=1)
+    np.testing.assert_allclose(np.asarray(jnp.polyfit(x, y2, deg)), np.polyfit(x, y2, deg),
+                               rtol=1e-8, atol=1e-10)
+    c, cov = jnp.polyfit(x, y, deg, cov=True)
+    c_np, cov_np = np.polyfit(x, y, deg, cov=True)
+    np.testing.assert_allclose(np.asarray(cov), cov_np, rtol=1e-6, atol=1e-14)
+    got = jnp.polyfit(x, y, deg, full=True)
+    want = np.polyfit(x, y, deg, full=True)
+    np.testing.assert_allclose(np.asarray(got[1]), want[1], rtol=1e-6)
+    assert int(got[2]) == want[2]
+
+
+def test_polyfit_bad_arguments():
+    with pytest.raises(ValueError, match="deg >= 0"):
+        jnp.polyfit(jnp.arange(3.0), jnp.arange(3.0), -1)
+    with pytest.raises(TypeError, match="same length"):
+        jnp.polyfit(jnp.arange(3.0), jnp.arange(4.0), 1)
+    with pytest.raises(TypeError, match="deg must be an int"):
+        jnp.polyfit(jnp.arange(3.0), jnp.arange(3.0), 1.5)

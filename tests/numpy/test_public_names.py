@@ -52,8 +52,8 @@ SUBMODULES_BUILT_ELSEWHERE = {"linalg", "fft"}
 
 # Names still missing, each with the reason; shrink this set as they land.
 EXPECTED_MISSING = {
-    # need least squares / eigenvalues from jnp.linalg, which is not in pyjax yet
-    "polyfit", "roots",
+    # needs the eigenvalues of a non-symmetric (companion) matrix, not in pyjax yet
+    "roots",
 }
 
 

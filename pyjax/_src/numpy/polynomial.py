@@ -1,10 +1,9 @@
 """Polynomials as coefficient vectors (highest degree first): ``polyval`` by Horner's
 method in a ``lax.scan`` over the coefficients (as JAX does), so a long coefficient vector
 compiles to one loop; ``poly``, ``polyadd``, ``polysub``, ``polymul``, ``polydiv``,
-``polyder``, ``polyint`` and ``vander``.
-
-``polyfit`` and ``roots`` (and ``poly`` of a matrix) need least squares and eigenvalues
-from ``jnp.linalg``; they are not here yet."""
+``polyder``, ``polyint``, ``vander`` and ``polyfit`` (least squares through
+``jnp.linalg.lstsq``). ``roots`` (and ``poly`` of a matrix) need the eigenvalues of a
+non-symmetric matrix, which pyjax does not compute yet."""
 from __future__ import annotations
 
 from pyjax._src.control_flow.scan import scan
@@ -12,6 +11,7 @@ from pyjax._src.transformations.jit import jit
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
 import numpy as np
+from operator import index as operator_index
 
 from pyjax._src.numpy import util
 from pyjax._src.numpy import creation
@@ -19,7 +19,7 @@ from pyjax._src.numpy import reductions
 from pyjax._src.numpy import shape as jshape
 
 __all__ = ["polyval", "poly", "polyadd", "polysub", "polymul", "polydiv", "polyder",
-           "polyint", "vander"]
+           "polyint", "vander", "polyfit"]
 
 
 def _polyval(p, x, unroll):
@@ -241,3 +241,61 @@ def vander(x, N=None, increasing=False):
     rest = reductions.cumprod(util.broadcast_to(x[:, None], (x.shape[0], N - 1)), axis=1)
     out = jshape.concatenate([lax_shape.full((x.shape[0], 1), 1, x.dtype), rest], axis=1)
     return out if increasing else jshape.flip(out, 1)
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """Least-squares polynomial fit of degree ``deg`` (coefficients highest power first), as
+    NumPy: columns of the Vandermonde matrix are scaled to unit norm before ``lstsq``; ``w``
+    weights the residuals; ``full`` also returns (residuals, rank, singular values, rcond);
+    ``cov`` the covariance of the coefficients (``"unscaled"``: without the residual
+    factor). ``y`` may be 2-D (one fit per column)."""
+    from pyjax._src.numpy import linalg
+    util.check_arraylike("polyfit", x, y)
+    try:
+        deg = operator_index(deg)
+    except TypeError:
+        raise TypeError(f"polyfit: deg must be an int, got {deg!r}") from None
+    if deg < 0:
+        raise ValueError(f"polyfit: expected deg >= 0, got {deg}")
+    x, y = util.promote_dtypes_inexact(creation.asarray(x), creation.asarray(y))
+    if x.ndim != 1:
+        raise TypeError(f"polyfit: expected 1D vector for x, got shape {x.shape}")
+    if x.shape[0] == 0:
+        raise TypeError("polyfit: expected non-empty vector for x")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError(f"polyfit: expected 1D or 2D array for y, got shape {y.shape}")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError(f"polyfit: expected x and y to have same length, got {x.shape[0]} "
+                        f"and {y.shape[0]}")
+    order = deg + 1
+    if rcond is None:
+        rcond = x.shape[0] * float(np.finfo(x.dtype).eps)
+    lhs = vander(x, order)
+    rhs = y
+    if w is not None:
+        w = creation.asarray(w)
+        if w.ndim != 1 or w.shape[0] != y.shape[0]:
+            raise TypeError(f"polyfit: expected a 1D w of length {y.shape[0]}, got shape "
+                            f"{w.shape}")
+        w = w.astype(lhs.dtype)
+        lhs = lhs * w[:, None]
+        rhs = rhs * (w if rhs.ndim == 1 else w[:, None])
+    scale = lax.sqrt(reductions.sum(lhs * lhs, axis=0))
+    lhs = lhs / scale
+    c, resids, rank, s = linalg.lstsq(lhs, rhs, rcond)
+    c = (c.T / scale).T
+    if full:
+        return c, resids, rank, s, rcond
+    if cov:
+        vbase = linalg.inv(lhs.T @ lhs) / (scale[:, None] * scale[None, :])
+        if cov == "unscaled":
+            fac = 1.0
+        else:
+            if x.shape[0] <= order:
+                raise ValueError("the number of data points must exceed order to scale the "
+                                 "covariance matrix")
+            fac = resids / (x.shape[0] - order)
+        if y.ndim == 1:
+            return c, vbase * fac
+        return c, vbase[:, :, None] * fac
+    return c

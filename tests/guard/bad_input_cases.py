@@ -407,3 +407,13 @@ bad("jax.device_put(x, jax.devices()[-1]) + jax.device_put(x, jax.devices()[0])"
     r"incompatible devices")
 same("jax.device_put(x, jax.devices()[-1]) + x", "np.arange(6.0).reshape(2, 3) * 2")
 same("jax.device_put(np.arange(3.0), None)", "np.arange(3.0)")
+
+# Integer division by a constant zero: XLA's constant folder divides natively (SIGFPE). XLA's
+# semantics: x / 0 is all ones (-1 signed, the maximum unsigned), x % 0 is x.
+for _expr, _want in [
+        ("jax.jit(lambda: lax.div(lax.full((2,), 0, 'int32'), 0))()", "np.array([-1, -1], np.int32)"),
+        ("jax.jit(lambda: lax.rem(lax.full((2,), 5, 'int32'), 0))()", "np.array([5, 5], np.int32)"),
+        ("jax.jit(lambda: lax.div(lax.full((2,), 7, 'uint8'), np.uint8(0)))()",
+         "np.array([255, 255], np.uint8)"),
+        ("jax.jit(lambda: jnp.full(3, 4, 'int32') // 0)()", "np.array([-2, -2, -2], np.int32)")]:
+    CRASH_PRONE.append(Case(_expr, None, _want))

@@ -102,6 +102,34 @@ def _pow_lower(ctx, x, y):
     return ctx.op("stablehlo.power", [x, y], out)
 
 
+def _integer_division_lower(op_name):
+    """``div``/``rem`` with XLA's results for a zero divisor (``x / 0`` is all ones: -1, or
+    the maximum unsigned value; ``x % 0`` is ``x``), computed without dividing by zero: XLA's
+    constant folder divides natively and kills the process on an integer division by zero."""
+    std = _std_lower(op_name)
+
+    def lower(ctx, x, y):
+        out = ctx.avals_out[0]
+        if out.dtype.kind not in "iu":
+            return std(ctx, x, y)
+        x = base.broadcast_operand_lowering(ctx, x, out.shape)
+        y = base.broadcast_operand_lowering(ctx, y, out.shape)
+        scalar = ShapedArray((), out.dtype)
+        zero = base.broadcast_operand_lowering(ctx, ctx.constant(np.zeros((), out.dtype),
+                                                                 scalar), out.shape)
+        one = base.broadcast_operand_lowering(ctx, ctx.constant(np.ones((), out.dtype),
+                                                                scalar), out.shape)
+        is_zero = base.compare(ctx, y, zero, "EQ", out.update(dtype=np.dtype(bool)))
+        safe = ctx.op("stablehlo.select", [is_zero, one, y], out)
+        result = ctx.op(op_name, [x, safe], out)
+        if op_name == "stablehlo.remainder":
+            return ctx.op("stablehlo.select", [is_zero, x, result], out)
+        all_ones = base.broadcast_operand_lowering(
+            ctx, ctx.constant(np.array(-1).astype(out.dtype), scalar), out.shape)
+        return ctx.op("stablehlo.select", [is_zero, all_ones, result], out)
+    return lower
+
+
 def _compare_lower(direction):
     def lower(ctx, x, y):
         out = ctx.avals_out[0]
@@ -180,8 +208,8 @@ _binary = [
     ("add", NUM, _std_lower("stablehlo.add"), None),
     ("sub", NUM, _std_lower("stablehlo.subtract"), None),
     ("mul", NUM, _std_lower("stablehlo.multiply"), None),
-    ("div", NUM, _std_lower("stablehlo.divide"), None),
-    ("rem", "fiu", _std_lower("stablehlo.remainder"), None),
+    ("div", NUM, _integer_division_lower("stablehlo.divide"), None),
+    ("rem", "fiu", _integer_division_lower("stablehlo.remainder"), None),
     ("max", ALL, _std_lower("stablehlo.maximum"), None),
     ("min", ALL, _std_lower("stablehlo.minimum"), None),
     ("nextafter", FLOAT, _std_lower("chlo.next_after"), None),

@@ -24,6 +24,13 @@ from pyjax._src.api import (
     block_until_ready as block_until_ready, process_index as process_index,
     process_count as process_count, typeof as typeof, ensure_compile_time_eval as
     ensure_compile_time_eval)
+from pyjax._src.api import (
+    make_mesh as make_mesh, make_array_from_callback as make_array_from_callback,
+    make_array_from_single_device_arrays as make_array_from_single_device_arrays,
+    make_array_from_process_local_data as make_array_from_process_local_data)
+from pyjax._src.core.sharding import (
+    PartitionSpec as P, NamedSharding as NamedSharding, set_mesh as set_mesh)
+from pyjax._src.core.sharded_array import Shard as Shard
 from pyjax._src.dispatch.cache import clear_all as clear_caches
 from pyjax._src.callback import pure_callback as pure_callback
 from pyjax import tree_util as tree_util

@@ -11,6 +11,8 @@ from pyjax._src.core import config as config_mod
 from pyjax._src.core import primitive as primitive_mod
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl, array_from_buffer, from_numpy
+from pyjax._src.core.sharded_array import ShardedArray, shard_host_value
+from pyjax._src.core.sharding import Sharding
 from pyjax._src.core.errors import UnexpectedTracerError
 from pyjax._src.core.trace import Trace, Tracer, get_aval
 from pyjax._src.dispatch import cache as cache_mod
@@ -84,6 +86,8 @@ def to_array(x, device=None) -> ArrayImpl:
         trace_mod.check_tracer_live(x)
         raise UnexpectedTracerError(
             f"Encountered tracer {x!r} outside of the transformation that made it.")
+    if t is ShardedArray:  # its _buf is the whole value on one device
+        return x if device is None else from_numpy(x._value, device, x.aval.weak_type)
     if isinstance(x, np.generic) and device is None:
         key = (x.dtype, x.tobytes())  # NumPy scalars made by weak-type coercion recur often
         arr = _scalar_cache.get(key)
@@ -355,6 +359,9 @@ def device_put(x, device=None):
         raise TypeError(f"device_put expects a Device, got the int {device}")
     if hasattr(device, "_device_for_put"):
         device = device._device_for_put()
+    elif isinstance(device, Sharding):  # NamedSharding, PmapSharding: one buffer per device
+        value = x._value if isinstance(x, ArrayImpl) else to_array(x)._value
+        return shard_host_value(value, device, get_aval(x).weak_type)
     if type(x) is ArrayImpl:
         if x._buf.device == device:
             return ArrayImpl(x.aval, x._buf, True, x._npy)

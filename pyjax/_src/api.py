@@ -149,7 +149,7 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
     for d in sharding._device_assignment:
         piece = np.asarray(data_callback(index[d]))
         want = dtype if dtype is not None else piece.dtype
-        piece = np.ascontiguousarray(piece, dtypes.canonicalize_dtype(want))
+        piece = np.array(piece, dtypes.canonicalize_dtype(want), order="C")
         expect = sharding.shard_shape(shape)
         if piece.shape != tuple(expect):
             raise ValueError(f"data_callback returned a piece of shape {piece.shape} for "

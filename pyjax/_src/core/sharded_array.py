@@ -50,7 +50,7 @@ class ShardedArray(ArrayImpl):
         if full is None:
             dev = self._shards[0].device
             full = self._full = dev.client.buffer_from_pyval(
-                np.ascontiguousarray(self._value), dev)
+                np.array(self._value, order="C"), dev)
         return full
 
     @property
@@ -128,7 +128,7 @@ def shard_host_value(value: np.ndarray, sharding: Sharding, weak_type=False):
         index = sharding.devices_indices_map(value.shape)
     bufs = []
     for d in sharding._device_assignment:
-        piece = np.ascontiguousarray(value[index[d]])
+        piece = np.array(value[index[d]], order="C")
         bufs.append(d.client.buffer_from_pyval(piece, d))
     aval = ShapedArray.interned(value.shape, value.dtype, bool(weak_type))
     return ShardedArray(aval, sharding, bufs, True)

@@ -25,6 +25,7 @@ from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
 from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero, is_undefined_primal, not_mapped
 from pyjax._src.lax import batch_util as bu
+from pyjax._src.lax import collective_lowering as cl
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.core.axes import canonicalize_axis
 from pyjax._src.lax import reductions
@@ -122,15 +123,6 @@ def params_use_axis(params, name):
                for v in params.values())
 
 
-def _not_lowerable(name):
-    def lower(ctx, *args, **params):
-        raise NotImplementedError(
-            f"The collective {name} over a named axis can only be used inside a transformation "
-            "that binds the name (vmap with axis_name=...); lowering it for pmap/shard_map is "
-            "not implemented yet.")
-    return lower
-
-
 # ---- psum / pmax / pmin ----
 
 def _same_avals(*avals, axes, axis_index_groups=None):
@@ -194,7 +186,16 @@ def _psum_transpose(cts, *args, **params):
     return out
 
 
-psum_p = Primitive("psum", abstract_eval=_same_avals, lower=_not_lowerable("psum"),
+def _all_reduce_lower(op_name, prim_name):
+    def lower(ctx, *args, axes, axis_index_groups=None):
+        if axis_index_groups is not None:
+            raise NotImplementedError(f"{prim_name} with axis_index_groups")
+        return cl.all_reduce(ctx, args, axes, op_name, prim_name)
+    return lower
+
+
+psum_p = Primitive("psum", abstract_eval=_same_avals,
+                   lower=_all_reduce_lower("stablehlo.add", "psum"),
                    multiple_results=True, linear=True, jvp=_psum_jvp,
                    transpose=_psum_transpose, axis_aware=_uses_axes,
                    batch=_make_reducer(reductions.reduce_sum_p, _times))
@@ -216,10 +217,12 @@ def _pminmax_jvp(prim):
     return jvp
 
 
-pmax_p = Primitive("pmax", abstract_eval=_same_avals, lower=_not_lowerable("pmax"),
+pmax_p = Primitive("pmax", abstract_eval=_same_avals,
+                   lower=_all_reduce_lower("stablehlo.maximum", "pmax"),
                    multiple_results=True, jvp=with_self(_pminmax_jvp), axis_aware=_uses_axes,
                    batch=_make_reducer(reductions.reduce_max_p, lambda x, n: x))
-pmin_p = Primitive("pmin", abstract_eval=_same_avals, lower=_not_lowerable("pmin"),
+pmin_p = Primitive("pmin", abstract_eval=_same_avals,
+                   lower=_all_reduce_lower("stablehlo.minimum", "pmin"),
                    multiple_results=True, jvp=with_self(_pminmax_jvp), axis_aware=_uses_axes,
                    batch=_make_reducer(reductions.reduce_min_p, lambda x, n: x))
 
@@ -279,7 +282,8 @@ def _axis_index_rule(args, dims, *, axis_name, axis_data):
 
 
 axis_index_p = Primitive("axis_index", abstract_eval=_axis_index_abstract_eval,
-                         lower=_not_lowerable("axis_index"), jvp=NOT_DIFFERENTIABLE,
+                         lower=lambda ctx, *, axis_name: cl.axis_index(ctx, axis_name),
+                         jvp=NOT_DIFFERENTIABLE,
                          batch=_axis_index_rule, axis_aware=_names_axis)
 
 
@@ -358,7 +362,10 @@ def _all_gather_transpose(ct, x, *, axis_name, all_gather_dimension, axis_size, 
 
 
 all_gather_p = Primitive("all_gather", abstract_eval=_all_gather_abstract_eval,
-                         lower=_not_lowerable("all_gather"), linear=True, jvp=_all_gather_jvp,
+                         lower=lambda ctx, x, *, axis_name, all_gather_dimension, axis_size,
+                         tiled, axis_index_groups=None: cl.all_gather(
+                             ctx, x, axis_name, all_gather_dimension, tiled),
+                         linear=True, jvp=_all_gather_jvp,
                          transpose=_all_gather_transpose, batch=_all_gather_rule,
                          axis_aware=_names_axis)
 
@@ -433,7 +440,9 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
 
 
 ppermute_p = Primitive("ppermute", abstract_eval=lambda x, **_: x,
-                       lower=_not_lowerable("ppermute"), linear=True, jvp=_ppermute_jvp,
+                       lower=lambda ctx, x, *, axis_name, perm: cl.collective_permute(
+                           ctx, x, axis_name, perm),
+                       linear=True, jvp=_ppermute_jvp,
                        transpose=_ppermute_transpose, batch=_ppermute_rule,
                        axis_aware=_names_axis)
 

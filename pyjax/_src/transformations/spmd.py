@@ -1,0 +1,194 @@
+"""SPMD ``jit``: a jitted function of arrays laid out over a mesh runs as one program for the
+whole mesh, partitioned by XLA (GSPMD: ``mhlo.sharding`` annotations on ``@main``'s
+arguments and results, ``use_spmd_partitioning``), with one Execute over all its devices.
+
+Input layouts come from ``in_shardings`` or the arguments' own shardings (single-device
+arrays are replicated). Result layouts come from ``out_shardings``; without them a result
+takes the layout of the first sharded input of its shape, else it is replicated. The
+results are always annotated, so XLA inserts whatever collectives make them so: the layout
+choice can cost speed, never correctness. (Explicit mesh axes are partitioned as Auto ones:
+types do not carry shardings yet.)
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from pyjax._src import runtime
+from pyjax._src.core import pytree
+from pyjax._src.core.array import ArrayImpl
+from pyjax._src.core.config import config
+from pyjax._src.core.sharded_array import ShardedArray, shard_host_value
+from pyjax._src.core.sharding import (NamedSharding, PartitionSpec, Sharding,
+                                      SingleDeviceSharding, current_mesh)
+from pyjax._src.dispatch import compiler
+from pyjax._src.interpreters import lowering
+
+_log = logging.getLogger("pyjax")
+
+
+def normalize_shardings(value, option):
+    """``in_shardings``/``out_shardings``: a pytree of NamedSharding / PartitionSpec / None.
+    Returns it with PartitionSpecs left as they are (they bind to the mesh at call time)."""
+    is_leaf = lambda s: s is None or isinstance(s, (Sharding, PartitionSpec))  # noqa: E731
+    for s in pytree.tree_leaves(value, is_leaf=is_leaf):
+        if s is None or isinstance(s, (NamedSharding, PartitionSpec)):
+            continue
+        raise TypeError(f"jit({option}=...) expects None, a NamedSharding, a PartitionSpec "
+                        f"or a pytree of them, got {s!r}")
+    return value
+
+
+def _is_leaf(s):
+    return s is None or isinstance(s, (Sharding, PartitionSpec))
+
+
+def _broadcast(spec_tree, value_tree, what):
+    """One sharding (or None) per leaf of ``value_tree`` from the prefix ``spec_tree``."""
+    if spec_tree is None or isinstance(spec_tree, (Sharding, PartitionSpec)):
+        return [spec_tree] * len(pytree.tree_leaves(value_tree))
+    leaves, treedef = pytree.tree_flatten(spec_tree, is_leaf=_is_leaf)
+    try:
+        subtrees = treedef.flatten_up_to(value_tree)
+    except ValueError as e:
+        raise ValueError(f"jit {what} must be a tree prefix of the arguments/results: {e}") \
+            from None
+    out = []
+    for s, sub in zip(leaves, subtrees):
+        out += [s] * len(pytree.tree_leaves(sub))
+    return out
+
+
+def _bind(s, mesh, what):
+    if isinstance(s, PartitionSpec):
+        if mesh is None:
+            raise ValueError(f"jit {what} got the PartitionSpec {s!r} but no mesh is set: use "
+                             "pyjax.sharding.set_mesh(mesh) or a NamedSharding")
+        return NamedSharding(mesh, s)
+    return s
+
+
+class _Program:
+    __slots__ = ("exe", "mesh", "in_shardings", "out_shardings", "const_shards", "out_avals",
+                 "out_tree")
+
+
+def wants_spmd(arrays, jitted):
+    return jitted._spmd or any(type(x) is ShardedArray and
+                               isinstance(x._sharding, NamedSharding) for x in arrays)
+
+
+def call(jitted, key, closed, out_tree, leaves, donated):
+    """Run the traced ``closed`` (signature ``key``) on ``leaves`` as one SPMD program."""
+    arrays = [x if isinstance(x, ArrayImpl) else jitted_to_array(x) for x in leaves]
+    dyn = jitted._split_dyn_for_shardings
+    in_specs = dyn(jitted.in_shardings, leaves, key) if jitted.in_shardings is not None \
+        else [None] * len(arrays)
+    mesh = None
+    for s in list(in_specs) + [x._sharding for x in arrays if type(x) is ShardedArray]:
+        if isinstance(s, NamedSharding):
+            if mesh is None:
+                mesh = s.mesh
+            elif s.mesh != mesh:
+                raise ValueError(f"Received incompatible devices for jitted computation: "
+                                 f"arguments laid out over {mesh!r} and over {s.mesh!r}")
+    if mesh is None:
+        mesh = current_mesh()
+    if mesh is None:
+        raise ValueError("jit with PartitionSpec shardings needs a mesh: use "
+                         "pyjax.sharding.set_mesh(mesh)")
+    in_sh = []
+    for x, s in zip(arrays, in_specs):
+        s = _bind(s, mesh, "in_shardings")
+        if s is None:
+            s = (x._sharding if type(x) is ShardedArray and isinstance(x._sharding,
+                                                                       NamedSharding)
+                 else NamedSharding(mesh, PartitionSpec()))
+        s.shard_shape(x.shape)  # raises when a dimension does not divide
+        in_sh.append(s)
+    out_avals = closed.out_avals
+    if jitted.out_shardings is not None:
+        out_specs = _broadcast(jitted.out_shardings,
+                               pytree.tree_unflatten(out_tree, list(range(len(out_avals)))),
+                               "out_shardings")
+    else:
+        out_specs = [None] * len(out_avals)
+    out_sh = []
+    for av, s in zip(out_avals, out_specs):
+        s = _bind(s, mesh, "out_shardings")
+        if s is None:
+            s = next((si for x, si in zip(arrays, in_sh) if x.shape == av.shape
+                      and not si.is_fully_replicated), NamedSharding(mesh, PartitionSpec()))
+        s.shard_shape(av.shape)
+        out_sh.append(s)
+    pkey = (key, tuple(in_sh), tuple(out_sh))
+    prog = jitted._spmd_cache.get(pkey)
+    if prog is None:
+        prog = _compile(jitted, closed, mesh, in_sh, out_sh, out_tree)
+        jitted._spmd_cache[pkey] = prog
+    return run(prog, arrays)
+
+
+def jitted_to_array(x):
+    from pyjax._src.dispatch import eager
+    return eager.to_array(x)
+
+
+def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree):
+    from pyjax._src.interpreters import staging
+    call_closed, consts = staging.convert_constvars_jaxpr(closed)
+    jaxpr = call_closed.jaxpr
+    consts = [np.asarray(c) for c in consts]
+    const_sh = [NamedSharding(mesh, PartitionSpec()) for _ in consts]
+    all_in = const_sh + list(in_sh)
+    in_avals = [v.aval for v in jaxpr.constvars] + list(jaxpr.in_avals)
+    arg_attrs = {i: f'mhlo.sharding = "{s._hlo_sharding(a.ndim)}"'
+                 for i, (s, a) in enumerate(zip(all_in, in_avals))}
+    res_attrs = {i: f'mhlo.sharding = "{s._hlo_sharding(a.ndim)}"'
+                 for i, (s, a) in enumerate(zip(out_sh, jaxpr.out_avals))}
+    n = mesh.size
+    compiler.compile_count[0] += 1
+    if config.jax_log_compiles:
+        _log.warning("Compiling %s for a mesh of %d devices with global shapes and types %s.",
+                     jitted.__name__, n, [a.str_short() for a in in_avals])
+    text = lowering.lower_module(jaxpr, jitted.__name__, num_partitions=n,
+                                 arg_shardings=arg_attrs, result_shardings=res_attrs)
+    in_types = [(a.dtype, s.shard_shape(a.shape)) for a, s in zip(in_avals, all_in)]
+    out_types = [(a.dtype, s.shard_shape(a.shape)) for a, s in zip(jaxpr.out_avals, out_sh)]
+    client = runtime.get_client()
+    exe = client.compile(text, in_types, out_types, num_partitions=n,
+                         use_spmd_partitioning=True,
+                         device_assignment=[d.id for d in mesh._flat_devices],
+                         env_option_overrides=jitted._option_overrides)
+    prog = _Program()
+    prog.exe, prog.mesh = exe, mesh
+    prog.in_shardings, prog.out_shardings = tuple(in_sh), tuple(out_sh)
+    prog.const_shards = [shard_host_value(c, s)._shards for c, s in zip(consts, const_sh)]
+    prog.out_avals = tuple(jaxpr.out_avals)
+    prog.out_tree = out_tree
+    return prog
+
+
+def shards_for(x, s, devices):
+    """The buffers of ``x`` laid out as ``s``, one per device of the mesh."""
+    if type(x) is ShardedArray and x._sharding == s:
+        return x._shards
+    if type(x) is ArrayImpl and s.is_fully_replicated:
+        b = x._buf
+        return [b if b.device is d else b.copy_to_device(d) for d in devices]
+    return shard_host_value(np.asarray(x._value), s, x.aval.weak_type)._shards
+
+
+def run(prog, arrays):
+    devices = prog.mesh._flat_devices
+    per_arg = [shards_for(x, s, devices) for x, s in zip(arrays, prog.in_shardings)]
+    per_arg = prog.const_shards + per_arg
+    per_device = [[bufs[i] for bufs in per_arg] for i in range(len(devices))]
+    outs = prog.exe.execute_sharded(per_device)
+    results = [ShardedArray(av, s, [outs[i][j] for i in range(len(devices))], True)
+               for j, (av, s) in enumerate(zip(prog.out_avals, prog.out_shardings))]
+    return pytree.tree_unflatten(prog.out_tree, results)
+
+
+del SingleDeviceSharding

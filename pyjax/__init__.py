@@ -32,6 +32,7 @@ from pyjax._src.core.sharding import (
     PartitionSpec as P, NamedSharding as NamedSharding, set_mesh as set_mesh)
 from pyjax._src.core.sharded_array import Shard as Shard
 from pyjax._src.parallel.pmap import pmap as pmap
+from pyjax._src.parallel.shard_map import shard_map as shard_map
 from pyjax._src.dispatch.cache import clear_all as clear_caches
 from pyjax._src.callback import pure_callback as pure_callback
 from pyjax import tree_util as tree_util

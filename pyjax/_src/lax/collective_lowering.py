@@ -49,7 +49,7 @@ def _frame_for(primitive, names):
             return frame
     raise NotImplementedError(
         f"The collective {primitive} over axis {names if len(names) > 1 else names[0]!r} "
-        "was lowered outside a pmap or shard_map that binds that axis name (inside jit "
+        "was lowered outside a pmap/shard_map that binds that axis name (inside jit "
         "alone, or under vmap only, a named axis has no devices)")
 
 

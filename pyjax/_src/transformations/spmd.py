@@ -96,7 +96,7 @@ def call(jitted, key, closed, out_tree, leaves, donated):
     if mesh is None:
         mesh = current_mesh()
     if mesh is None:
-        raise ValueError("jit with PartitionSpec shardings needs a mesh: use "
+        raise ValueError("jit with PartitionSpec shardings but no mesh is set: use "
                          "pyjax.sharding.set_mesh(mesh)")
     in_sh = []
     for x, s in zip(arrays, in_specs):

@@ -10,4 +10,5 @@ object (``shape_ops.broadcast_in_dim_p``), never by a registry string, so depend
 from pyjax._src.lax import ad_util, base, batch_util  # noqa: F401
 from pyjax._src.lax import elementwise, reductions, shape_ops, slicing  # noqa: F401
 from pyjax._src.lax import dot, sorting, stop_gradient, parallel  # noqa: F401
+from pyjax._src.lax import sharding_constraint  # noqa: F401
 from pyjax._src.lax import fft  # noqa: F401

@@ -178,3 +178,26 @@ def axis_index(ctx, name):
 
 
 del itertools
+
+
+class _Spmd(threading.local):
+    def __init__(self):
+        self.depth = 0
+
+
+_spmd = _Spmd()
+
+
+class spmd_lowering:
+    """While lowering a program partitioned by XLA (sharding annotations are meaningful)."""
+
+    def __enter__(self):
+        _spmd.depth += 1
+
+    def __exit__(self, *exc):
+        _spmd.depth -= 1
+        return False
+
+
+def in_spmd_lowering():
+    return _spmd.depth > 0

@@ -24,6 +24,8 @@ from pyjax._src.core.sharding import (NamedSharding, PartitionSpec, Sharding,
                                       SingleDeviceSharding, current_mesh)
 from pyjax._src.dispatch import compiler
 from pyjax._src.interpreters import lowering
+from pyjax._src.lax import collective_lowering as cl
+from pyjax._src.lax.sharding_constraint import sharding_constraint_p
 
 _log = logging.getLogger("pyjax")
 
@@ -114,9 +116,13 @@ def call(jitted, key, closed, out_tree, leaves, donated):
                                "out_shardings")
     else:
         out_specs = [None] * len(out_avals)
+    constrained = {e.outvars[0]: e.params["sharding"] for e in closed.jaxpr.eqns
+                   if e.primitive is sharding_constraint_p}
     out_sh = []
-    for av, s in zip(out_avals, out_specs):
+    for v, av, s in zip(closed.jaxpr.outvars, out_avals, out_specs):
         s = _bind(s, mesh, "out_shardings")
+        if s is None and v in constrained and constrained[v].mesh == mesh:
+            s = constrained[v]  # the function's last word on this result's layout
         if s is None:
             s = next((si for x, si in zip(arrays, in_sh) if x.shape == av.shape
                       and not si.is_fully_replicated), NamedSharding(mesh, PartitionSpec()))
@@ -152,8 +158,9 @@ def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree):
     if config.jax_log_compiles:
         _log.warning("Compiling %s for a mesh of %d devices with global shapes and types %s.",
                      jitted.__name__, n, [a.str_short() for a in in_avals])
-    text = lowering.lower_module(jaxpr, jitted.__name__, num_partitions=n,
-                                 arg_shardings=arg_attrs, result_shardings=res_attrs)
+    with cl.spmd_lowering():  # sharding constraints become annotations
+        text = lowering.lower_module(jaxpr, jitted.__name__, num_partitions=n,
+                                     arg_shardings=arg_attrs, result_shardings=res_attrs)
     in_types = [(a.dtype, s.shard_shape(a.shape)) for a, s in zip(in_avals, all_in)]
     out_types = [(a.dtype, s.shard_shape(a.shape)) for a, s in zip(jaxpr.out_avals, out_sh)]
     client = runtime.get_client()

@@ -73,7 +73,11 @@ def test_sharded_array_pieces_and_host_value(mesh24):
     np.testing.assert_array_equal(np.asarray(a), x)
     np.testing.assert_array_equal(pyjax.device_get(a), x)
     assert "31." in repr(a)
-    # eager operations and indexing work and give NumPy's numbers
+    # eager operations and indexing work and give NumPy's numbers; elementwise results stay
+    # laid out over the mesh (one SPMD program per operation)
+    c = jnp.sin(a) * 2.0
+    assert c.sharding == a.sharding
+    np.testing.assert_allclose(np.asarray(c), np.sin(x) * 2, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(jnp.sin(a) + a[1]), np.sin(x) + x[1], rtol=1e-6)
     np.testing.assert_allclose(float(a.sum()), x.sum())
     # back to one device

@@ -129,6 +129,8 @@ def apply_primitive(primitive, args, params):
     if len(args) == 1:
         x = args[0]
         if type(x) is not ArrayImpl:
+            if type(x) is ShardedArray and sharded_apply:
+                return sharded_apply[0](primitive, args, params)
             x = to_array(x)
         aval = x.aval
         entry = _fast.get((primitive, id(aval)))
@@ -139,10 +141,14 @@ def apply_primitive(primitive, args, params):
         outs = entry[0]((b,), b.device)
     elif len(args) == 2:
         x, y = args
-        if type(x) is not ArrayImpl:
-            x = to_array(x)
         t = type(y)
+        if type(x) is not ArrayImpl:
+            if (type(x) is ShardedArray or t is ShardedArray) and sharded_apply:
+                return sharded_apply[0](primitive, args, params)
+            x = to_array(x)
         if t is not ArrayImpl:  # most often a Python scalar: its cached array, inline
+            if t is ShardedArray and sharded_apply:
+                return sharded_apply[0](primitive, args, params)
             c = _scalar_cache.get((t, y)) if t is int or (t is float and y) else None
             y = to_array(y) if c is None else c
         ax = x.aval
@@ -324,7 +330,16 @@ def _cached_executable(primitive, params, avals):
     return _primitives.lookup(key, lambda: compiler.compile_primitive(primitive, params, avals))
 
 
+# Installed by transformations/spmd.py: runs a primitive on arrays laid out over a mesh as
+# one SPMD program (the single-device paths would gather them on one device).
+sharded_apply = []
+
+
 def _apply_general(primitive, args, params):
+    if sharded_apply:
+        for x in args:
+            if type(x) is ShardedArray:
+                return sharded_apply[0](primitive, args, params)
     if primitive.impl is not None:
         return primitive.impl(*args, **params)
     arrays = [x if type(x) is ArrayImpl else to_array(x) for x in args]

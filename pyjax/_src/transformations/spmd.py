@@ -198,4 +198,49 @@ def run(prog, arrays):
     return pytree.tree_unflatten(prog.out_tree, results)
 
 
+# ---- eager primitives on sharded arrays ----
+
+_eager_programs = {}  # (primitive, params) -> Jitted
+
+
+def apply_sharded(primitive, args, params):
+    """An eager primitive with a mesh-laid-out operand: one SPMD program (a ``jit`` of the
+    primitive), so the result stays laid out over the mesh. Pmap results and other
+    non-mesh layouts take the single-device path."""
+    if not any(type(x) is ShardedArray and isinstance(x._sharding, NamedSharding)
+               for x in args):
+        return _single_device(primitive, args, params)
+    key = (primitive, tuple(sorted(params.items())))
+    try:
+        f = _eager_programs.get(key)
+    except TypeError:  # unhashable params
+        key, f = None, None
+    if f is None:
+        from pyjax._src.transformations.jit import Jitted
+        f = Jitted(lambda *a: primitive.bind(*a, **params), _cache_name="eager jnp")
+        f.__name__ = primitive.name
+        if key is not None:
+            if len(_eager_programs) > 256:
+                _eager_programs.clear()
+            _eager_programs[key] = f
+    return f(*args)
+
+
+def _single_device(primitive, args, params):
+    from pyjax._src.dispatch import eager
+    hook = eager.sharded_apply[:]
+    del eager.sharded_apply[:]
+    try:
+        return eager.apply_primitive(primitive, args, params)
+    finally:
+        eager.sharded_apply[:] = hook
+
+
+def _install():
+    from pyjax._src.dispatch import eager
+    if not eager.sharded_apply:
+        eager.sharded_apply.append(apply_sharded)
+
+
+_install()
 del SingleDeviceSharding

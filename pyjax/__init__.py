@@ -27,7 +27,8 @@ from pyjax._src.api import (
 from pyjax._src.api import (
     make_mesh as make_mesh, make_array_from_callback as make_array_from_callback,
     make_array_from_single_device_arrays as make_array_from_single_device_arrays,
-    make_array_from_process_local_data as make_array_from_process_local_data)
+    make_array_from_process_local_data as make_array_from_process_local_data,
+    reshard as reshard)
 from pyjax._src.core.sharding import (
     PartitionSpec as P, NamedSharding as NamedSharding, set_mesh as set_mesh)
 from pyjax._src.core.sharded_array import Shard as Shard

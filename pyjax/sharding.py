@@ -6,7 +6,8 @@ from pyjax._src.core.sharding import (
     set_mesh as set_mesh, use_mesh as use_mesh, get_abstract_mesh as get_abstract_mesh,
     get_mesh as get_mesh)
 from pyjax._src.core.sharded_array import Shard as Shard
+from pyjax._src.api import reshard as reshard
 
 __all__ = ["Sharding", "SingleDeviceSharding", "NamedSharding", "PartitionSpec", "Mesh",
            "AbstractMesh", "AxisType", "PmapSharding", "set_mesh", "use_mesh",
-           "get_abstract_mesh", "get_mesh", "Shard"]
+           "get_abstract_mesh", "get_mesh", "Shard", "reshard"]

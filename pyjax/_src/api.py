@@ -11,6 +11,7 @@ from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core import sharding as sharding_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.sharded_array import ShardedArray
+from pyjax._src.core.sharded_array import typeof as sharded_typeof
 from pyjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.dispatch import eager as dispatch
@@ -217,7 +218,16 @@ def block_until_ready(x):
 
 
 def typeof(x):
-    return get_aval(x)
+    """The abstract value of ``x`` (with its sharding for an array laid out over a mesh)."""
+    return sharded_typeof(x)
+
+
+def reshard(x, out_shardings):
+    """``x`` (a pytree) laid out as ``out_shardings`` (NamedSharding / PartitionSpec on the
+    current mesh, or a pytree prefix of them): a transfer eagerly, a sharding constraint
+    under ``jit``."""
+    from pyjax._src.lax.sharding_constraint import with_sharding_constraint
+    return with_sharding_constraint(x, out_shardings)
 
 
 class ensure_compile_time_eval:

@@ -111,3 +111,16 @@ def test_make_array_from_callback_and_single_device_arrays(mesh24):
     np.testing.assert_array_equal(np.asarray(b), x)
     with pytest.raises(ValueError, match="shard shape"):
         pyjax.make_array_from_single_device_arrays((8, 6), s, pieces)
+
+
+def test_typeof_shows_explicit_axes_and_reshard():
+    mesh = pyjax.make_mesh((8,), ("data",))  # Explicit by default
+    x = pyjax.device_put(np.ones((8, 3), np.float32), NamedSharding(mesh, P("data")))
+    t = pyjax.typeof(x)
+    assert str(t) == "float32[8@data,3]" and t.sharding.spec == P("data")
+    auto = pyjax.make_mesh((2, 4), ("a", "b"), axis_types=(AxisType.Auto,) * 2)
+    y = pyjax.device_put(np.ones((8, 4), np.float32), NamedSharding(auto, P("a", "b")))
+    assert str(pyjax.typeof(y)) == "float32[8,4]"  # Auto axes are not part of the type
+    r = pyjax.reshard(x, NamedSharding(mesh, P()))
+    assert r.is_fully_replicated
+    np.testing.assert_array_equal(np.asarray(r), np.ones((8, 3)))

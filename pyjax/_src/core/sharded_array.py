@@ -144,3 +144,42 @@ def is_sharded(x):
 
 trace_mod.aval_handlers[ShardedArray] = lambda x: x.aval
 __all__ = ["Shard", "ShardedArray", "shard_host_value", "NamedSharding"]
+
+
+class ShardedShapedArray(ShapedArray):
+    """What ``typeof`` gives for an array laid out over a mesh: the ShapedArray with its
+    ``sharding``; dimensions split over Explicit mesh axes print as JAX prints them
+    (``float32[8@data,3]``). Tracing uses the plain ShapedArray (Explicit axes are partitioned
+    as Auto ones)."""
+
+    __slots__ = ("sharding",)
+
+    def __init__(self, shape, dtype, weak_type, sharding):
+        super().__init__(shape, dtype, weak_type)
+        self.sharding = sharding
+
+    def str_short(self):
+        from pyjax._src.core.sharding import AxisType
+        mesh = self.sharding.mesh
+        explicit = {n for n, t in zip(mesh.axis_names, mesh.axis_types)
+                    if t is AxisType.Explicit}
+        dims = []
+        for size, names in zip(self.shape, self.sharding.spec._normalized(len(self.shape))):
+            names = [n for n in names if n in explicit]
+            if not names:
+                dims.append(str(size))
+            elif len(names) == 1:
+                dims.append(f"{size}@{names[0]}")
+            else:
+                dims.append(f"{size}@({','.join(names)})")
+        return f"{self.dtype.name}[{','.join(dims)}]"
+
+    __str__ = str_short
+
+
+def typeof(x):
+    """``x``'s abstract value, with its sharding when it is laid out over a mesh."""
+    if type(x) is ShardedArray and isinstance(x._sharding, NamedSharding):
+        av = x.aval
+        return ShardedShapedArray(av.shape, av.dtype, av.weak_type, x._sharding)
+    return trace_mod.get_aval(x)

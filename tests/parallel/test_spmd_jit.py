@@ -117,3 +117,13 @@ TESTED_PRIMITIVES = {"sharding_constraint"}
 JVP_TESTED = {"sharding_constraint"}
 TRANSPOSE_TESTED = {"sharding_constraint"}
 BATCH_TESTED = {"sharding_constraint"}
+
+
+def test_donation_of_sharded_arrays():
+    mesh = pyjax.make_mesh((8,), ("data",))
+    x = pyjax.device_put(np.arange(16.0, dtype=np.float32), NamedSharding(mesh, P("data")))
+    y = pyjax.jit(lambda v: v + 1, donate_argnums=0)(x)
+    np.testing.assert_array_equal(np.asarray(y), np.arange(16.0) + 1)
+    assert x.is_deleted()
+    with pytest.raises(RuntimeError, match="deleted"):
+        np.asarray(x + 1)

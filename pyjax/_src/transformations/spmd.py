@@ -129,9 +129,11 @@ def call(jitted, key, closed, out_tree, leaves, donated):
         s.shard_shape(av.shape)
         out_sh.append(s)
     pkey = (key, tuple(in_sh), tuple(out_sh))
+    if donated:
+        pkey = pkey + (tuple(donated),)
     prog = jitted._spmd_cache.get(pkey)
     if prog is None:
-        prog = _compile(jitted, closed, mesh, in_sh, out_sh, out_tree)
+        prog = _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated)
         jitted._spmd_cache[pkey] = prog
     return run(prog, arrays)
 
@@ -141,7 +143,7 @@ def jitted_to_array(x):
     return eager.to_array(x)
 
 
-def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree):
+def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated=()):
     from pyjax._src.interpreters import staging
     call_closed, consts = staging.convert_constvars_jaxpr(closed)
     jaxpr = call_closed.jaxpr
@@ -159,8 +161,14 @@ def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree):
         _log.warning("Compiling %s for a mesh of %d devices with global shapes and types %s.",
                      jitted.__name__, n, [a.str_short() for a in in_avals])
     with cl.spmd_lowering():  # sharding constraints become annotations
-        text = lowering.lower_module(jaxpr, jitted.__name__, num_partitions=n,
-                                     arg_shardings=arg_attrs, result_shardings=res_attrs)
+        # a donated input aliases a result of its type and layout (per-shard buffers)
+        alias = tuple(bool(d) and any(s == o and a == v.aval for o, v in
+                                      zip(out_sh, jaxpr.outvars))
+                      for d, s, a in zip(donated, in_sh, jaxpr.in_avals[len(consts):]))
+        text = lowering.lower_module(
+            jaxpr, jitted.__name__, num_partitions=n, arg_shardings=arg_attrs,
+            result_shardings=res_attrs,
+            donated_invars=((False,) * len(consts) + alias) if any(alias) else ())
     in_types = [(a.dtype, s.shard_shape(a.shape)) for a, s in zip(in_avals, all_in)]
     out_types = [(a.dtype, s.shard_shape(a.shape)) for a, s in zip(jaxpr.out_avals, out_sh)]
     client = runtime.get_client()

@@ -69,3 +69,24 @@ def test_errors():
     with pytest.raises(NameError, match="unbound axis name: z"):
         pyjax.shard_map(lambda b: lax.psum(b, "z"), mesh=MESH, in_specs=P("x"),
                         out_specs=P())(X)
+
+
+def test_eager_call_is_one_manual_spmd_program_equal_to_the_traced_form():
+    from pyjax.test_util import count_compiles
+    x = RNG.normal(size=(8, 8)).astype(np.float32)
+    fns = [
+        (lambda b: lax.all_to_all(b, "b", 0, 1, tiled=True), P("a", "b"), P("a", "b")),
+        (lambda b: lax.psum(b, "a") * lax.axis_index("b"), P("a", "b"), P(None, "b")),
+        (lambda b: lax.psum_scatter(b, "b", tiled=True), P("a"), P(("a", "b"))),
+        (lambda b: lax.pmax(lax.ppermute(b, "b", [(0, 3), (3, 0)]), "a"), P("a", "b"),
+         P(None, "b")),
+    ]
+    for body, ins, outs in fns:
+        f = pyjax.shard_map(body, mesh=MESH2, in_specs=ins, out_specs=outs)
+        with count_compiles() as n:
+            got = f(x)
+            f(x + 1)
+        assert n() == 1
+        assert got.sharding == NamedSharding(MESH2, outs)
+        traced = pyjax.jit(f)(x)  # the vmap form, under jit
+        np.testing.assert_allclose(np.asarray(got), np.asarray(traced), rtol=1e-6)

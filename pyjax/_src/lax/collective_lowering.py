@@ -137,6 +137,7 @@ def all_to_all(ctx, x, name, split_axis, concat_axis, n):
     attrs = {"split_dimension": f"{split_axis} : i64",
              "concat_dimension": f"{concat_axis} : i64",
              "split_count": f"{n} : i64", **_attrs(frame, gs)}
+    attrs.pop("use_global_device_ids", None)  # all_to_all has no such attribute
     shape = list(x.aval.shape)
     shape[split_axis] //= n
     shape[concat_axis] *= n

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from pyjax._src.core import pytree
+from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct
 from pyjax._src.lax import parallel
 from pyjax._src.core.sharding import (AbstractMesh, Mesh, NamedSharding, PartitionSpec,
@@ -81,7 +82,8 @@ class _ShardMapped:
             raise TypeError(f"shard_map mesh= expects a Mesh, got {mesh!r}")
         return mesh
 
-    def __call__(self, *args):
+    def _arguments(self, args):
+        """(mesh, manual axis names, leaves, in_tree, one in_spec per leaf)."""
         mesh = self._mesh()
         manual = [n for n in mesh.axis_names if not self.axis_names or n in self.axis_names]
         for n in self.axis_names:
@@ -94,14 +96,24 @@ class _ShardMapped:
                                       "arguments) is not supported by pyjax")
         if isinstance(in_specs, list):
             in_specs = tuple(in_specs)
-        if isinstance(in_specs, PartitionSpec) and len(args) != 1 and not all(
-                _is_spec(s) for s in in_specs):
-            pass
+        if (isinstance(in_specs, tuple) and not isinstance(in_specs, PartitionSpec)
+                and len(in_specs) != len(args)):
+            _bad_in_specs(in_specs, args)
         leaves, in_tree = pytree.tree_flatten(args)
-        specs = _spec_leaves(in_specs if not isinstance(in_specs, PartitionSpec)
-                             else in_specs, args, "in_specs") \
-            if not (isinstance(in_specs, tuple) and not isinstance(in_specs, PartitionSpec)
-                    and len(in_specs) != len(args)) else _bad_in_specs(in_specs, args)
+        specs = _spec_leaves(in_specs, args, "in_specs")
+        return mesh, manual, leaves, in_tree, specs
+
+    def __call__(self, *args):
+        mesh = self._mesh()
+        if (isinstance(mesh, Mesh) and not (self.axis_names and
+                                           set(self.axis_names) != set(mesh.axis_names))
+                and trace_mod.is_eager()):
+            from pyjax._src.parallel import shard_map_spmd
+            return shard_map_spmd.call(self, args)
+        return self._emulate(*args)
+
+    def _emulate(self, *args):
+        mesh, manual, leaves, in_tree, specs = self._arguments(args)
         sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
         prepared, present = [], []
         for i, (x, spec) in enumerate(zip(leaves, specs)):

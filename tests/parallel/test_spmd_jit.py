@@ -127,3 +127,15 @@ def test_donation_of_sharded_arrays():
     assert x.is_deleted()
     with pytest.raises(RuntimeError, match="deleted"):
         np.asarray(x + 1)
+
+
+def test_replicated_copies_are_reused_but_never_outlive_their_array():
+    mesh = pyjax.make_mesh((8,), ("data",))
+    xs = pyjax.device_put(np.ones((8, 2), np.float32), NamedSharding(mesh, P("data")))
+    w = jnp.asarray(np.full((2,), 3.0, np.float32))
+    f = pyjax.jit(lambda w, x: x * w)
+    np.testing.assert_array_equal(np.asarray(f(w, xs)), 3.0)
+    np.testing.assert_array_equal(np.asarray(f(w, xs)), 3.0)  # the cached copies
+    pyjax.jit(lambda v: v + 1, donate_argnums=0)(w)  # w is gone
+    with pytest.raises(RuntimeError, match="deleted"):
+        np.asarray(f(w, xs))

@@ -12,6 +12,7 @@ types do not carry shardings yet.)
 from __future__ import annotations
 
 import logging
+import weakref
 
 import numpy as np
 
@@ -185,13 +186,30 @@ def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated=()):
     return prog
 
 
+# id(single-device array) -> (weakref, device ids, its copies on those devices): a replicated
+# argument (the parameters of a data-parallel step) is copied to the mesh once, not per call.
+# Arrays are immutable; a deleted or donated one is caught by its own buffer's state.
+_replicas: dict = {}
+
+
+def _replicated(x, devices):
+    ids = tuple(d.id for d in devices)
+    hit = _replicas.get(id(x))
+    b = x._buf
+    if hit is not None and hit[0]() is x and hit[1] == ids and not b.is_deleted():
+        return hit[2]
+    bufs = [b if b.device is d else b.copy_to_device(d) for d in devices]
+    key = id(x)
+    _replicas[key] = (weakref.ref(x, lambda _, k=key: _replicas.pop(k, None)), ids, bufs)
+    return bufs
+
+
 def shards_for(x, s, devices):
     """The buffers of ``x`` laid out as ``s``, one per device of the mesh."""
     if type(x) is ShardedArray and x._sharding == s:
         return x._shards
     if type(x) is ArrayImpl and s.is_fully_replicated:
-        b = x._buf
-        return [b if b.device is d else b.copy_to_device(d) for d in devices]
+        return _replicated(x, devices)
     return shard_host_value(np.asarray(x._value), s, x.aval.weak_type)._shards
 
 

@@ -127,6 +127,8 @@ def test_donation_of_sharded_arrays():
     assert x.is_deleted()
     with pytest.raises(RuntimeError, match="deleted"):
         np.asarray(x + 1)
+    # refused before Execute: later programs on the mesh still run (they hung otherwise)
+    np.testing.assert_array_equal(np.asarray(y * 2), (np.arange(16.0) + 1) * 2)
 
 
 def test_replicated_copies_are_reused_but_never_outlive_their_array():

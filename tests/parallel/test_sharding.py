@@ -124,3 +124,16 @@ def test_typeof_shows_explicit_axes_and_reshard():
     r = pyjax.reshard(x, NamedSharding(mesh, P()))
     assert r.is_fully_replicated
     np.testing.assert_array_equal(np.asarray(r), np.ones((8, 3)))
+
+
+def test_visualize_array_sharding(capsys, mesh24):
+    a = pyjax.device_put(np.ones((8, 8)), NamedSharding(mesh24, P("x")))
+    pyjax.debug.visualize_array_sharding(a)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 5 and "CPU 0,1,2,3" in lines[1] and "CPU 4,5,6,7" in lines[3]
+    pyjax.debug.visualize_sharding((8,), NamedSharding(mesh24, P("y")))
+    out = capsys.readouterr().out
+    assert [c.strip() for c in out.splitlines()[1].strip("│").split("│")] == [
+        "CPU 0,4", "CPU 1,5", "CPU 2,6", "CPU 3,7"]
+    with pytest.raises(ValueError, match="1-D or 2-D"):
+        pyjax.debug.visualize_sharding((2, 2, 2), NamedSharding(mesh24, P()))

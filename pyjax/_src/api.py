@@ -13,7 +13,7 @@ from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.sharded_array import ShardedArray
 from pyjax._src.core.sharded_array import typeof as sharded_typeof
 from pyjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding
-from pyjax._src.core.trace import Tracer, get_aval
+from pyjax._src.core.trace import Tracer
 from pyjax._src.dispatch import eager as dispatch
 
 

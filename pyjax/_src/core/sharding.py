@@ -529,7 +529,7 @@ class NamedSharding(Sharding):
     def _hlo_sharding(self, ndim):
         """The GSPMD ``mhlo.sharding`` string of this sharding for a rank-``ndim`` value."""
         spec = self.spec._normalized(ndim)
-        names, sizes = list(self.mesh.axis_names), list(self.mesh.axis_sizes)
+        names = list(self.mesh.axis_names)
         used = [n for dim in spec for n in dim]
         if not used or all(self.mesh._axis_size(n) == 1 for n in used):
             return "{replicated}"

@@ -10,14 +10,12 @@ every other name.
 """
 from __future__ import annotations
 
-import itertools
 import threading
 
 import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.lowering import mlir
 
 
 class _Bound(threading.local):
@@ -177,8 +175,6 @@ def axis_index(ctx, name):
         pos = ctx.op("stablehlo.remainder", [pos, ctx.constant(np.int32(sizes[k]), i32)], i32)
     return pos
 
-
-del itertools
 
 
 class _Spmd(threading.local):

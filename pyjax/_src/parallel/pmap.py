@@ -17,7 +17,7 @@ import functools
 import numpy as np
 
 from pyjax._src import runtime
-from pyjax._src.core import dtypes, pytree
+from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl, from_numpy
@@ -298,5 +298,3 @@ def _output(aval, bufs, axis, devs):
         return out
     return from_numpy(np.moveaxis(np.asarray(out), 0, axis), devs[0], aval.weak_type, True)
 
-
-del dtypes

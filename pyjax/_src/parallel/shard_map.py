@@ -13,13 +13,11 @@ from __future__ import annotations
 import contextlib
 import math
 
-import numpy as np
-
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct
 from pyjax._src.lax import parallel
-from pyjax._src.core.sharding import (AbstractMesh, Mesh, NamedSharding, PartitionSpec,
+from pyjax._src.core.sharding import (AbstractMesh, Mesh, PartitionSpec,
                                       current_mesh)
 from pyjax._src.core.trace import aval_of
 from pyjax._src.lax import shape_ops
@@ -244,5 +242,3 @@ def _join_blocks(y, spec, manual, sizes):
                                                           if n in present))
     return shape_ops.reshape(y, tuple(shape))
 
-
-del np, NamedSharding

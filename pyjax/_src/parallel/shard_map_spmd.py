@@ -24,7 +24,6 @@ from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.config import config
 from pyjax._src.core.sharding import NamedSharding, PartitionSpec
-from pyjax._src.core.trace import aval_of
 from pyjax._src.dispatch import compiler
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.interpreters import lowering, staging
@@ -123,5 +122,3 @@ def _module(name, closed, mesh, in_avals, in_sh, out_avals, out_sh):
     module.functions.insert(0, fn)
     return module.text()
 
-
-del aval_of

@@ -21,26 +21,13 @@ from pyjax._src.core import pytree
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.config import config
 from pyjax._src.core.sharded_array import ShardedArray, shard_host_value
-from pyjax._src.core.sharding import (NamedSharding, PartitionSpec, Sharding,
-                                      SingleDeviceSharding, current_mesh)
+from pyjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, current_mesh
 from pyjax._src.dispatch import compiler
 from pyjax._src.interpreters import lowering
 from pyjax._src.lax import collective_lowering as cl
 from pyjax._src.lax.sharding_constraint import sharding_constraint_p
 
 _log = logging.getLogger("pyjax")
-
-
-def normalize_shardings(value, option):
-    """``in_shardings``/``out_shardings``: a pytree of NamedSharding / PartitionSpec / None.
-    Returns it with PartitionSpecs left as they are (they bind to the mesh at call time)."""
-    is_leaf = lambda s: s is None or isinstance(s, (Sharding, PartitionSpec))  # noqa: E731
-    for s in pytree.tree_leaves(value, is_leaf=is_leaf):
-        if s is None or isinstance(s, (NamedSharding, PartitionSpec)):
-            continue
-        raise TypeError(f"jit({option}=...) expects None, a NamedSharding, a PartitionSpec "
-                        f"or a pytree of them, got {s!r}")
-    return value
 
 
 def _is_leaf(s):
@@ -75,11 +62,6 @@ def _bind(s, mesh, what):
 class _Program:
     __slots__ = ("exe", "mesh", "in_shardings", "out_shardings", "const_shards", "out_avals",
                  "out_tree")
-
-
-def wants_spmd(arrays, jitted):
-    return jitted._spmd or any(type(x) is ShardedArray and
-                               isinstance(x._sharding, NamedSharding) for x in arrays)
 
 
 def call(jitted, key, closed, out_tree, leaves, donated):
@@ -269,4 +251,3 @@ def _install():
 
 
 _install()
-del SingleDeviceSharding

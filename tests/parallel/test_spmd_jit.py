@@ -106,6 +106,12 @@ def test_with_sharding_constraint():
     bs = pyjax.jit(pyjax.vmap(lambda v: lax.with_sharding_constraint(
         v * 2, NamedSharding(mesh, P("a"))), in_axes=1))(xs)
     np.testing.assert_allclose(np.asarray(bs), 2 * x.T)
+    # single-device arguments: the constraint makes the call an SPMD program on its mesh
+    h = pyjax.jit(lambda v: lax.with_sharding_constraint(v * 2, col))
+    for _ in range(2):
+        out = h(jnp.asarray(x))
+        assert out.sharding == col
+        np.testing.assert_allclose(np.asarray(out), 2 * x)
     z = lax.with_sharding_constraint(x, NamedSharding(mesh, P("a", "b")))  # eagerly: placed
     assert z.sharding.spec == P("a", "b")
     with pytest.raises(ValueError, match="divisible by 4"):

@@ -551,6 +551,8 @@ class Jitted:
             entry = self._fast.get((in_tree, x64, *avals))
             if entry is None:
                 key, closed, out_tree, _, donated = self._trace(args, kwargs)
+                if spmd.constrains_layout(closed):  # with_sharding_constraint: the mesh's
+                    return self._call_spmd(args, kwargs)
                 entry = self._cache.get(key) or self._compile(key, closed, out_tree, donated)
                 self._cache.remember((in_tree, x64, *avals), entry)
             if len(leaves) == len(args) and all(type(x) is ArrayImpl for x in args):
@@ -590,7 +592,7 @@ class Jitted:
                 return self._run(hit[0], [_as_array(args[i]) for i in hit[2]] +
                                  [_as_array(kwargs[k]) for k in hit[3]])
         key, closed, out_tree, leaves, donated = self._trace(args, kwargs)
-        if self._spmd or _any_sharded(leaves):
+        if self._spmd or _any_sharded(leaves) or spmd.constrains_layout(closed):
             return spmd.call(self, key, closed, out_tree, leaves, donated)
         entry = self._cache.get(key)
         if entry is None:

@@ -64,6 +64,17 @@ class _Program:
                  "out_tree")
 
 
+def _constraint_meshes(closed):
+    return [e.params["sharding"].mesh for e in closed.jaxpr.eqns
+            if e.primitive is sharding_constraint_p]
+
+
+def constrains_layout(closed):
+    """Does the traced function lay a value out over a mesh (``with_sharding_constraint``
+    at its top level)? Then it is an SPMD program even on single-device arguments."""
+    return any(e.primitive is sharding_constraint_p for e in closed.jaxpr.eqns)
+
+
 def call(jitted, key, closed, out_tree, leaves, donated):
     """Run the traced ``closed`` (signature ``key``) on ``leaves`` as one SPMD program."""
     arrays = [x if isinstance(x, ArrayImpl) else jitted_to_array(x) for x in leaves]
@@ -80,6 +91,8 @@ def call(jitted, key, closed, out_tree, leaves, donated):
                                  f"arguments laid out over {mesh!r} and over {s.mesh!r}")
     if mesh is None:
         mesh = current_mesh()
+    if mesh is None and _constraint_meshes(closed):
+        mesh = _constraint_meshes(closed)[0]
     if mesh is None:
         raise ValueError("jit with PartitionSpec shardings but no mesh is set: use "
                          "pyjax.sharding.set_mesh(mesh)")

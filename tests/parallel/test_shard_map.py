@@ -66,6 +66,8 @@ def test_errors():
         pyjax.shard_map(lambda b: b, mesh=MESH, in_specs=P("y"), out_specs=P())(X)
     with pytest.raises(ValueError, match="in_specs has 2 entries"):
         pyjax.shard_map(lambda b: b, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())(X)
+    with pytest.raises(ValueError, match="require replication"):
+        pyjax.shard_map(lambda b: b, mesh=MESH, in_specs=P("x"), out_specs=P())(X)
     with pytest.raises(NameError, match="unbound axis name: z"):
         pyjax.shard_map(lambda b: lax.psum(b, "z"), mesh=MESH, in_specs=P("x"),
                         out_specs=P())(X)

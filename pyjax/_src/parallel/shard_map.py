@@ -146,7 +146,18 @@ class _ShardMapped:
             out_axes = [0 if _names_axis(s, name) else None for s in out_specs]
             fn = vmap_mod.vmap(fn, in_axes=in_axes, out_axes=out_axes, axis_name=name,
                                axis_size=sizes[name])
-        outs = fn(*prepared)
+        try:
+            outs = fn(*prepared)
+        except ValueError as e:
+            if "out_axes is None" not in str(e):
+                raise
+            raise ValueError(
+                f"shard_map applied to the function {self.__name__!r} was given out_specs "
+                f"{self.out_specs} which require replication which can't be statically "
+                f"inferred given the mesh: the mesh has axes {dict(sizes)}, and a result "
+                f"whose out_spec leaves out a mesh axis must not vary along it (reduce it "
+                f"with a collective such as psum, or name the axis in out_specs). ({e})") \
+                from None
         results = [_join_blocks(y, spec, manual, sizes) for y, spec in zip(outs, out_specs)]
         return pytree.tree_unflatten(out_tree, results)
 

@@ -31,6 +31,16 @@ from pyjax._src.api import (
     named_call as named_call)
 from pyjax._src.runtime import Device as Device
 from pyjax._src.core.dtypes import float0 as float0
+from pyjax._src.api import (
+    make_mesh as make_mesh, make_array_from_callback as make_array_from_callback,
+    make_array_from_single_device_arrays as make_array_from_single_device_arrays,
+    make_array_from_process_local_data as make_array_from_process_local_data,
+    reshard as reshard)
+from pyjax._src.core.sharding import (
+    PartitionSpec as P, NamedSharding as NamedSharding, set_mesh as set_mesh)
+from pyjax._src.core.sharded_array import Shard as Shard
+from pyjax._src.parallel.pmap import pmap as pmap
+from pyjax._src.parallel.shard_map import shard_map as shard_map
 from pyjax._src.dispatch.cache import clear_all as clear_caches
 from pyjax._src.core.config import flag_context as _flag_context
 # JAX's flag context managers: ``with jax.debug_nans(True): ...``

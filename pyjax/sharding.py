@@ -1,8 +1,13 @@
-"""Shardings (``jax.sharding``): how an array is laid out over devices.
-
-Only single-device shardings exist so far; meshes and ``NamedSharding`` come later.
-"""
+"""Shardings (``jax.sharding``): how an array is laid out over devices."""
 from pyjax._src.core.sharding import (
-    Sharding as Sharding, SingleDeviceSharding as SingleDeviceSharding)
+    Sharding as Sharding, SingleDeviceSharding as SingleDeviceSharding,
+    NamedSharding as NamedSharding, PartitionSpec as PartitionSpec, Mesh as Mesh,
+    AbstractMesh as AbstractMesh, AxisType as AxisType, PmapSharding as PmapSharding,
+    set_mesh as set_mesh, use_mesh as use_mesh, get_abstract_mesh as get_abstract_mesh,
+    get_mesh as get_mesh)
+from pyjax._src.core.sharded_array import Shard as Shard
+from pyjax._src.api import reshard as reshard
 
-__all__ = ["Sharding", "SingleDeviceSharding"]
+__all__ = ["Sharding", "SingleDeviceSharding", "NamedSharding", "PartitionSpec", "Mesh",
+           "AbstractMesh", "AxisType", "PmapSharding", "set_mesh", "use_mesh",
+           "get_abstract_mesh", "get_mesh", "Shard", "reshard"]

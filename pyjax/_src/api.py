@@ -4,11 +4,16 @@ from __future__ import annotations
 import numpy as np
 
 from pyjax._src import runtime
+from pyjax._src.core import dtypes
 from pyjax._src.core import profiling, pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.sharding import Sharding
-from pyjax._src.core.trace import Tracer, get_aval
+from pyjax._src.core import sharding as sharding_mod
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.sharded_array import ShardedArray
+from pyjax._src.core.sharded_array import typeof as sharded_typeof
+from pyjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding
+from pyjax._src.core.trace import Tracer
 from pyjax._src.dispatch import eager as dispatch
 
 
@@ -65,6 +70,14 @@ def _device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     if src is not None:
         raise NotImplementedError("device_put(src=...) is not supported by pyjax: it is for "
                                   "transfers between processes")
+    device = _resolve_spec(device)
+    if isinstance(device, (tuple, list, dict)) and not isinstance(device, PartitionSpec):
+        # a pytree of devices / shardings / specs with the structure of x
+        is_place = lambda s: isinstance(s, (runtime.Device, Sharding, PartitionSpec))  # noqa
+        places = pytree.tree_map(_resolve_spec, device, is_leaf=is_place)
+        return pytree.tree_map(lambda d, leaf: device_put(leaf, d, donate=donate,
+                                                          may_alias=may_alias),
+                               places, x, is_leaf=is_place)
     if device is not None and not isinstance(device, (runtime.Device, Sharding)):
         raise TypeError(f"device_put expects a Device or a Sharding for device=, got "
                         f"{device!r} of type {type(device).__name__}")
@@ -74,6 +87,17 @@ def _device_put(x, device=None, *, src=None, donate=False, may_alias=None):
         return pytree.tree_map(lambda leaf: _put_leaf(leaf, device, donate, may_alias), x)
     return pytree.tree_map(lambda leaf, d: _put_leaf(leaf, device, bool(d), may_alias),
                            x, donate)
+
+
+def _resolve_spec(s):
+    """``device_put(x, P(...))``: the spec on the current mesh (``set_mesh``)."""
+    if not isinstance(s, PartitionSpec):
+        return s
+    mesh = sharding_mod.current_mesh()
+    if mesh is None:
+        raise ValueError(f"device_put got the PartitionSpec {s!r} but no mesh is set: use "
+                         "pyjax.sharding.set_mesh(mesh), or pass NamedSharding(mesh, spec)")
+    return NamedSharding(mesh, s)
 
 
 def _put_leaf(leaf, device, donate, may_alias):
@@ -94,6 +118,96 @@ def _put_leaf(leaf, device, donate, may_alias):
     return out
 
 
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
+    """A Mesh of ``devices`` (default: the first prod(axis_shapes) devices) of shape
+    ``axis_shapes`` with ``axis_names``; axis types default to Explicit, as JAX 0.10's."""
+    axis_shapes = tuple(int(s) for s in axis_shapes)
+    if isinstance(axis_names, str):
+        axis_names = (axis_names,)
+    axis_names = tuple(axis_names)
+    if len(axis_shapes) != len(axis_names):
+        raise ValueError(f"Mesh axis names {axis_names} and shape {axis_shapes} must have "
+                         "the same length")
+    n = int(np.prod(axis_shapes, dtype=np.int64))
+    if devices is None:
+        devices = globals()["devices"]()
+    devices = list(np.array(devices, dtype=object).flat)
+    if n != len(devices) and devices is not None and n > len(devices):
+        raise ValueError(f"Number of devices {len(devices)} must be >= the product of mesh "
+                         f"shape {axis_shapes}")
+    if n != len(devices):
+        raise ValueError(f"Number of devices {len(devices)} must equal the product of "
+                         f"mesh_shape {axis_shapes}")
+    if axis_types is None:
+        axis_types = (sharding_mod.AxisType.Explicit,) * len(axis_names)
+    arr = np.empty(len(devices), dtype=object)
+    arr[:] = devices
+    return sharding_mod.Mesh(arr.reshape(axis_shapes), axis_names, axis_types=axis_types)
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None):
+    """An array of ``shape`` laid out as ``sharding``: ``data_callback(index)`` gives the
+    piece of each device (``index`` a tuple of slices)."""
+    shape = tuple(int(s) for s in shape)
+    if isinstance(sharding, PartitionSpec):
+        sharding = _resolve_spec(sharding)
+    if not isinstance(sharding, Sharding):
+        raise TypeError(f"make_array_from_callback expects a Sharding, got {sharding!r}")
+    index = sharding.devices_indices_map(shape)
+    bufs, dt = [], None
+    for d in sharding._device_assignment:
+        piece = np.asarray(data_callback(index[d]))
+        want = dtype if dtype is not None else piece.dtype
+        piece = np.array(piece, dtypes.canonicalize_dtype(want), order="C")
+        expect = sharding.shard_shape(shape)
+        if piece.shape != tuple(expect):
+            raise ValueError(f"data_callback returned a piece of shape {piece.shape} for "
+                             f"device {d} (index {index[d]}), expected {tuple(expect)}")
+        dt = piece.dtype
+        bufs.append(d.client.buffer_from_pyval(piece, d))
+    if len(sharding._device_assignment) == 1 and not isinstance(sharding, NamedSharding):
+        from pyjax._src.core.array import ArrayImpl
+        return ArrayImpl(ShapedArray.interned(shape, dt, False), bufs[0], True)
+    return ShardedArray(ShapedArray.interned(shape, dt, False), sharding, bufs, True)
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
+    """An array of ``shape`` laid out as ``sharding`` from one single-device array per
+    device of the sharding (each already on its device)."""
+    shape = tuple(int(s) for s in shape)
+    arrays = list(arrays)
+    by_dev = {}
+    for a in arrays:
+        if not isinstance(a, ArrayImpl) or type(a) is ShardedArray:
+            raise TypeError(f"make_array_from_single_device_arrays expects single-device "
+                            f"Arrays, got {type(a).__name__}")
+        by_dev[a._buf.device] = a
+    devs = sharding._device_assignment
+    if set(by_dev) != set(devs) or len(arrays) != len(devs):
+        raise ValueError(f"make_array_from_single_device_arrays got arrays on devices "
+                         f"{sorted(d.id for d in by_dev)}, expected one on each of "
+                         f"{[d.id for d in devs]}")
+    expect = tuple(sharding.shard_shape(shape))
+    dt = arrays[0].dtype
+    for a in arrays:
+        if a.shape != expect or a.dtype != dt:
+            raise ValueError(f"make_array_from_single_device_arrays: an array of shape "
+                             f"{a.shape} and dtype {a.dtype} does not match the shard shape "
+                             f"{expect} and dtype {dt}")
+    return ShardedArray(ShapedArray.interned(shape, dt, False), sharding,
+                        [by_dev[d]._buf for d in devs], True)
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """One process holds all the data: the array of ``local_data`` laid out as
+    ``sharding``."""
+    value = np.asarray(local_data)
+    if global_shape is not None and tuple(global_shape) != value.shape:
+        raise NotImplementedError("make_array_from_process_local_data with a global_shape "
+                                  "other than the local data's (several processes)")
+    return dispatch.device_put(value, sharding)
+
+
 def device_get(x):
     """Bring every array leaf of ``x`` to the host as a NumPy array."""
     def get(leaf):
@@ -112,7 +226,16 @@ def block_until_ready(x):
 
 
 def typeof(x):
-    return get_aval(x)
+    """The abstract value of ``x`` (with its sharding for an array laid out over a mesh)."""
+    return sharded_typeof(x)
+
+
+def reshard(x, out_shardings):
+    """``x`` (a pytree) laid out as ``out_shardings`` (NamedSharding / PartitionSpec on the
+    current mesh, or a pytree prefix of them): a transfer eagerly, a sharding constraint
+    under ``jit``."""
+    from pyjax._src.lax.sharding_constraint import with_sharding_constraint
+    return with_sharding_constraint(x, out_shardings)
 
 
 class ensure_compile_time_eval:

@@ -10,6 +10,7 @@ from pyjax._src.lax.user_reductions import *  # noqa: F401,F403
 from pyjax._src.lax.sorting import *  # noqa: F401,F403
 from pyjax._src.lax.stop_gradient import *  # noqa: F401,F403
 from pyjax._src.lax.parallel import *  # noqa: F401,F403
+from pyjax._src.lax.sharding_constraint import *  # noqa: F401,F403
 from pyjax._src.lax.fft import *  # noqa: F401,F403
 from pyjax._src.control_flow.associative_scan import associative_scan  # noqa: F401
 from pyjax._src.control_flow.scan import scan  # noqa: F401

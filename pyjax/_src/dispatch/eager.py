@@ -11,6 +11,8 @@ from pyjax._src.core import config as config_mod
 from pyjax._src.core import primitive as primitive_mod
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl, array_from_buffer, from_numpy
+from pyjax._src.core.sharded_array import ShardedArray, shard_host_value
+from pyjax._src.core.sharding import Sharding
 from pyjax._src.core.errors import UnexpectedTracerError
 from pyjax._src.core.trace import Trace, Tracer, get_aval
 from pyjax._src.dispatch import cache as cache_mod
@@ -84,6 +86,8 @@ def to_array(x, device=None) -> ArrayImpl:
         trace_mod.check_tracer_live(x)
         raise UnexpectedTracerError(
             f"Encountered tracer {x!r} outside of the transformation that made it.")
+    if t is ShardedArray:  # its _buf is the whole value on one device
+        return x if device is None else from_numpy(x._value, device, x.aval.weak_type)
     if isinstance(x, np.generic) and device is None:
         key = (x.dtype, x.tobytes())  # NumPy scalars made by weak-type coercion recur often
         arr = _scalar_cache.get(key)
@@ -125,6 +129,8 @@ def apply_primitive(primitive, args, params):
     if len(args) == 1:
         x = args[0]
         if type(x) is not ArrayImpl:
+            if type(x) is ShardedArray and sharded_apply:
+                return sharded_apply[0](primitive, args, params)
             x = to_array(x)
         aval = x.aval
         entry = _fast.get((primitive, id(aval)))
@@ -135,10 +141,14 @@ def apply_primitive(primitive, args, params):
         outs = entry[0]((b,), b.device)
     elif len(args) == 2:
         x, y = args
-        if type(x) is not ArrayImpl:
-            x = to_array(x)
         t = type(y)
+        if type(x) is not ArrayImpl:
+            if (type(x) is ShardedArray or t is ShardedArray) and sharded_apply:
+                return sharded_apply[0](primitive, args, params)
+            x = to_array(x)
         if t is not ArrayImpl:  # most often a Python scalar: its cached array, inline
+            if t is ShardedArray and sharded_apply:
+                return sharded_apply[0](primitive, args, params)
             c = _scalar_cache.get((t, y)) if t is int or (t is float and y) else None
             y = to_array(y) if c is None else c
         ax = x.aval
@@ -320,7 +330,16 @@ def _cached_executable(primitive, params, avals):
     return _primitives.lookup(key, lambda: compiler.compile_primitive(primitive, params, avals))
 
 
+# Installed by transformations/spmd.py: runs a primitive on arrays laid out over a mesh as
+# one SPMD program (the single-device paths would gather them on one device).
+sharded_apply = []
+
+
 def _apply_general(primitive, args, params):
+    if sharded_apply:
+        for x in args:
+            if type(x) is ShardedArray:
+                return sharded_apply[0](primitive, args, params)
     if primitive.impl is not None:
         return primitive.impl(*args, **params)
     arrays = [x if type(x) is ArrayImpl else to_array(x) for x in args]
@@ -355,6 +374,9 @@ def device_put(x, device=None):
         raise TypeError(f"device_put expects a Device, got the int {device}")
     if hasattr(device, "_device_for_put"):
         device = device._device_for_put()
+    elif isinstance(device, Sharding):  # NamedSharding, PmapSharding: one buffer per device
+        value = x._value if isinstance(x, ArrayImpl) else to_array(x)._value
+        return shard_host_value(value, device, get_aval(x).weak_type)
     if type(x) is ArrayImpl:
         if x._buf.device == device:
             return ArrayImpl(x.aval, x._buf, True, x._npy)

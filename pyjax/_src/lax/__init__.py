@@ -11,6 +11,7 @@ from pyjax._src.lax import ad_util, base, batch_util  # noqa: F401
 from pyjax._src.lax import elementwise, reductions, shape_ops, slicing  # noqa: F401
 from pyjax._src.lax import dot, sorting, stop_gradient, parallel  # noqa: F401
 from pyjax._src.lax import special  # noqa: F401
+from pyjax._src.lax import sharding_constraint  # noqa: F401
 from pyjax._src.lax import fft  # noqa: F401
 from pyjax._src.lax import convolution, user_reductions, windowed_reductions  # noqa: F401
 from pyjax._src.lax import barrier, composite_ops, jax_names, rng  # noqa: F401,E402

@@ -25,6 +25,7 @@ from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
 from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero, is_undefined_primal, not_mapped
 from pyjax._src.lax import batch_util as bu
+from pyjax._src.lax import collective_lowering as cl
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.core.axes import canonicalize_axis
 from pyjax._src.lax import reductions
@@ -33,8 +34,8 @@ from pyjax._src.lax import slicing
 from pyjax._src.lax.base import aval_of
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "pshuffle",
-           "axis_size", "psum_p", "pmax_p", "pmin_p", "all_gather_p", "axis_index_p",
-           "ppermute_p"]
+           "axis_size", "psum_scatter", "all_to_all", "psum_p", "pmax_p", "pmin_p",
+           "all_gather_p", "axis_index_p", "ppermute_p", "reduce_scatter_p", "all_to_all_p"]
 
 
 # ---- the names bound while tracing ----
@@ -122,15 +123,6 @@ def params_use_axis(params, name):
                for v in params.values())
 
 
-def _not_lowerable(name):
-    def lower(ctx, *args, **params):
-        raise NotImplementedError(
-            f"The collective {name} over a named axis can only be used inside a transformation "
-            "that binds the name (vmap with axis_name=...); lowering it for pmap/shard_map is "
-            "not implemented yet.")
-    return lower
-
-
 # ---- psum / pmax / pmin ----
 
 def _same_avals(*avals, axes, axis_index_groups=None):
@@ -194,7 +186,16 @@ def _psum_transpose(cts, *args, **params):
     return out
 
 
-psum_p = Primitive("psum", abstract_eval=_same_avals, lower=_not_lowerable("psum"),
+def _all_reduce_lower(op_name, prim_name):
+    def lower(ctx, *args, axes, axis_index_groups=None):
+        if axis_index_groups is not None:
+            raise NotImplementedError(f"{prim_name} with axis_index_groups")
+        return cl.all_reduce(ctx, args, axes, op_name, prim_name)
+    return lower
+
+
+psum_p = Primitive("psum", abstract_eval=_same_avals,
+                   lower=_all_reduce_lower("stablehlo.add", "psum"),
                    multiple_results=True, linear=True, jvp=_psum_jvp,
                    transpose=_psum_transpose, axis_aware=_uses_axes,
                    batch=_make_reducer(reductions.reduce_sum_p, _times))
@@ -216,10 +217,12 @@ def _pminmax_jvp(prim):
     return jvp
 
 
-pmax_p = Primitive("pmax", abstract_eval=_same_avals, lower=_not_lowerable("pmax"),
+pmax_p = Primitive("pmax", abstract_eval=_same_avals,
+                   lower=_all_reduce_lower("stablehlo.maximum", "pmax"),
                    multiple_results=True, jvp=with_self(_pminmax_jvp), axis_aware=_uses_axes,
                    batch=_make_reducer(reductions.reduce_max_p, lambda x, n: x))
-pmin_p = Primitive("pmin", abstract_eval=_same_avals, lower=_not_lowerable("pmin"),
+pmin_p = Primitive("pmin", abstract_eval=_same_avals,
+                   lower=_all_reduce_lower("stablehlo.minimum", "pmin"),
                    multiple_results=True, jvp=with_self(_pminmax_jvp), axis_aware=_uses_axes,
                    batch=_make_reducer(reductions.reduce_min_p, lambda x, n: x))
 
@@ -279,7 +282,8 @@ def _axis_index_rule(args, dims, *, axis_name, axis_data):
 
 
 axis_index_p = Primitive("axis_index", abstract_eval=_axis_index_abstract_eval,
-                         lower=_not_lowerable("axis_index"), jvp=NOT_DIFFERENTIABLE,
+                         lower=lambda ctx, *, axis_name: cl.axis_index(ctx, axis_name),
+                         jvp=NOT_DIFFERENTIABLE,
                          batch=_axis_index_rule, axis_aware=_names_axis)
 
 
@@ -358,7 +362,10 @@ def _all_gather_transpose(ct, x, *, axis_name, all_gather_dimension, axis_size, 
 
 
 all_gather_p = Primitive("all_gather", abstract_eval=_all_gather_abstract_eval,
-                         lower=_not_lowerable("all_gather"), linear=True, jvp=_all_gather_jvp,
+                         lower=lambda ctx, x, *, axis_name, all_gather_dimension, axis_size,
+                         tiled, axis_index_groups=None: cl.all_gather(
+                             ctx, x, axis_name, all_gather_dimension, tiled),
+                         linear=True, jvp=_all_gather_jvp,
                          transpose=_all_gather_transpose, batch=_all_gather_rule,
                          axis_aware=_names_axis)
 
@@ -433,7 +440,9 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
 
 
 ppermute_p = Primitive("ppermute", abstract_eval=lambda x, **_: x,
-                       lower=_not_lowerable("ppermute"), linear=True, jvp=_ppermute_jvp,
+                       lower=lambda ctx, x, *, axis_name, perm: cl.collective_permute(
+                           ctx, x, axis_name, perm),
+                       linear=True, jvp=_ppermute_jvp,
                        transpose=_ppermute_transpose, batch=_ppermute_rule,
                        axis_aware=_names_axis)
 
@@ -459,3 +468,193 @@ def pshuffle(x, axis_name, perm):
     if sorted(perm) != list(range(len(perm))):
         raise ValueError(f"pshuffle perm must be a permutation, got {perm}")
     return ppermute(x, axis_name, [(s, t) for t, s in enumerate(perm)])
+
+
+# ---- psum_scatter (reduce_scatter) ----
+
+def _reduce_scatter_abstract_eval(x, *, axis_name, scatter_dimension, axis_size, tiled,
+                                  axis_index_groups=None):
+    shape = list(x.shape)
+    d = scatter_dimension
+    if not 0 <= d < len(shape):
+        raise ValueError(f"psum_scatter: scatter_dimension {d} is out of bounds for an "
+                         f"operand of shape {tuple(shape)}")
+    if tiled:
+        if shape[d] % axis_size:
+            raise ValueError(f"psum_scatter: the size {shape[d]} of dimension {d} of the "
+                             f"operand (shape {tuple(shape)}) must be divisible by the size "
+                             f"{axis_size} of axis {axis_name!r}")
+        shape[d] //= axis_size
+    else:
+        if shape[d] != axis_size:
+            raise ValueError(f"psum_scatter: without tiled=True the size {shape[d]} of "
+                             f"dimension {d} of the operand (shape {tuple(shape)}) must equal "
+                             f"the size {axis_size} of axis {axis_name!r}")
+        del shape[d]
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _reduce_scatter_rule(args, dims, *, axis_name, scatter_dimension, axis_size, tiled,
+                         axis_index_groups=None, axis_data):
+    (x,), (b,) = args, dims
+    d = scatter_dimension
+    if axis_data.name != axis_name:  # another trace's axis: scatter the batched values
+        p = bu.to_batched_axis(d, b)
+        out = reduce_scatter_p.bind(x, axis_name=axis_name, scatter_dimension=p,
+                                    axis_size=axis_size, tiled=tiled,
+                                    axis_index_groups=axis_index_groups)
+        return out, (b if tiled or b < p else b - 1)
+    # Example i gets block i of the sum over the batch.
+    n = axis_data.size
+    total = _times(x, n) if b is not_mapped else reductions.reduce_sum_p.bind(x, axes=(b,))
+    if tiled:
+        shape = bu.shape_of(total)
+        total = shape_ops.reshape_p.bind(
+            total, new_sizes=shape[:d] + (n, shape[d] // n) + shape[d + 1:], dimensions=None,
+            sharding=None)
+    return total, d
+
+
+def _reduce_scatter_jvp(primals, tangents, **params):
+    (x,), (t,) = primals, tangents
+    out = reduce_scatter_p.bind(x, **params)
+    return out, (Zero(aval_of(out)) if type(t) is Zero else reduce_scatter_p.bind(t, **params))
+
+
+def _reduce_scatter_transpose(ct, x, *, axis_name, scatter_dimension, axis_size, tiled,
+                              axis_index_groups=None):
+    if type(ct) is Zero:
+        return [Zero(x.aval)]
+    return [all_gather_p.bind(ct, axis_name=axis_name, all_gather_dimension=scatter_dimension,
+                              axis_size=axis_size, tiled=tiled,
+                              axis_index_groups=axis_index_groups)]
+
+
+reduce_scatter_p = Primitive(
+    "reduce_scatter", abstract_eval=_reduce_scatter_abstract_eval,
+    lower=lambda ctx, x, *, axis_name, scatter_dimension, axis_size, tiled,
+    axis_index_groups=None: cl.reduce_scatter(ctx, x, axis_name, scatter_dimension, tiled),
+    linear=True, jvp=_reduce_scatter_jvp, transpose=_reduce_scatter_transpose,
+    batch=_reduce_scatter_rule, axis_aware=_names_axis)
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """Sum ``x`` (a pytree) over the mapped axis ``axis_name`` and give example ``i`` block
+    ``i`` of the sum along ``scatter_dimension`` (that dimension has the axis' size, or, when
+    ``tiled``, a multiple of it)."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("psum_scatter with axis_index_groups")
+    name = _single_name("psum_scatter", axis_name)
+    n = axis_size(name)
+
+    def scatter(leaf):
+        nd = aval_of(leaf).ndim
+        d = canonicalize_axis(scatter_dimension, nd, "scatter_dimension", "psum_scatter",
+                              strict=False)
+        return reduce_scatter_p.bind(leaf, axis_name=name, scatter_dimension=d, axis_size=n,
+                                     tiled=bool(tiled), axis_index_groups=None)
+    return pytree.tree_map(scatter, x)
+
+
+# ---- all_to_all ----
+
+def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_size):
+    shape = list(x.shape)
+    for what, a in (("split_axis", split_axis), ("concat_axis", concat_axis)):
+        if not 0 <= a < len(shape):
+            raise ValueError(f"all_to_all: {what} {a} is out of bounds for an operand of "
+                             f"shape {tuple(shape)}")
+    if shape[split_axis] % axis_size:
+        raise ValueError(f"all_to_all: the size {shape[split_axis]} of split_axis "
+                         f"{split_axis} (operand shape {tuple(shape)}) must be divisible by "
+                         f"the size {axis_size} of axis {axis_name!r}")
+    shape[split_axis] //= axis_size
+    shape[concat_axis] *= axis_size
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _all_to_all_rule(args, dims, *, axis_name, split_axis, concat_axis, axis_size,
+                     axis_data):
+    (x,), (b,) = args, dims
+    if axis_data.name != axis_name:
+        out = all_to_all_p.bind(x, axis_name=axis_name,
+                                split_axis=bu.to_batched_axis(split_axis, b),
+                                concat_axis=bu.to_batched_axis(concat_axis, b),
+                                axis_size=axis_size)
+        return out, b
+    # Example j gets, along concat_axis, chunk j (of split_axis) of every example i.
+    n = axis_data.size
+    x = bu.bdim_to(x, b, 0, n)  # (i, *per-example shape)
+    shape = bu.shape_of(x)[1:]
+    s, c = split_axis, concat_axis
+    split = shape[:s] + (n, shape[s] // n) + shape[s + 1:]  # per example: (.., j, m, ..)
+    x = shape_ops.reshape_p.bind(x, new_sizes=(n,) + split, dimensions=None, sharding=None)
+    j_pos = 1 + s
+    rest = [k for k in range(1 + len(split)) if k not in (0, j_pos)]  # rest[k] per-example
+    # per-example dims after removing j: index of dim c in ``rest`` order is c (as m sits at s)
+    perm = [j_pos] + rest[:c] + [0] + rest[c:]
+    x = shape_ops.transpose_p.bind(x, permutation=tuple(perm))
+    out_shape = list(shape)
+    out_shape[s] //= n
+    out_shape[c] *= n
+    x = shape_ops.reshape_p.bind(x, new_sizes=(n,) + tuple(out_shape), dimensions=None,
+                                 sharding=None)
+    return x, 0
+
+
+def _all_to_all_jvp(primals, tangents, **params):
+    (x,), (t,) = primals, tangents
+    out = all_to_all_p.bind(x, **params)
+    return out, (Zero(aval_of(out)) if type(t) is Zero else all_to_all_p.bind(t, **params))
+
+
+def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_size):
+    if type(ct) is Zero:
+        return [Zero(x.aval)]
+    return [all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
+                              concat_axis=split_axis, axis_size=axis_size)]
+
+
+all_to_all_p = Primitive(
+    "all_to_all", abstract_eval=_all_to_all_abstract_eval,
+    lower=lambda ctx, x, *, axis_name, split_axis, concat_axis, axis_size: cl.all_to_all(
+        ctx, x, axis_name, split_axis, concat_axis, axis_size),
+    linear=True, jvp=_all_to_all_jvp, transpose=_all_to_all_transpose,
+    batch=_all_to_all_rule, axis_aware=_names_axis)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
+               tiled=False):
+    """Example ``j`` gets chunk ``j`` (of ``split_axis``) of every example, concatenated
+    along ``concat_axis``. Without ``tiled`` the split axis has the axis' size and is
+    removed, and a new axis of that size is inserted at ``concat_axis``."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("all_to_all with axis_index_groups")
+    name = _single_name("all_to_all", axis_name)
+    n = axis_size(name)
+
+    def a2a(leaf):
+        nd = aval_of(leaf).ndim
+        s = canonicalize_axis(split_axis, nd, "split_axis", "all_to_all", strict=False)
+        c = canonicalize_axis(concat_axis, nd if tiled else nd, "concat_axis", "all_to_all",
+                              strict=False)
+        if tiled:
+            return all_to_all_p.bind(leaf, axis_name=name, split_axis=s, concat_axis=c,
+                                     axis_size=n)
+        shape = aval_of(leaf).shape
+        if shape[s] != n:
+            raise ValueError(f"all_to_all requires the size of the mapped axis axis_name to "
+                             f"equal x.shape[split_axis], but they are {n} and {shape[s]} "
+                             "respectively.")
+        if s < c:
+            c += 1
+            leaf = shape_ops.expand_dims(leaf, (c,))
+        elif s > c:
+            leaf = shape_ops.expand_dims(leaf, (c,))
+            s += 1
+        out = all_to_all_p.bind(leaf, axis_name=name, split_axis=s, concat_axis=c,
+                                axis_size=n)
+        if s != c:
+            out = shape_ops.squeeze(out, (s,))
+        return out
+    return pytree.tree_map(a2a, x)

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import capi
 from .buffer import PJRT_TO_DTYPE, Buffer, _Result, aval_str, deleted_or
-from .errors import XlaRuntimeError
+from .errors import DeletedBufferError, XlaRuntimeError
 
 
 def _normalize_types(types, what):
@@ -386,6 +386,11 @@ class Executable:
                 if a.device is not dev:
                     raise ValueError(f"{where}argument {j} is on {a.device!r}, expected "
                                      f"{dev!r}")
+                if a.is_deleted():
+                    # Checked before Execute: a multi-device Execute given a deleted buffer
+                    # fails on that device only, and later multi-device programs on this
+                    # client then never complete (measured: the next one hangs).
+                    raise DeletedBufferError(aval_str(a.dtype, a.shape))
         pool = self._sharded_pool
         try:
             scratch = pool.pop()

@@ -22,7 +22,8 @@ from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
 from pyjax._src.core.jaxpr import Eqn, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
-from pyjax._src.core.sharding import Sharding, SingleDeviceSharding
+from pyjax._src.core.sharded_array import ShardedArray
+from pyjax._src.core.sharding import NamedSharding, Sharding, SingleDeviceSharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
 from pyjax._src.dispatch import cache as cache_mod
@@ -32,6 +33,7 @@ from pyjax._src.dispatch.cache import Cache
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
+from pyjax._src.transformations import spmd
 from pyjax._src.runtime.compile_options import option_overrides
 
 config = config_mod.config
@@ -371,6 +373,8 @@ class Jitted:
                 f"jit(abstracted_axes={abstracted_axes!r}): shape polymorphism is not "
                 "supported by pyjax")
         self._pinned = None  # the device of SingleDeviceSharding in/out shardings
+        self._spmd = False  # NamedSharding/PartitionSpec in/out shardings: an SPMD program
+        self._spmd_cache = {}  # (signature, in and out shardings) -> spmd._Program
         device = _check_placement(device, backend, in_shardings, out_shardings, self)
         self.device = device
         self.inline = bool(inline)
@@ -589,10 +593,14 @@ class Jitted:
                     x = dispatch.to_array(x)
                 arrays.append(x)
                 avals.append(x.aval)
+            if self._spmd or _any_sharded(arrays):  # one program for the mesh
+                return self._call_spmd(args, kwargs)
             x64 = config.jax_enable_x64
             entry = self._fast.get((in_tree, x64, *avals))
             if entry is None:
                 key, closed, out_tree, _, donated = self._trace(args, kwargs)
+                if spmd.constrains_layout(closed):  # with_sharding_constraint: the mesh's
+                    return self._call_spmd(args, kwargs)
                 entry = self._cache.get(key) or self._compile(key, closed, out_tree, donated)
                 self._cache.remember((in_tree, x64, *avals), entry)
             if len(leaves) == len(args) and all(type(x) is ArrayImpl for x in args):
@@ -635,6 +643,8 @@ class Jitted:
                 return self._run(hit[0], [_as_array(args[i]) for i in hit[2]] +
                                  [_as_array(kwargs[k]) for k in hit[3]])
         key, closed, out_tree, leaves, donated = self._trace(args, kwargs)
+        if self._spmd or _any_sharded(leaves) or spmd.constrains_layout(closed):
+            return spmd.call(self, key, closed, out_tree, leaves, donated)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile(key, closed, out_tree, donated)
@@ -645,6 +655,19 @@ class Jitted:
         if donated:
             _forget_host_copies(leaves, donated)
         return out
+
+    def _call_spmd(self, args, kwargs):
+        key, closed, out_tree, leaves, donated = self._trace(args, kwargs)
+        return spmd.call(self, key, closed, out_tree, leaves, donated)
+
+    def _split_dyn_for_shardings(self, in_shardings, leaves, key):
+        """One in_sharding per flat leaf: ``in_shardings`` is a prefix of the positional
+        (dynamic) arguments; keyword arguments get None."""
+        dyn_args, dyn_kwargs = pytree.tree_unflatten(key[0], list(leaves))
+        if isinstance(in_shardings, list):
+            in_shardings = tuple(in_shardings)
+        per = spmd._broadcast(in_shardings, tuple(dyn_args), "in_shardings")
+        return per + [None] * len(pytree.tree_leaves(dyn_kwargs))
 
     def _remember_static_call(self, fkey, entry, args, kwargs):
         n = len(args)
@@ -657,7 +680,7 @@ class Jitted:
         avals = [a.aval for a in dyn if type(a) is ArrayImpl]  # keeps the ids in fkey theirs
         self._cache.remember(fkey, (entry, config.jax_enable_x64, positions, names, avals))
 
-    def _run(self, entry, arrays):
+    def _run(self, entry, arrays):  # noqa: C901
         device, committed = devices.call_device(arrays, self.device)
         bufs = list(entry.const_bufs)
         bufs += [a._buf for a in arrays]
@@ -710,6 +733,13 @@ class Jitted:
         self._trace_cache.clear()
 
 
+def _any_sharded(xs):
+    for x in xs:
+        if type(x) is ShardedArray:
+            return True
+    return False
+
+
 def _warn_unusable_donations(jaxpr, donated):
     # JAX's warning for donated inputs that no output of their type can reuse (the same
     # matching as lowering.lower_module's aliasing): those inputs stay alive.
@@ -755,9 +785,13 @@ def _check_placement(device, backend, in_shardings, out_shardings, jitted):
                         f"{device!r}")
     shardings = {}
     for option, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
-        for s in pytree.tree_leaves(value):
+        for s in pytree.tree_leaves(value, is_leaf=spmd._is_leaf):
+            if s is None:
+                continue
             if isinstance(s, SingleDeviceSharding):
                 shardings.setdefault(s.device_set.pop(), option)
+            elif isinstance(s, (NamedSharding, spmd.PartitionSpec)):
+                jitted._spmd = True
             elif isinstance(s, Sharding):
                 raise NotImplementedError(
                     f"jit({option}=...) with {type(s).__name__}: pyjax supports None and "
@@ -766,6 +800,11 @@ def _check_placement(device, backend, in_shardings, out_shardings, jitted):
                 raise TypeError(
                     f"jit({option}=...) expects None, a Sharding or a pytree of them, got "
                     f"{s!r} of type {type(s).__name__}")
+    if jitted._spmd:
+        if shardings or device is not None or backend is not None:
+            raise NotImplementedError("jit with NamedSharding/PartitionSpec shardings together "
+                                      "with SingleDeviceSharding, device or backend")
+        return None
     if not shardings:
         return device
     if device is not None or backend is not None:

@@ -1,0 +1,185 @@
+"""Arrays that span several devices: one buffer per device of their sharding.
+
+``ShardedArray`` is an ``ArrayImpl`` whose ``_buf`` is made on demand: the single-device
+paths (eager operations, single-device ``jit``) read ``_buf`` and get the assembled value on
+the sharding's first device, so every operation works on a sharded array with the right
+numbers. ``jit`` of sharded arrays takes the SPMD path instead (``transformations/spmd.py``),
+which reads the per-device buffers ``_shards`` directly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.array import ArrayImpl, array_from_buffer
+from pyjax._src.core.sharding import NamedSharding, PmapSharding, Sharding
+
+
+class Shard:
+    """One device's piece of an array (``x.addressable_shards[i]``)."""
+
+    __slots__ = ("device", "index", "data", "replica_id")
+
+    def __init__(self, device, index, data, replica_id=0):
+        self.device, self.index, self.data, self.replica_id = device, index, data, replica_id
+
+    def __repr__(self):
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data={self.data!r})")
+
+
+class ShardedArray(ArrayImpl):
+    """An array laid out over the devices of ``sharding`` (``_shards[i]`` is the buffer on
+    ``sharding._device_assignment[i]``)."""
+
+    __slots__ = ("_shards", "_sharding", "_full")
+
+    def __init__(self, aval: ShapedArray, sharding: Sharding, shards, committed=True):
+        self.aval = aval
+        self._sharding = sharding
+        self._shards = list(shards)
+        self._committed = committed
+        self._npy = None
+        self._full = None
+
+    # The single-device view: the whole value on the first device (made once).
+    @property
+    def _buf(self):
+        full = self._full
+        if full is None:
+            dev = self._shards[0].device
+            full = self._full = dev.client.buffer_from_pyval(
+                np.array(self._value, order="C"), dev)
+        return full
+
+    @property
+    def device(self):
+        return self._sharding
+
+    def devices(self):
+        return set(b.device for b in self._shards)
+
+    @property
+    def sharding(self):
+        return self._sharding
+
+    @property
+    def is_fully_replicated(self):
+        return self._sharding.is_fully_replicated
+
+    @property
+    def _value(self) -> np.ndarray:
+        v = self._npy
+        if v is None:
+            v = np.empty(self.aval.shape, self.aval.dtype)
+            index = self._sharding.devices_indices_map(self.aval.shape)
+            for b in self._shards:
+                v[index[b.device]] = b.to_numpy()
+            v.flags.writeable = False
+            self._npy = v
+        return v
+
+    @property
+    def addressable_shards(self):
+        index = self._sharding.devices_indices_map(self.aval.shape)
+        seen = {}
+        out = []
+        for b in self._shards:
+            idx = index[b.device]
+            key = tuple((s.start, s.stop) if isinstance(s, slice) else s for s in idx)
+            rid = seen[key] = seen.get(key, -1) + 1
+            aval = ShapedArray.interned(b.shape, b.dtype, self.aval.weak_type)
+            out.append(Shard(b.device, idx, array_from_buffer(aval, b, True), rid))
+        return out
+
+    def addressable_data(self, index):
+        return self.addressable_shards[index].data
+
+    def block_until_ready(self):
+        for b in self._shards:
+            b.block_until_ready()
+        return self
+
+    def is_ready(self):
+        return all(b.is_ready() for b in self._shards)
+
+    def delete(self):
+        for b in self._shards:
+            b.delete()
+        self._npy = None
+        self._full = None
+
+    def is_deleted(self):
+        return any(b.is_deleted() for b in self._shards)
+
+    def on_device_size_in_bytes(self):
+        return sum(int(np.prod(b.shape)) * b.dtype.itemsize for b in self._shards)
+
+    def __reduce__(self):
+        return ArrayImpl.__reduce__(self)
+
+
+def shard_host_value(value: np.ndarray, sharding: Sharding, weak_type=False):
+    """Upload the NumPy array ``value`` split as ``sharding`` says."""
+    if isinstance(sharding, PmapSharding):
+        index = sharding.devices_indices_map(value.shape)
+    else:
+        index = sharding.devices_indices_map(value.shape)
+    bufs = []
+    for d in sharding._device_assignment:
+        piece = np.array(value[index[d]], order="C")
+        bufs.append(d.client.buffer_from_pyval(piece, d))
+    aval = ShapedArray.interned(value.shape, value.dtype, bool(weak_type))
+    return ShardedArray(aval, sharding, bufs, True)
+
+
+def from_shard_buffers(aval, sharding, bufs, committed=True):
+    return ShardedArray(aval, sharding, bufs, committed)
+
+
+def is_sharded(x):
+    return type(x) is ShardedArray
+
+
+trace_mod.aval_handlers[ShardedArray] = lambda x: x.aval
+__all__ = ["Shard", "ShardedArray", "shard_host_value", "NamedSharding"]
+
+
+class ShardedShapedArray(ShapedArray):
+    """What ``typeof`` gives for an array laid out over a mesh: the ShapedArray with its
+    ``sharding``; dimensions split over Explicit mesh axes print as JAX prints them
+    (``float32[8@data,3]``). Tracing uses the plain ShapedArray (Explicit axes are partitioned
+    as Auto ones)."""
+
+    __slots__ = ("sharding",)
+
+    def __init__(self, shape, dtype, weak_type, sharding):
+        super().__init__(shape, dtype, weak_type)
+        self.sharding = sharding
+
+    def str_short(self):
+        from pyjax._src.core.sharding import AxisType
+        mesh = self.sharding.mesh
+        explicit = {n for n, t in zip(mesh.axis_names, mesh.axis_types)
+                    if t is AxisType.Explicit}
+        dims = []
+        for size, names in zip(self.shape, self.sharding.spec._normalized(len(self.shape))):
+            names = [n for n in names if n in explicit]
+            if not names:
+                dims.append(str(size))
+            elif len(names) == 1:
+                dims.append(f"{size}@{names[0]}")
+            else:
+                dims.append(f"{size}@({','.join(names)})")
+        return f"{self.dtype.name}[{','.join(dims)}]"
+
+    __str__ = str_short
+
+
+def typeof(x):
+    """``x``'s abstract value, with its sharding when it is laid out over a mesh."""
+    if type(x) is ShardedArray and isinstance(x._sharding, NamedSharding):
+        av = x.aval
+        return ShardedShapedArray(av.shape, av.dtype, av.weak_type, x._sharding)
+    return trace_mod.get_aval(x)

@@ -1,0 +1,200 @@
+"""Lowering of the named-axis collectives to XLA collectives.
+
+A device-mapping transformation binds its axis names for the lowering of its body with
+``lowering_axes(names, sizes, manual)``: ``pmap`` binds one axis whose positions are replica
+ids (``manual=False``: cross-replica collectives), ``shard_map`` binds the mesh's axes, whose
+positions are partition ids (``manual=True``: collectives carry a channel handle and
+``use_global_device_ids``). A device's position in the bound axes is its flat (row-major)
+index, so the replica groups of a collective over some names are the positions that agree on
+every other name.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from pyjax._src.core import dtypes
+from pyjax._src.core.abstract import ShapedArray
+
+
+class _Bound(threading.local):
+    def __init__(self):
+        self.frames = []  # (names, sizes, manual), innermost last
+
+
+_bound = _Bound()
+_channel = [0]
+
+
+class lowering_axes:
+    """While lowering a body: ``names`` (of ``sizes``) are the device axes."""
+
+    def __init__(self, names, sizes, manual):
+        self.frame = (tuple(names), tuple(int(s) for s in sizes), bool(manual))
+
+    def __enter__(self):
+        _bound.frames.append(self.frame)
+
+    def __exit__(self, *exc):
+        _bound.frames.pop()
+        return False
+
+
+def _frame_for(primitive, names):
+    for frame in reversed(_bound.frames):
+        if all(n in frame[0] for n in names):
+            return frame
+    raise NotImplementedError(
+        f"The collective {primitive} over axis {names if len(names) > 1 else names[0]!r} "
+        "was lowered outside a pmap/shard_map that binds that axis name (inside jit "
+        "alone, or under vmap only, a named axis has no devices)")
+
+
+def groups(frame, names):
+    """The replica groups (lists of flat positions) of a collective over ``names``."""
+    all_names, sizes, _ = frame
+    ids = np.arange(int(np.prod(sizes))).reshape(sizes)
+    over = [all_names.index(n) for n in names]
+    rest = [i for i in range(len(all_names)) if i not in over]
+    ids = np.transpose(ids, rest + over).reshape(-1, int(np.prod([sizes[i] for i in over])))
+    return ids.tolist()
+
+
+def _groups_attr(gs):
+    rows = ", ".join("[" + ", ".join(str(i) for i in g) + "]" for g in gs)
+    return f"dense<[{rows}]> : tensor<{len(gs)}x{len(gs[0])}xi64>"
+
+
+def _attrs(frame, gs):
+    attrs = {"replica_groups": _groups_attr(gs)}
+    if frame[2]:
+        _channel[0] += 1
+        attrs["channel_handle"] = f"#stablehlo.channel_handle<handle = {_channel[0]}, type = 1>"
+        attrs["use_global_device_ids"] = "unit"
+    return attrs
+
+
+def _scalar(dt):
+    return ShapedArray((), dt)
+
+
+def all_reduce(ctx, operands, names, op_name, prim_name):
+    """psum / pmax / pmin: one all_reduce per operand."""
+    frame = _frame_for(prim_name, names)
+    gs = groups(frame, names)
+    outs = []
+    for x, out_aval in zip(operands, ctx.avals_out):
+        dt = x.aval.dtype
+        name = op_name
+        if dtypes.is_bool(dt):
+            name = {"stablehlo.add": "stablehlo.or", "stablehlo.maximum": "stablehlo.or",
+                    "stablehlo.minimum": "stablehlo.and"}[op_name]
+        region = ctx.region([_scalar(dt), _scalar(dt)])
+        a, b = region.args
+        region.ret([region.op(name, [a, b], _scalar(dt))])
+        outs.append(ctx.op("stablehlo.all_reduce", [x], out_aval, attrs=_attrs(frame, gs),
+                           regions=[region]))
+    return outs
+
+
+def all_gather(ctx, x, name, dim, tiled, prim_name="all_gather"):
+    frame = _frame_for(prim_name, (name,))
+    gs = groups(frame, (name,))
+    out = ctx.avals_out[0]
+    if not tiled:  # gather along a new unit dimension
+        shape = list(x.aval.shape)
+        shape.insert(dim, 1)
+        x = ctx.op("stablehlo.reshape", [x], x.aval.update(shape=tuple(shape)))
+    attrs = {"all_gather_dim": f"{dim} : i64", **_attrs(frame, gs)}
+    return ctx.op("stablehlo.all_gather", [x], out, attrs=attrs)
+
+
+def reduce_scatter(ctx, x, name, dim, tiled):
+    frame = _frame_for("psum_scatter", (name,))
+    gs = groups(frame, (name,))
+    out = ctx.avals_out[0]
+    dt = x.aval.dtype
+    shape = list(x.aval.shape)
+    shape[dim] //= len(gs[0])
+    region = ctx.region([_scalar(dt), _scalar(dt)])
+    a, b = region.args
+    region.ret([region.op("stablehlo.or" if dtypes.is_bool(dt) else "stablehlo.add", [a, b],
+                          _scalar(dt))])
+    attrs = {"scatter_dimension": f"{dim} : i64", **_attrs(frame, gs)}
+    res = ctx.op("stablehlo.reduce_scatter", [x], x.aval.update(shape=tuple(shape)),
+                 attrs=attrs, regions=[region])
+    if not tiled:
+        res = ctx.op("stablehlo.reshape", [res], out)
+    return res
+
+
+def all_to_all(ctx, x, name, split_axis, concat_axis, n):
+    frame = _frame_for("all_to_all", (name,))
+    gs = groups(frame, (name,))
+    attrs = {"split_dimension": f"{split_axis} : i64",
+             "concat_dimension": f"{concat_axis} : i64",
+             "split_count": f"{n} : i64", **_attrs(frame, gs)}
+    attrs.pop("use_global_device_ids", None)  # all_to_all has no such attribute
+    shape = list(x.aval.shape)
+    shape[split_axis] //= n
+    shape[concat_axis] *= n
+    return ctx.op("stablehlo.all_to_all", [x], x.aval.update(shape=tuple(shape)),
+                  attrs=attrs)
+
+
+def collective_permute(ctx, x, name, perm):
+    frame = _frame_for("ppermute", (name,))
+    gs = groups(frame, (name,))
+    pairs = [(g[s], g[t]) for g in gs for s, t in perm]
+    attrs = {"source_target_pairs":
+             "dense<[" + ", ".join(f"[{s}, {t}]" for s, t in pairs) +
+             f"]> : tensor<{len(pairs)}x2xi64>"}
+    if frame[2]:
+        _channel[0] += 1
+        attrs["channel_handle"] = f"#stablehlo.channel_handle<handle = {_channel[0]}, type = 1>"
+    if not pairs:
+        return ctx.op("stablehlo.multiply", [x, ctx.constant(np.zeros((), x.aval.dtype),
+                                                             x.aval.update(shape=()))],
+                      x.aval)
+    return ctx.op("stablehlo.collective_permute", [x], ctx.avals_out[0], attrs=attrs)
+
+
+def axis_index(ctx, name):
+    frame = _frame_for("axis_index", (name,))
+    names, sizes, manual = frame
+    u32 = ShapedArray((), np.dtype(np.uint32))
+    pos = ctx.op("stablehlo.partition_id" if manual else "stablehlo.replica_id", [], u32)
+    i32 = ShapedArray((), np.dtype(np.int32))
+    pos = ctx.op("stablehlo.convert", [pos], i32)
+    k = names.index(name)
+    stride = int(np.prod(sizes[k + 1:]))
+    if stride > 1:
+        pos = ctx.op("stablehlo.divide", [pos, ctx.constant(np.int32(stride), i32)], i32)
+    if k > 0:
+        pos = ctx.op("stablehlo.remainder", [pos, ctx.constant(np.int32(sizes[k]), i32)], i32)
+    return pos
+
+
+
+class _Spmd(threading.local):
+    def __init__(self):
+        self.depth = 0
+
+
+_spmd = _Spmd()
+
+
+class spmd_lowering:
+    """While lowering a program partitioned by XLA (sharding annotations are meaningful)."""
+
+    def __enter__(self):
+        _spmd.depth += 1
+
+    def __exit__(self, *exc):
+        _spmd.depth -= 1
+        return False
+
+
+def in_spmd_lowering():
+    return _spmd.depth > 0

@@ -62,5 +62,6 @@ from pyjax import profiler as profiler
 from pyjax import nn as nn
 from pyjax import ops as ops
 from pyjax import image as image
+from pyjax._src.jax_alias import install_as_jax as install_as_jax
 
 __version__ = "0.1.0"

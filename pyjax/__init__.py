@@ -62,6 +62,10 @@ from pyjax import profiler as profiler
 from pyjax import nn as nn
 from pyjax import ops as ops
 from pyjax import image as image
+from pyjax import typing as typing
+from pyjax import flatten_util as flatten_util
+from pyjax import core as core
+from pyjax import extend as extend
 from pyjax._src.jax_alias import install_as_jax as install_as_jax
 
 __version__ = "0.1.0"

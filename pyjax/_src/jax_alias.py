@@ -10,15 +10,17 @@ import importlib.machinery
 import importlib.util
 import sys
 
-ALIASES = {"jax": "pyjax"}
+# longest prefix first: JAX's private modules that libraries reach into (`jax._src.*`) map to
+# pyjax's stand-ins for the few names they read, not to pyjax's own private modules
+ALIASES = (("jax._src", "pyjax._src.jax_private"), ("jax", "pyjax"))
 
 
 def _target(fullname):
     """The pyjax module name a `jax...` name maps to, or None for other names."""
-    head, _, rest = fullname.partition(".")
-    if head not in ALIASES:
-        return None
-    return ALIASES[head] + ("." + rest if rest else "")
+    for prefix, real in ALIASES:
+        if fullname == prefix or fullname.startswith(prefix + "."):
+            return real + fullname[len(prefix):]
+    return None
 
 
 class _AliasLoader(importlib.abc.Loader):

@@ -9,6 +9,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
+import types
 
 # longest prefix first: JAX's private modules that libraries reach into (`jax._src.*`) map to
 # pyjax's stand-ins for the few names they read, not to pyjax's own private modules
@@ -23,19 +24,46 @@ def _target(fullname):
     return None
 
 
+# the JAX release whose API pyjax follows: what `jax.__version__` says under the alias (libraries
+# choose code paths by it); pyjax's own version stays `pyjax.__version__`
+JAX_API_VERSION = "0.10.2"
+
+
+class JaxModule(types.ModuleType):
+    """The top-level `jax` module under the alias: every attribute is pyjax's, except the
+    version, which is the JAX API version pyjax implements."""
+
+    def __init__(self, pyjax_module):
+        super().__init__("jax", pyjax_module.__doc__)
+        self.__dict__["_pyjax"] = pyjax_module
+        self.__version__ = JAX_API_VERSION
+        self.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))
+        self.__path__ = list(pyjax_module.__path__)
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_pyjax"], name)
+
+    def __dir__(self):
+        return sorted(set(dir(self.__dict__["_pyjax"])) | set(self.__dict__))
+
+
 class _AliasLoader(importlib.abc.Loader):
     def __init__(self, target):
         self.target = target
 
     def create_module(self, spec):
         module = importlib.import_module(self.target)
+        if spec.name == "jax":
+            self._own_spec = None
+            return JaxModule(module)
         self._own_spec = getattr(module, "__spec__", None)
         return module
 
     def exec_module(self, module):
         # importlib stamped the alias spec on the module; give the pyjax module its own back so
         # its relative imports and `importlib.reload` keep working
-        module.__spec__ = self._own_spec
+        if not isinstance(module, JaxModule):
+            module.__spec__ = self._own_spec
 
 
 class JaxAliasFinder(importlib.abc.MetaPathFinder):
@@ -55,7 +83,8 @@ class JaxAliasFinder(importlib.abc.MetaPathFinder):
 
 
 def _is_alias(module):
-    return getattr(module, "__name__", "").split(".")[0] == "pyjax"
+    return (isinstance(module, JaxModule)
+            or getattr(module, "__name__", "").split(".")[0] == "pyjax")
 
 
 def install_as_jax():

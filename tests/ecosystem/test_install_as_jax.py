@@ -23,7 +23,8 @@ SCRIPT = textwrap.dedent("""
     from jax.nn import logsumexp  # jax.scipy.special comes with the special-functions branch
     import jax.tree_util as tu
     import pyjax
-    assert jax is pyjax and jnp is pyjax.numpy and lax is pyjax.lax
+    assert jax.jit is pyjax.jit and jnp is pyjax.numpy and lax is pyjax.lax
+    assert jax.__version__ == "0.10.2" and jax.__version_info__ == (0, 10, 2)
     x = jnp.arange(4.0)
     print("ARGS", sys.argv[1:])
     print("LSE", float(logsumexp(x)))

@@ -22,7 +22,8 @@ def test_mlp_init_apply_and_adam_training(nn):
     class MLP(nn.Module):
         @nn.compact
         def __call__(self, x):
-            return nn.Dense(1)(nn.tanh(nn.Dense(8)(x)))
+            h = nn.tanh(nn.Dense(8)(x))  # Dense_0 (flax numbers modules as they are built)
+            return nn.Dense(1)(h)
 
     rng = np.random.RandomState(1)
     x = rng.randn(16, 3).astype(np.float32)

@@ -15,6 +15,8 @@ from pyjax._src.transformations.grad import (
     value_and_grad as value_and_grad, jacfwd as jacfwd, jacrev as jacrev,
     jacobian as jacobian, hessian as hessian, linear_transpose as linear_transpose)
 from pyjax._src.transformations.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custom_vjp
+from pyjax._src.transformations.closure import (
+    closure_convert as closure_convert, custom_gradient as custom_gradient)
 from pyjax._src.transformations import reduction_jvp as _reduction_jvp  # noqa: F401 (rules)
 from pyjax._src.transformations.checkpoint import (
     checkpoint as checkpoint, remat as remat, checkpoint_policies as checkpoint_policies)

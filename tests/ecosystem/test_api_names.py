@@ -1,0 +1,83 @@
+"""Names libraries use: ravel_pytree, tree_util.Partial, custom_gradient, closure_convert,
+block_until_ready on pytrees; checked against NumPy and finite differences."""
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as jnp
+from pyjax.flatten_util import ravel_pytree
+from pyjax.test_util import check_grads
+from pyjax.tree_util import Partial
+
+
+@pytest.fixture
+def x64():
+    prev = pyjax.config.jax_enable_x64
+    pyjax.config.update("jax_enable_x64", True)
+    yield
+    pyjax.config.update("jax_enable_x64", prev)
+
+
+def test_ravel_pytree_round_trip_and_dtypes():
+    tree = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": (np.int32(7), np.ones(2, np.float16))}
+    flat, unravel = ravel_pytree(tree)
+    assert flat.shape == (9,) and flat.dtype == np.float32  # promoted to the common dtype
+    np.testing.assert_array_equal(flat, np.concatenate([np.arange(6), [7], np.ones(2)]))
+    back = unravel(flat)
+    assert back["b"][0].dtype == np.int32 and back["b"][1].dtype == np.float16
+    np.testing.assert_array_equal(back["a"], tree["a"])
+    assert unravel == ravel_pytree(tree)[1]  # equal unravel functions: usable as static args
+    with pytest.raises(ValueError, match=r"shape \(9,\)"):
+        unravel(flat[:5])
+    with pytest.raises(TypeError, match="dtype"):
+        unravel(flat.astype(np.int32))
+    empty, unravel_empty = ravel_pytree({})
+    assert empty.shape == (0,) and unravel_empty(empty) == {}
+
+
+def test_ravel_pytree_under_jit_and_grad():
+    tree = {"w": jnp.ones((2, 2)), "b": jnp.arange(2.0)}
+    flat, unravel = ravel_pytree(tree)
+    f = lambda v: jnp.sum(unravel(v)["w"] ** 2) + jnp.sum(unravel(v)["b"] ** 3)
+    g = pyjax.jit(pyjax.grad(f))(flat)
+    np.testing.assert_allclose(g, np.concatenate([3 * np.arange(2.0) ** 2, 2 * np.ones(4)]))
+
+
+def test_partial_is_a_pytree_through_jit():
+    p = Partial(lambda a, x: a * x, jnp.array(3.0))
+    assert pyjax.tree_util.tree_leaves(p)[0] == 3.0
+    out = pyjax.jit(lambda p, x: p(x))(p, 2.0)
+    assert float(out) == 6.0
+    doubled = pyjax.tree_util.tree_map(lambda a: 2 * a, p)
+    assert float(doubled(1.0)) == 6.0
+
+
+def test_custom_gradient(x64):
+    @pyjax.custom_gradient
+    def f(x):
+        return jnp.sin(x), lambda g: g * 3.0 * jnp.cos(x)  # deliberately 3x the true gradient
+
+    xs = jnp.array([0.1, 0.7, 2.0])
+    np.testing.assert_allclose(f(xs), np.sin([0.1, 0.7, 2.0]))
+    np.testing.assert_allclose(pyjax.vmap(pyjax.grad(f))(xs), 3 * np.cos([0.1, 0.7, 2.0]))
+    np.testing.assert_allclose(pyjax.jit(pyjax.grad(f))(0.7), 3 * np.cos(0.7))
+
+    @pyjax.custom_gradient
+    def mul(x, y):  # the true gradient, checked by finite differences
+        return x * y, lambda ct: (ct * y, ct * x)
+    check_grads(mul, (1.5, -0.5), order=1, modes=["rev"])
+
+
+def test_closure_convert_hoists_traced_values(x64):
+    def outer(w):
+        conv, consts = pyjax.closure_convert(lambda x: jnp.sin(w * x), 1.0)
+        assert len(consts) == (1 if isinstance(w, pyjax.core.Tracer) else 0)
+        return conv(0.5, *consts)
+
+    np.testing.assert_allclose(outer(2.0), np.sin(1.0))
+    check_grads(outer, (2.0,), order=1, modes=["rev"])
+
+
+def test_block_until_ready_pytree():
+    tree = {"a": jnp.ones(3) * 2, "b": [jnp.arange(2), 5, None]}
+    assert pyjax.block_until_ready(tree) is tree

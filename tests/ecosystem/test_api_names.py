@@ -81,3 +81,36 @@ def test_closure_convert_hoists_traced_values(x64):
 def test_block_until_ready_pytree():
     tree = {"a": jnp.ones(3) * 2, "b": [jnp.arange(2), 5, None]}
     assert pyjax.block_until_ready(tree) is tree
+
+
+# the `name` primitive of checkpoint_name: lowering (jit), JVP and batching tested below
+TESTED_PRIMITIVES = JVP_TESTED = BATCH_TESTED = {"name"}
+
+
+def test_checkpoint_name_and_name_policies(x64):
+    from pyjax.ad_checkpoint import checkpoint_name
+    policies = pyjax.checkpoint_policies
+
+    def f(x):
+        a = checkpoint_name(jnp.sin(x), "a")
+        return jnp.sum(jnp.sin(a) * a)
+
+    x = jnp.array([0.3, -1.2, 2.0])
+    want = np.cos(np.sin(x)) * np.cos(x) * np.sin(x) + np.sin(np.sin(x)) * np.cos(x)
+    sins = {}
+    for label, pol in [("none", None), ("only_a", policies.save_only_these_names("a")),
+                       ("all_but_a", policies.save_any_names_but_these("a")),
+                       ("both", policies.save_from_both_policies(
+                           policies.nothing_saveable, policies.save_only_these_names("a")))]:
+        g = pyjax.grad(pyjax.checkpoint(f, policy=pol))
+        np.testing.assert_allclose(g(x), want, rtol=1e-12)
+        sins[label] = str(pyjax.make_jaxpr(g)(x)).count("sin")
+    # saving "a" spares recomputing sin(x) in the backward pass
+    assert sins["only_a"] == sins["both"] == sins["none"] - 1 == sins["all_but_a"] - 1
+    check_grads(lambda x: jnp.sum(checkpoint_name(x ** 3, "c")), (x,), order=2)
+    np.testing.assert_allclose(pyjax.vmap(lambda v: checkpoint_name(v * 2, "b"))(x), 2 * x)
+    np.testing.assert_allclose(pyjax.jit(lambda v: checkpoint_name(v, "c"))(x), x)
+    with pytest.raises(TypeError, match="name must be a string"):
+        checkpoint_name(x, 3)
+    with pytest.raises(NotImplementedError, match="save_and_offload_only_these_names"):
+        policies.save_and_offload_only_these_names(names_which_can_be_saved=["a"])

@@ -55,3 +55,14 @@ def sgd_momentum(lr, momentum):
 
 def cosine(init, steps):
     return lambda t: init * 0.5 * (1 + np.cos(np.pi * min(t, steps) / steps))
+
+
+def conv_same(x, k):
+    """NumPy 'SAME' 2-D convolution (cross-correlation), NHWC input, HWIO kernel."""
+    kh, kw = k.shape[:2]
+    xp = np.pad(x, ((0, 0), ((kh - 1) // 2, kh // 2), ((kw - 1) // 2, kw // 2), (0, 0)))
+    out = np.zeros(x.shape[:3] + (k.shape[3],))
+    for i in range(x.shape[1]):
+        for j in range(x.shape[2]):
+            out[:, i, j] = np.einsum("nhwc,hwco->no", xp[:, i:i + kh, j:j + kw], k)
+    return out

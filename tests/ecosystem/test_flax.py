@@ -52,17 +52,6 @@ def test_mlp_init_apply_and_adam_training(nn):
     np.testing.assert_allclose(losses, want, rtol=2e-5, atol=1e-6)
 
 
-def _conv_same(x, k):
-    """NumPy 'SAME' 2-D convolution (cross-correlation), NHWC input, HWIO kernel."""
-    kh, kw = k.shape[:2]
-    xp = np.pad(x, ((0, 0), ((kh - 1) // 2, kh // 2), ((kw - 1) // 2, kw // 2), (0, 0)))
-    out = np.zeros(x.shape[:3] + (k.shape[3],))
-    for i in range(x.shape[1]):
-        for j in range(x.shape[2]):
-            out[:, i, j] = np.einsum("nhwc,hwco->no", xp[:, i:i + kh, j:j + kw], k)
-    return out
-
-
 def test_cnn_batchnorm_dropout(nn):
     import jax
 
@@ -81,7 +70,7 @@ def test_cnn_batchnorm_dropout(nn):
     v = model.init(jax.random.PRNGKey(0), x, train=False)
     p, bs = v["params"], v["batch_stats"]
     # eval mode: running statistics (initially mean 0, var 1), no dropout
-    conv = _conv_same(x, np.asarray(p["Conv_0"]["kernel"])) + np.asarray(p["Conv_0"]["bias"])
+    conv = ref.conv_same(x, np.asarray(p["Conv_0"]["kernel"])) + np.asarray(p["Conv_0"]["bias"])
     bn = conv / np.sqrt(1 + 1e-5) * np.asarray(p["BatchNorm_0"]["scale"]) + np.asarray(p["BatchNorm_0"]["bias"])
     r = np.maximum(bn, 0)
     pooled = r.reshape(2, 3, 2, 3, 2, 4).mean(axis=(2, 4)).reshape(2, -1)

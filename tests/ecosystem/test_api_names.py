@@ -114,3 +114,25 @@ def test_checkpoint_name_and_name_policies(x64):
         checkpoint_name(x, 3)
     with pytest.raises(NotImplementedError, match="save_and_offload_only_these_names"):
         policies.save_and_offload_only_these_names(names_which_can_be_saved=["a"])
+
+
+def test_vjp_and_linearize_functions_are_pytrees():
+    f = lambda x: jnp.sin(x) * x
+    x = jnp.arange(3.0)
+    want = np.cos(np.arange(3.0)) * np.arange(3.0) + np.sin(np.arange(3.0))
+    _, pullback = pyjax.vjp(f, x)
+    assert pyjax.tree_util.tree_leaves(pullback)  # the residuals are its leaves
+    np.testing.assert_allclose(pullback(jnp.ones(3))[0], want, rtol=1e-6)
+    from_jit = pyjax.jit(lambda x: pyjax.vjp(f, x)[1])(x)
+    np.testing.assert_allclose(from_jit(jnp.ones(3))[0], want, rtol=1e-6)
+    mapped = pyjax.tree_util.tree_map(lambda r: r, pullback)
+    np.testing.assert_allclose(mapped(jnp.ones(3))[0], want, rtol=1e-6)
+    lin = pyjax.jit(lambda x: pyjax.linearize(f, x)[1])(x)
+    np.testing.assert_allclose(lin(jnp.ones(3)), want, rtol=1e-6)
+
+
+def test_exception_types_as_jax():
+    with pytest.raises(TypeError):
+        jnp.dot(jnp.ones(3), jnp.ones(4))
+    with pytest.raises(TypeError):
+        pyjax.lax.add(1, 1.0)

@@ -83,8 +83,8 @@ def test_block_until_ready_pytree():
     assert pyjax.block_until_ready(tree) is tree
 
 
-# the `name` primitive of checkpoint_name: lowering (jit), JVP and batching tested below
-TESTED_PRIMITIVES = JVP_TESTED = BATCH_TESTED = {"name"}
+# `name` (checkpoint_name) and `custom_vmap_call`: lowering (jit), JVP and batching tested below
+TESTED_PRIMITIVES = JVP_TESTED = BATCH_TESTED = {"name", "custom_vmap_call"}
 
 
 def test_checkpoint_name_and_name_policies(x64):
@@ -136,3 +136,37 @@ def test_exception_types_as_jax():
         jnp.dot(jnp.ones(3), jnp.ones(4))
     with pytest.raises(TypeError):
         pyjax.lax.add(1, 1.0)
+
+
+def test_custom_vmap_uses_its_rule_and_sequential_vmap(x64):
+    from pyjax.custom_batching import custom_vmap, sequential_vmap
+    calls = []
+
+    @custom_vmap
+    def f(x, y):
+        return jnp.sin(x) + y
+
+    @f.def_vmap
+    def rule(axis_size, in_batched, x, y):
+        calls.append((axis_size, in_batched))
+        return jnp.sin(x) + y + 100.0, True  # marked, so the test sees the rule was used
+
+    x = jnp.arange(3.0)
+    np.testing.assert_allclose(f(x[1], 1.0), np.sin(1.0) + 1)
+    np.testing.assert_allclose(pyjax.vmap(f, (0, None))(x, 1.0), np.sin(np.arange(3.0)) + 101)
+    assert calls == [(3, (True, False))]
+    np.testing.assert_allclose(pyjax.vmap(pyjax.jit(f), (None, 0))(1.0, x), np.sin(1.0) + x + 100)
+    assert calls[-1] == (3, (False, True))
+    np.testing.assert_allclose(pyjax.jit(f)(0.5, 2.0), np.sin(0.5) + 2)
+    check_grads(f, (0.3, 2.0), order=1, modes=["fwd", "rev"])
+
+    @custom_vmap
+    def no_rule(x):
+        return x
+    with pytest.raises(AttributeError, match="No batching rule"):
+        pyjax.vmap(no_rule)(x)
+
+    g = sequential_vmap(lambda a, b: jnp.sum(a ** 2) * b)
+    a = np.arange(12.0).reshape(4, 3)
+    np.testing.assert_allclose(pyjax.vmap(g, (0, None))(a, 2.0), 2 * (a ** 2).sum(1))
+    assert "scan" in str(pyjax.make_jaxpr(pyjax.vmap(g, (0, None)))(a, 2.0))

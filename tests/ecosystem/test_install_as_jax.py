@@ -22,6 +22,8 @@ SCRIPT = textwrap.dedent("""
     from jax import lax, random
     from jax.nn import logsumexp  # jax.scipy.special comes with the special-functions branch
     import jax.tree_util as tu
+    from jax.example_libraries import stax, optimizers
+    from jax.flatten_util import ravel_pytree
     import pyjax
     assert jax.jit is pyjax.jit and jnp is pyjax.numpy and lax is pyjax.lax
     assert jax.__version__ == "0.10.2" and jax.__version_info__ == (0, 10, 2)
@@ -30,6 +32,11 @@ SCRIPT = textwrap.dedent("""
     print("LSE", float(logsumexp(x)))
     print("GRAD", float(jax.grad(lambda v: jnp.sum(jnp.sin(v)))(x)[1]))
     print("NAME", __name__)
+    init, apply = stax.serial(stax.Dense(2), stax.Relu)
+    shape, params = init(random.PRNGKey(0), (3, 4))
+    opt_init, opt_update, get_params = optimizers.sgd(0.1)
+    state = opt_update(0, jax.tree_util.tree_map(jnp.ones_like, params), opt_init(params))
+    print("STAX", shape, ravel_pytree(get_params(state))[0].shape)
 """)
 
 
@@ -41,6 +48,7 @@ def test_python_m_pyjax_runs_a_jax_script(tmp_path):
     out = dict(line.split(" ", 1) for line in r.stdout.splitlines())
     assert out["ARGS"] == "['--flag', '3']"
     assert out["NAME"] == "__main__"
+    assert out["STAX"] == "(3, 2) (10,)"
     assert abs(float(out["LSE"]) - np.log(np.exp(np.arange(4.0)).sum())) < 1e-5
     assert abs(float(out["GRAD"]) - np.cos(1.0)) < 1e-6
 

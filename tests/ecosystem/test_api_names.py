@@ -170,3 +170,12 @@ def test_custom_vmap_uses_its_rule_and_sequential_vmap(x64):
     a = np.arange(12.0).reshape(4, 3)
     np.testing.assert_allclose(pyjax.vmap(g, (0, None))(a, 2.0), 2 * (a ** 2).sum(1))
     assert "scan" in str(pyjax.make_jaxpr(pyjax.vmap(g, (0, None)))(a, 2.0))
+
+
+def test_pswapaxes_swaps_the_mapped_axis():
+    from pyjax._src.lax import parallel
+    if not hasattr(parallel, "all_to_all"):
+        pytest.skip("lax.all_to_all is not on this branch yet")
+    x = np.arange(24.0).reshape(2, 3, 4)[:, :2, :]  # mapped axis of size 2, axis 0 of size 2
+    got = pyjax.vmap(lambda r: pyjax.lax.pswapaxes(r, "i", 0), axis_name="i")(x)
+    np.testing.assert_array_equal(got, np.swapaxes(x, 0, 1))

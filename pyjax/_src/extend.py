@@ -86,3 +86,69 @@ def register_exclusion(path):
     tracebacks, so the paths are only recorded."""
     _EXCLUDED_PATHS.append(path)
 
+
+
+# ---- JAX-style primitives and rule tables (`jax.extend.core.Primitive`, `ad.primitive_jvps`) --
+
+from pyjax._src.core.primitive import Primitive as _Primitive  # noqa: E402
+
+
+def _no_rule(kind, name):
+    def missing(*args, **params):
+        raise NotImplementedError(f"primitive {name!r} has no {kind} rule")
+    return missing
+
+
+class JaxStylePrimitive(_Primitive):
+    """A primitive built the way JAX's `Primitive(name)` is: rules given afterwards with
+    `def_impl`, `def_abstract_eval` and the rule tables of `jax.interpreters` (which use
+    pyjax's rule signatures, the same as JAX's). Not entered in pyjax's registry: libraries may
+    declare several with one name, as JAX allows."""
+
+    def __init__(self, name):  # noqa: super().__init__ would register the name
+        self.name = name
+        self.multiple_results = False
+        self.impl = None
+        self.linear = False
+        self.effectful = False
+        self.abstract_eval = _no_rule("abstract_eval", name)
+        self.lower = None
+
+    def def_impl(self, impl):
+        self.impl = impl
+        return impl
+
+    def def_abstract_eval(self, abstract_eval):
+        self.abstract_eval = abstract_eval
+        return abstract_eval
+
+    def def_effectful_abstract_eval(self, effectful_abstract_eval):
+        def abstract_eval(*avals, **params):
+            out, _effects = effectful_abstract_eval(*avals, **params)
+            return out
+        self.effectful = True
+        self.abstract_eval = abstract_eval
+        return effectful_abstract_eval
+
+
+class RuleTable:
+    """A JAX rule dictionary (`ad.primitive_jvps`, `batching.primitive_batchers`, ...) whose
+    entries are the primitives' pyjax rules of one kind."""
+
+    def __init__(self, kind, adapt=None):
+        self.kind, self.adapt = kind, adapt
+
+    def __setitem__(self, prim, rule):
+        prim.def_rule(self.kind, self.adapt(rule) if self.adapt else rule)
+
+    def __getitem__(self, prim):
+        rule = getattr(prim, self.kind, None)
+        if rule is None:
+            raise KeyError(prim)
+        return rule
+
+    def __contains__(self, prim):
+        return getattr(prim, self.kind, None) is not None
+
+    def get(self, prim, default=None):
+        return getattr(prim, self.kind, None) or default

@@ -179,3 +179,28 @@ def test_pswapaxes_swaps_the_mapped_axis():
     x = np.arange(24.0).reshape(2, 3, 4)[:, :2, :]  # mapped axis of size 2, axis 0 of size 2
     got = pyjax.vmap(lambda r: pyjax.lax.pswapaxes(r, "i", 0), axis_name="i")(x)
     np.testing.assert_array_equal(got, np.swapaxes(x, 0, 1))
+
+
+def test_custom_vjp_symbolic_zeros(x64):
+    from pyjax.custom_derivatives import CustomVJPPrimal, SymbolicZero
+    seen = []
+
+    @pyjax.custom_vjp
+    def f(x, n):
+        return jnp.sin(x) * n
+
+    def fwd(x, n):
+        assert isinstance(x, CustomVJPPrimal) and isinstance(n, CustomVJPPrimal)
+        seen.append((bool(x.perturbed), bool(n.perturbed)))
+        return f(x.value, n.value), (x.value, n.value)
+
+    def bwd(res, ct):
+        x, n = res
+        return ct * jnp.cos(x) * n, SymbolicZero(pyjax.core.get_aval(n))
+
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    np.testing.assert_allclose(pyjax.grad(f)(1.0, 2), 2 * np.cos(1.0))
+    assert seen == [(True, False)]  # an integer input is never perturbed
+    np.testing.assert_allclose(pyjax.jit(pyjax.grad(f))(0.5, 3), 3 * np.cos(0.5))
+    g = pyjax.grad(lambda x, y: f(x, y), argnums=(0, 1))(1.0, 2.0)
+    np.testing.assert_allclose(g, [2 * np.cos(1.0), 0.0])  # the SymbolicZero became a zero

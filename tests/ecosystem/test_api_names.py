@@ -204,3 +204,13 @@ def test_custom_vjp_symbolic_zeros(x64):
     np.testing.assert_allclose(pyjax.jit(pyjax.grad(f))(0.5, 3), 3 * np.cos(0.5))
     g = pyjax.grad(lambda x, y: f(x, y), argnums=(0, 1))(1.0, 2.0)
     np.testing.assert_allclose(g, [2 * np.cos(1.0), 0.0])  # the SymbolicZero became a zero
+
+
+def test_named_scope_as_decorator():
+    @pyjax.named_scope("outer_block")
+    def f(x):
+        return jnp.sin(x) * 2
+
+    np.testing.assert_allclose(f(1.0), 2 * np.sin(1.0))
+    text = pyjax.jit(f).lower(1.0).as_text()
+    assert "outer_block" in text

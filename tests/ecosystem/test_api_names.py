@@ -214,3 +214,21 @@ def test_named_scope_as_decorator():
     np.testing.assert_allclose(f(1.0), 2 * np.sin(1.0))
     text = pyjax.jit(f).lower(1.0).as_text()
     assert "outer_block" in text
+
+
+def test_jit_of_the_same_function_shares_one_cache():
+    traces = []
+    offset = [1.0]
+
+    def f(x):
+        traces.append(1)
+        return x + offset[0]
+
+    assert float(pyjax.jit(f)(1.0)) == 2.0
+    offset[0] = 5.0  # JAX uses the cached trace: the change is not seen
+    assert float(pyjax.jit(f)(1.0)) == 2.0
+    assert len(traces) == 1
+    assert float(pyjax.jit(f, donate_argnums=())(jnp.ones(2))[0]) == 6.0  # new signature
+    assert len(traces) == 2
+    g = lambda x: f(x)  # another function: its own cache  # noqa: E731
+    assert float(pyjax.jit(g)(1.0)) == 6.0 and len(traces) == 3

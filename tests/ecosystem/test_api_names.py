@@ -232,3 +232,28 @@ def test_jit_of_the_same_function_shares_one_cache():
     assert len(traces) == 2
     g = lambda x: f(x)  # another function: its own cache  # noqa: E731
     assert float(pyjax.jit(g)(1.0)) == 6.0 and len(traces) == 3
+
+
+def test_pytree_with_unhashable_aux_data_through_jit():
+    class Node:
+        def __init__(self, a, meta):
+            self.a, self.meta = a, meta
+
+    pyjax.tree_util.register_pytree_node(
+        Node, lambda n: ((n.a,), n.meta), lambda meta, c: Node(c[0], meta))
+    traces = []
+
+    def f(n):
+        traces.append(1)
+        return Node(n.a * n.meta["k"], n.meta)
+
+    jf = pyjax.jit(f)
+    np.testing.assert_allclose(jf(Node(jnp.ones(2), {"k": 3})).a, [3, 3])
+    np.testing.assert_allclose(jf(Node(jnp.ones(2), {"k": 3})).a, [3, 3])
+    assert len(traces) == 1  # equal dicts: the same signature
+    out = jf(Node(jnp.ones(2), {"k": 4}))
+    assert len(traces) == 2 and out.meta == {"k": 4}
+    np.testing.assert_allclose(out.a, [4, 4])
+    t1 = pyjax.tree_util.tree_structure(Node(1.0, {"k": [1]}))
+    assert t1 == pyjax.tree_util.tree_structure(Node(2.0, {"k": [1]})) and hash(t1) == hash(
+        pyjax.tree_util.tree_structure(Node(2.0, {"k": [1]})))

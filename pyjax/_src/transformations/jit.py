@@ -612,7 +612,11 @@ class Jitted:
                 arrays.append(x)
                 avals.append(x.aval)
             x64 = config.jax_enable_x64
-            entry = self._fast.get((in_tree, x64, *avals))
+            try:
+                entry = self._fast.get((in_tree, x64, *avals))
+            except TypeError:  # unhashable aux data in the tree: PyTreeDef hashes around it
+                in_tree = pytree.PyTreeDef(in_tree)
+                entry = self._fast.get((in_tree, x64, *avals))
             if entry is None:
                 key, closed, out_tree, _, donated = self._trace(args, kwargs)
                 entry = self._cache.get(key) or self._compile(key, closed, out_tree, donated)

@@ -257,3 +257,10 @@ def test_pytree_with_unhashable_aux_data_through_jit():
     t1 = pyjax.tree_util.tree_structure(Node(1.0, {"k": [1]}))
     assert t1 == pyjax.tree_util.tree_structure(Node(2.0, {"k": [1]})) and hash(t1) == hash(
         pyjax.tree_util.tree_structure(Node(2.0, {"k": [1]})))
+
+
+def test_scalar_type_inequality_with_a_numpy_dtype():
+    # optax's tests compare `dtype != jnp.float16` with dtype a NumPy dtype
+    assert (np.dtype("float32") != jnp.float16) is True
+    assert (np.dtype("float16") != jnp.float16) is False
+    assert (jnp.float32 != jnp.float16) is True and (jnp.float16 != np.float16) is False

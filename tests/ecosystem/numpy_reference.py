@@ -66,3 +66,22 @@ def conv_same(x, k):
         for j in range(x.shape[2]):
             out[:, i, j] = np.einsum("nhwc,hwco->no", xp[:, i:i + kh, j:j + kw], k)
     return out
+
+
+def lamb(lr, b1=0.9, b2=0.999, eps=1e-6, wd=0.0):
+    """LAMB (You et al., 2020): the Adam direction plus weight decay, scaled per parameter by
+    the trust ratio ||p|| / ||direction|| (1 where either norm is zero)."""
+    def update(t, p, g, st):
+        st.setdefault("m", {k: 0 * v for k, v in p.items()})
+        st.setdefault("v", {k: 0 * v for k, v in p.items()})
+        out = {}
+        for k in p:
+            st["m"][k] = b1 * st["m"][k] + (1 - b1) * g[k]
+            st["v"][k] = b2 * st["v"][k] + (1 - b2) * g[k] ** 2
+            d = (st["m"][k] / (1 - b1 ** (t + 1))) / (
+                np.sqrt(st["v"][k] / (1 - b2 ** (t + 1))) + eps) + wd * p[k]
+            pn, dn = np.linalg.norm(p[k]), np.linalg.norm(d)
+            ratio = 1.0 if pn == 0 or dn == 0 else pn / dn
+            out[k] = p[k] - lr * ratio * d
+        return out
+    return update

@@ -75,3 +75,9 @@ def test_sgd_momentum(lib):
     got = _pyjax_train(lib.sgd(0.1, momentum=0.9))
     want = _np_train(ref.sgd_momentum(0.1, 0.9))
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+
+
+def test_lamb(lib):
+    got = _pyjax_train(lib.lamb(1e-2, weight_decay=1e-3))
+    want = _np_train(ref.lamb(1e-2, wd=1e-3))
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)

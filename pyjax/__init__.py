@@ -15,6 +15,8 @@ from pyjax._src.transformations.grad import (
     value_and_grad as value_and_grad, jacfwd as jacfwd, jacrev as jacrev,
     jacobian as jacobian, hessian as hessian, linear_transpose as linear_transpose)
 from pyjax._src.transformations.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custom_vjp
+from pyjax._src.transformations.closure import (
+    closure_convert as closure_convert, custom_gradient as custom_gradient)
 from pyjax._src.transformations import reduction_jvp as _reduction_jvp  # noqa: F401 (rules)
 from pyjax._src.transformations.checkpoint import (
     checkpoint as checkpoint, remat as remat, checkpoint_policies as checkpoint_policies)
@@ -73,6 +75,14 @@ from pyjax import stages as stages
 from pyjax import nn as nn
 from pyjax import ops as ops
 from pyjax import image as image
+from pyjax import typing as typing
+from pyjax import flatten_util as flatten_util
+from pyjax import core as core
+from pyjax import extend as extend
+from pyjax import ad_checkpoint as ad_checkpoint
+from pyjax import custom_batching as custom_batching
+from pyjax import custom_derivatives as custom_derivatives
+from pyjax._src.jax_alias import install_as_jax as install_as_jax
 
 __version__ = "0.1.0"
 from pyjax import scipy as scipy

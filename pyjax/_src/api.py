@@ -326,6 +326,18 @@ class _NamedScope:
     def __exit__(self, *exc):
         trace_mod._state.name_stack = self.old
 
+    def __call__(self, fun):
+        """As a decorator (JAX's named_scope is a context manager, so it is one too): each
+        call of `fun` runs in a fresh scope of this name."""
+        import functools
+        name = self.name
+
+        @functools.wraps(fun)
+        def scoped(*args, **kwargs):
+            with _NamedScope(name):
+                return fun(*args, **kwargs)
+        return scoped
+
 
 def named_call(fun, *, name=None):
     """``fun`` run inside ``named_scope(name or fun.__name__)``."""

@@ -184,8 +184,7 @@ def test_transformation_options_that_raise():
 
     g = custom_vjp(lambda v: v * 2.0)
     fwd, bwd = (lambda v: (v * 2.0, None)), (lambda _, ct: (ct * 2.0,))
-    with pytest.raises(NotImplementedError, match="symbolic_zeros"):
-        g.defvjp(fwd, bwd, symbolic_zeros=True)
+    # symbolic_zeros=True is supported now: tests/ecosystem/test_api_names.py
     with pytest.raises(NotImplementedError, match="optimize_remat"):
         g.defvjp(fwd, bwd, optimize_remat=True)
     g.defvjp(fwd, bwd)

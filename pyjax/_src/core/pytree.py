@@ -483,6 +483,19 @@ def _from_iterable(node, xs):
     return _unflatten((kind, t, aux, tuple([None] * len(ch))), iter(children))
 
 
+def _hash_structure(node):
+    """A hash of a node tree that uses each aux value when hashable, else only its type
+    (consistent with ==, which compares aux values)."""
+    if node is None:
+        return hash(None)
+    kind, t, aux, children = node
+    try:
+        aux_hash = hash(aux)
+    except TypeError:
+        aux_hash = hash(type(aux))
+    return hash((kind, t, aux_hash, tuple(_hash_structure(c) for c in children)))
+
+
 class PyTreeDef:
     """The structure of a pytree: node types, auxiliary data, and where the leaves go.
 
@@ -573,7 +586,11 @@ class PyTreeDef:
     def __hash__(self):
         h = self._hash
         if h is None:
-            h = self._hash = hash(self._root)
+            try:
+                h = hash(self._root)
+            except TypeError:  # unhashable aux data (a dict, ...): JAX hashes around it too
+                h = _hash_structure(self._root)
+            self._hash = h
         return h
 
     def __repr__(self):

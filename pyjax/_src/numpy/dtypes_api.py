@@ -26,7 +26,7 @@ class _ScalarMeta(type):
         return cls is other or cls.dtype.type == other
 
     def __ne__(cls, other):
-        return not cls.__eq__(other)
+        return not type(cls).__eq__(cls, other)  # cls.__eq__ would be the instances' method
 
     def __call__(cls, x):
         from pyjax._src.numpy import creation

@@ -143,7 +143,8 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
         return convert(_mul(a, b), out_dt)
     kb = 0 if b.ndim == 1 else b.ndim - 2
     if a.shape[-1] != b.shape[kb]:
-        raise ValueError(f"dot: shapes {a.shape} and {b.shape} not aligned: "
+        # TypeError as JAX's (its dot_general shape rule raises it)
+        raise TypeError(f"dot: shapes {a.shape} and {b.shape} not aligned: "
                          f"{a.shape[-1]} (dim {a.ndim - 1}) != {b.shape[kb]} (dim {kb})")
     return _dot_general(a, b, [a.ndim - 1], [kb], [], [], precision, out_dt)
 

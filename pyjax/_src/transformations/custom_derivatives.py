@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+from typing import Any, NamedTuple
 
+from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.jaxpr import eval_jaxpr
@@ -25,7 +27,7 @@ from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero
 from pyjax._src.core.trace import get_aval
 from pyjax._src.interpreters import ad, batching, staging
-from pyjax._src.lax import batch_util, parallel, reductions
+from pyjax._src.lax import ad_util, batch_util, parallel, reductions
 
 _state = trace_mod._state
 
@@ -288,11 +290,11 @@ class custom_vjp(_CustomDerivativeFun):
     _unset = dict(fwd=None, bwd=None)
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
-        """Set ``fwd`` and ``bwd``. ``symbolic_zeros`` and ``optimize_remat`` are not
-        supported yet (True raises NotImplementedError)."""
+        """Set ``fwd`` and ``bwd``. With ``symbolic_zeros``, ``fwd`` sees each argument leaf as
+        a ``CustomVJPPrimal(value, perturbed)`` and ``bwd`` may return ``SymbolicZero``s.
+        ``optimize_remat`` is not supported yet (True raises NotImplementedError)."""
         if symbolic_zeros:
-            raise NotImplementedError(
-                "custom_vjp.defvjp(symbolic_zeros=True) is not supported by pyjax yet")
+            fwd, bwd = _symbolic_zeros_rules(fwd, bwd, self.nondiff_argnums)
         if optimize_remat:
             raise NotImplementedError(
                 "custom_vjp.defvjp(optimize_remat=True) is not supported by pyjax yet")
@@ -304,6 +306,50 @@ class custom_vjp(_CustomDerivativeFun):
                          [get_aval(x) for x in leaves])
         return custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr, rules=rule,
                                       num_consts=len(consts))
+
+
+class CustomVJPPrimal(NamedTuple):
+    """An argument leaf as the fwd rule of ``defvjp(..., symbolic_zeros=True)`` sees it."""
+    value: Any
+    perturbed: bool
+
+
+class SymbolicZero:
+    """A zero (co)tangent of the given abstract value, not built as an array."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+
+    def __repr__(self):
+        return f"SymbolicZero({self.aval.str_short()})"
+
+
+def _symbolic_zeros_rules(fwd, bwd, nondiff_argnums):
+    """fwd/bwd of the symbolic-zeros convention as plain ones. pyjax does not tell fwd which
+    inputs are differentiated: every inexact leaf is marked perturbed (bwd's extra cotangents
+    are discarded, values are unchanged), and bwd always gets dense cotangents (JAX too passes
+    them wherever a cotangent is not known to be zero)."""
+    def plain_fwd(*args):
+        n = len(args)
+        static = {i % n for i in nondiff_argnums if -n <= i < n}
+        wrapped = [a if i in static else pytree.tree_map(
+            lambda x: CustomVJPPrimal(x, dtypes.is_inexact(get_aval(x).dtype)), a)
+            for i, a in enumerate(args)]
+        return fwd(*wrapped)
+
+    def plain_bwd(*args):
+        out = bwd(*args)
+        if not isinstance(out, (tuple, list)):
+            return out
+        dense = lambda c: ad_util.zeros(c.aval) if isinstance(c, SymbolicZero) else c  # noqa: E731
+        return type(out)(None if isinstance(o, SymbolicZero) else pytree.tree_map(
+            dense, o, is_leaf=lambda c: isinstance(c, SymbolicZero)) for o in out)
+    plain_fwd.__name__ = getattr(fwd, "__name__", "fwd")
+    plain_bwd.__name__ = getattr(bwd, "__name__", "bwd")
+    return plain_fwd, plain_bwd
 
 
 class _VJPRules:

@@ -15,6 +15,7 @@ from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl
+from pyjax._src.core.jaxpr import ClosedJaxpr
 from pyjax._src.core.rules import UndefinedPrimal, Zero
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import ad, staging
@@ -248,9 +249,13 @@ def _linearize_tree(fun, primals, has_aux):
 def linearize(fun, *primals, has_aux=False):
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the JVP at ``primals``
     without re-running ``fun``: primal work is done once, the linear part is a staged Jaxpr."""
-    out, lin, out_tree, in_tree, aux = _linearize_tree(fun, primals, has_aux)
+    out, lin0, out_tree, in_tree, aux = _linearize_tree(fun, primals, has_aux)
 
-    def f_jvp(*tangents):
+    n_res = len(lin0.jaxpr.consts)
+
+    def f_jvp(*res_and_tangents):
+        res, tangents = res_and_tangents[:n_res], res_and_tangents[n_res:]
+        lin = _with_residuals(lin0, res)
         t_leaves, t_tree = pytree.tree_flatten(tangents)
         if t_tree != in_tree:
             raise TypeError(f"linearized function called on tangent values inconsistent with "
@@ -265,9 +270,19 @@ def linearize(fun, *primals, has_aux=False):
         outs = lin.jvp(t_leaves)
         return pytree.tree_unflatten(out_tree, [_instantiate_out(t) for t in outs])
 
+    # a pytree (as JAX's): the residuals are its leaves, so it can leave jit or go to tree_map
+    f_jvp = pytree.Partial(f_jvp, *lin0.jaxpr.consts)
     if has_aux:
         return out, f_jvp, aux
     return out, f_jvp
+
+
+def _with_residuals(lin, res):
+    """``lin`` with its residuals (the linear Jaxpr's consts) replaced by ``res``."""
+    if all(a is b for a, b in zip(res, lin.jaxpr.consts)):
+        return lin
+    return ad.Linearized(ClosedJaxpr(lin.jaxpr.jaxpr, list(res)), lin.in_linear,
+                         lin.out_nonzero, lin.in_avals, lin.out_avals)
 
 
 # ---- reverse mode ----
@@ -298,10 +313,15 @@ def _fun_name(fun):
 def vjp(fun, *primals, has_aux=False):
     """``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` returns the cotangents of
     ``primals`` (a tuple) for the output cotangent ``ct`` (same structure as the output)."""
-    out, lin, out_tree, in_tree, aux = _linearize_tree(fun, primals, has_aux)
+    out, lin0, out_tree, in_tree, aux = _linearize_tree(fun, primals, has_aux)
     name = _fun_name(fun)
+    n_res = len(lin0.jaxpr.consts)
 
-    def vjp_fun(ct):
+    def vjp_fun(*res_and_ct):
+        if len(res_and_ct) != n_res + 1:
+            raise TypeError(f"vjp function of {name} takes one cotangent argument, got "
+                            f"{len(res_and_ct) - n_res}")
+        lin, ct = _with_residuals(lin0, res_and_ct[:n_res]), res_and_ct[n_res]
         ct_leaves, ct_tree = pytree.tree_flatten(ct)
         if ct_tree != out_tree:
             raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match "
@@ -309,6 +329,7 @@ def vjp(fun, *primals, has_aux=False):
         cts = lin.vjp(_check_cotangents(ct_leaves, lin, name))
         return pytree.tree_unflatten(in_tree, [_instantiate_out(c) for c in cts])
 
+    vjp_fun = pytree.Partial(vjp_fun, *lin0.jaxpr.consts)  # a pytree, as linearize's
     if has_aux:
         return out, vjp_fun, aux
     return out, vjp_fun

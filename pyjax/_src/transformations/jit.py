@@ -355,6 +355,30 @@ def _explain_miss(jitted, key, names):
                  "\n".join(why))
 
 
+# function -> {(cache name, options): (compiled cache, trace cache)}; weak in the function
+_caches_by_fun = weakref.WeakKeyDictionary()
+
+
+def _shared_caches(fun, cache_name, options):
+    """The compiled-signature and trace caches of `jit(fun, **options)`: the same objects for
+    every `jit` of one function with equal options (a new pair when `fun` cannot be weakly
+    referenced or an option is unhashable)."""
+    def fresh():
+        return Cache(cache_name), Cache("jit traces")  # traces: signature -> (ClosedJaxpr, tree)
+    try:
+        key = (cache_name, options)
+        hash(key)
+        per_fun = _caches_by_fun.get(fun)
+        if per_fun is None:
+            per_fun = _caches_by_fun[fun] = {}
+    except TypeError:
+        return fresh()
+    pair = per_fun.get(key)
+    if pair is None:
+        pair = per_fun[key] = fresh()
+    return pair
+
+
 class Jitted:
     """The callable that ``jit`` returns."""
 
@@ -389,9 +413,12 @@ class Jitted:
         # Compiled signatures: signature -> _Entry. Its first level ("fast") holds three kinds
         # of keys: ids of the avals of all-Array positional args -> (entry, x64, avals);
         # (treedef of args, x64, *avals) -> entry; _call_key(args, kwargs) -> hit.
-        self._cache = Cache(_cache_name)
+        # jit(f) made twice with the same options shares these caches, as in JAX
+        self._cache, self._trace_cache = _shared_caches(
+            fun, _cache_name, (self.static_argnums, self.static_argnames, self.donate_argnums,
+                               self.donate_argnames, device, self.inline, in_shardings,
+                               out_shardings, backend, compiler_options))
         self._fast = self._cache.fast
-        self._trace_cache = Cache("jit traces")  # signature -> (ClosedJaxpr, out_tree)
         self.__name__ = getattr(fun, "__name__", "fun")
         self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
         self.__doc__ = getattr(fun, "__doc__", None)
@@ -596,7 +623,11 @@ class Jitted:
             if self._spmd or _any_sharded(arrays):  # one program for the mesh
                 return self._call_spmd(args, kwargs)
             x64 = config.jax_enable_x64
-            entry = self._fast.get((in_tree, x64, *avals))
+            try:
+                entry = self._fast.get((in_tree, x64, *avals))
+            except TypeError:  # unhashable aux data in the tree: PyTreeDef hashes around it
+                in_tree = pytree.PyTreeDef(in_tree)
+                entry = self._fast.get((in_tree, x64, *avals))
             if entry is None:
                 key, closed, out_tree, _, donated = self._trace(args, kwargs)
                 if spmd.constrains_layout(closed):  # with_sharding_constraint: the mesh's

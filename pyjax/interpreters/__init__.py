@@ -1,0 +1,1 @@
+"""Transformation internals libraries read, as ``jax.interpreters``."""

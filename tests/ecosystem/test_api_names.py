@@ -1,0 +1,266 @@
+"""Names libraries use: ravel_pytree, tree_util.Partial, custom_gradient, closure_convert,
+block_until_ready on pytrees; checked against NumPy and finite differences."""
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as jnp
+from pyjax.flatten_util import ravel_pytree
+from pyjax.test_util import check_grads
+from pyjax.tree_util import Partial
+
+
+@pytest.fixture
+def x64():
+    prev = pyjax.config.jax_enable_x64
+    pyjax.config.update("jax_enable_x64", True)
+    yield
+    pyjax.config.update("jax_enable_x64", prev)
+
+
+def test_ravel_pytree_round_trip_and_dtypes():
+    tree = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": (np.int32(7), np.ones(2, np.float16))}
+    flat, unravel = ravel_pytree(tree)
+    assert flat.shape == (9,) and flat.dtype == np.float32  # promoted to the common dtype
+    np.testing.assert_array_equal(flat, np.concatenate([np.arange(6), [7], np.ones(2)]))
+    back = unravel(flat)
+    assert back["b"][0].dtype == np.int32 and back["b"][1].dtype == np.float16
+    np.testing.assert_array_equal(back["a"], tree["a"])
+    assert unravel == ravel_pytree(tree)[1]  # equal unravel functions: usable as static args
+    with pytest.raises(ValueError, match=r"shape \(9,\)"):
+        unravel(flat[:5])
+    with pytest.raises(TypeError, match="dtype"):
+        unravel(flat.astype(np.int32))
+    empty, unravel_empty = ravel_pytree({})
+    assert empty.shape == (0,) and unravel_empty(empty) == {}
+
+
+def test_ravel_pytree_under_jit_and_grad():
+    tree = {"w": jnp.ones((2, 2)), "b": jnp.arange(2.0)}
+    flat, unravel = ravel_pytree(tree)
+    f = lambda v: jnp.sum(unravel(v)["w"] ** 2) + jnp.sum(unravel(v)["b"] ** 3)
+    g = pyjax.jit(pyjax.grad(f))(flat)
+    np.testing.assert_allclose(g, np.concatenate([3 * np.arange(2.0) ** 2, 2 * np.ones(4)]))
+
+
+def test_partial_is_a_pytree_through_jit():
+    p = Partial(lambda a, x: a * x, jnp.array(3.0))
+    assert pyjax.tree_util.tree_leaves(p)[0] == 3.0
+    out = pyjax.jit(lambda p, x: p(x))(p, 2.0)
+    assert float(out) == 6.0
+    doubled = pyjax.tree_util.tree_map(lambda a: 2 * a, p)
+    assert float(doubled(1.0)) == 6.0
+
+
+def test_custom_gradient(x64):
+    @pyjax.custom_gradient
+    def f(x):
+        return jnp.sin(x), lambda g: g * 3.0 * jnp.cos(x)  # deliberately 3x the true gradient
+
+    xs = jnp.array([0.1, 0.7, 2.0])
+    np.testing.assert_allclose(f(xs), np.sin([0.1, 0.7, 2.0]))
+    np.testing.assert_allclose(pyjax.vmap(pyjax.grad(f))(xs), 3 * np.cos([0.1, 0.7, 2.0]))
+    np.testing.assert_allclose(pyjax.jit(pyjax.grad(f))(0.7), 3 * np.cos(0.7))
+
+    @pyjax.custom_gradient
+    def mul(x, y):  # the true gradient, checked by finite differences
+        return x * y, lambda ct: (ct * y, ct * x)
+    check_grads(mul, (1.5, -0.5), order=1, modes=["rev"])
+
+
+def test_closure_convert_hoists_traced_values(x64):
+    def outer(w):
+        conv, consts = pyjax.closure_convert(lambda x: jnp.sin(w * x), 1.0)
+        assert len(consts) == (1 if isinstance(w, pyjax.core.Tracer) else 0)
+        return conv(0.5, *consts)
+
+    np.testing.assert_allclose(outer(2.0), np.sin(1.0))
+    check_grads(outer, (2.0,), order=1, modes=["rev"])
+
+
+def test_block_until_ready_pytree():
+    tree = {"a": jnp.ones(3) * 2, "b": [jnp.arange(2), 5, None]}
+    assert pyjax.block_until_ready(tree) is tree
+
+
+# `name` (checkpoint_name) and `custom_vmap_call`: lowering (jit), JVP and batching tested below
+TESTED_PRIMITIVES = JVP_TESTED = BATCH_TESTED = {"name", "custom_vmap_call"}
+
+
+def test_checkpoint_name_and_name_policies(x64):
+    from pyjax.ad_checkpoint import checkpoint_name
+    policies = pyjax.checkpoint_policies
+
+    def f(x):
+        a = checkpoint_name(jnp.sin(x), "a")
+        return jnp.sum(jnp.sin(a) * a)
+
+    x = jnp.array([0.3, -1.2, 2.0])
+    want = np.cos(np.sin(x)) * np.cos(x) * np.sin(x) + np.sin(np.sin(x)) * np.cos(x)
+    sins = {}
+    for label, pol in [("none", None), ("only_a", policies.save_only_these_names("a")),
+                       ("all_but_a", policies.save_any_names_but_these("a")),
+                       ("both", policies.save_from_both_policies(
+                           policies.nothing_saveable, policies.save_only_these_names("a")))]:
+        g = pyjax.grad(pyjax.checkpoint(f, policy=pol))
+        np.testing.assert_allclose(g(x), want, rtol=1e-12)
+        sins[label] = str(pyjax.make_jaxpr(g)(x)).count("sin")
+    # saving "a" spares recomputing sin(x) in the backward pass
+    assert sins["only_a"] == sins["both"] == sins["none"] - 1 == sins["all_but_a"] - 1
+    check_grads(lambda x: jnp.sum(checkpoint_name(x ** 3, "c")), (x,), order=2)
+    np.testing.assert_allclose(pyjax.vmap(lambda v: checkpoint_name(v * 2, "b"))(x), 2 * x)
+    np.testing.assert_allclose(pyjax.jit(lambda v: checkpoint_name(v, "c"))(x), x)
+    with pytest.raises(TypeError, match="name must be a string"):
+        checkpoint_name(x, 3)
+    with pytest.raises(NotImplementedError, match="save_and_offload_only_these_names"):
+        policies.save_and_offload_only_these_names(names_which_can_be_saved=["a"])
+
+
+def test_vjp_and_linearize_functions_are_pytrees():
+    f = lambda x: jnp.sin(x) * x
+    x = jnp.arange(3.0)
+    want = np.cos(np.arange(3.0)) * np.arange(3.0) + np.sin(np.arange(3.0))
+    _, pullback = pyjax.vjp(f, x)
+    assert pyjax.tree_util.tree_leaves(pullback)  # the residuals are its leaves
+    np.testing.assert_allclose(pullback(jnp.ones(3))[0], want, rtol=1e-6)
+    from_jit = pyjax.jit(lambda x: pyjax.vjp(f, x)[1])(x)
+    np.testing.assert_allclose(from_jit(jnp.ones(3))[0], want, rtol=1e-6)
+    mapped = pyjax.tree_util.tree_map(lambda r: r, pullback)
+    np.testing.assert_allclose(mapped(jnp.ones(3))[0], want, rtol=1e-6)
+    lin = pyjax.jit(lambda x: pyjax.linearize(f, x)[1])(x)
+    np.testing.assert_allclose(lin(jnp.ones(3)), want, rtol=1e-6)
+
+
+def test_exception_types_as_jax():
+    with pytest.raises(TypeError):
+        jnp.dot(jnp.ones(3), jnp.ones(4))
+    with pytest.raises(TypeError):
+        pyjax.lax.add(1, 1.0)
+
+
+def test_custom_vmap_uses_its_rule_and_sequential_vmap(x64):
+    from pyjax.custom_batching import custom_vmap, sequential_vmap
+    calls = []
+
+    @custom_vmap
+    def f(x, y):
+        return jnp.sin(x) + y
+
+    @f.def_vmap
+    def rule(axis_size, in_batched, x, y):
+        calls.append((axis_size, in_batched))
+        return jnp.sin(x) + y + 100.0, True  # marked, so the test sees the rule was used
+
+    x = jnp.arange(3.0)
+    np.testing.assert_allclose(f(x[1], 1.0), np.sin(1.0) + 1)
+    np.testing.assert_allclose(pyjax.vmap(f, (0, None))(x, 1.0), np.sin(np.arange(3.0)) + 101)
+    assert calls == [(3, (True, False))]
+    np.testing.assert_allclose(pyjax.vmap(pyjax.jit(f), (None, 0))(1.0, x), np.sin(1.0) + x + 100)
+    assert calls[-1] == (3, (False, True))
+    np.testing.assert_allclose(pyjax.jit(f)(0.5, 2.0), np.sin(0.5) + 2)
+    check_grads(f, (0.3, 2.0), order=1, modes=["fwd", "rev"])
+
+    @custom_vmap
+    def no_rule(x):
+        return x
+    with pytest.raises(AttributeError, match="No batching rule"):
+        pyjax.vmap(no_rule)(x)
+
+    g = sequential_vmap(lambda a, b: jnp.sum(a ** 2) * b)
+    a = np.arange(12.0).reshape(4, 3)
+    np.testing.assert_allclose(pyjax.vmap(g, (0, None))(a, 2.0), 2 * (a ** 2).sum(1))
+    assert "scan" in str(pyjax.make_jaxpr(pyjax.vmap(g, (0, None)))(a, 2.0))
+
+
+def test_pswapaxes_swaps_the_mapped_axis():
+    from pyjax._src.lax import parallel
+    if not hasattr(parallel, "all_to_all"):
+        pytest.skip("lax.all_to_all is not on this branch yet")
+    x = np.arange(24.0).reshape(2, 3, 4)[:, :2, :]  # mapped axis of size 2, axis 0 of size 2
+    got = pyjax.vmap(lambda r: pyjax.lax.pswapaxes(r, "i", 0), axis_name="i")(x)
+    np.testing.assert_array_equal(got, np.swapaxes(x, 0, 1))
+
+
+def test_custom_vjp_symbolic_zeros(x64):
+    from pyjax.custom_derivatives import CustomVJPPrimal, SymbolicZero
+    seen = []
+
+    @pyjax.custom_vjp
+    def f(x, n):
+        return jnp.sin(x) * n
+
+    def fwd(x, n):
+        assert isinstance(x, CustomVJPPrimal) and isinstance(n, CustomVJPPrimal)
+        seen.append((bool(x.perturbed), bool(n.perturbed)))
+        return f(x.value, n.value), (x.value, n.value)
+
+    def bwd(res, ct):
+        x, n = res
+        return ct * jnp.cos(x) * n, SymbolicZero(pyjax.core.get_aval(n))
+
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    np.testing.assert_allclose(pyjax.grad(f)(1.0, 2), 2 * np.cos(1.0))
+    assert seen == [(True, False)]  # an integer input is never perturbed
+    np.testing.assert_allclose(pyjax.jit(pyjax.grad(f))(0.5, 3), 3 * np.cos(0.5))
+    g = pyjax.grad(lambda x, y: f(x, y), argnums=(0, 1))(1.0, 2.0)
+    np.testing.assert_allclose(g, [2 * np.cos(1.0), 0.0])  # the SymbolicZero became a zero
+
+
+def test_named_scope_as_decorator():
+    @pyjax.named_scope("outer_block")
+    def f(x):
+        return jnp.sin(x) * 2
+
+    np.testing.assert_allclose(f(1.0), 2 * np.sin(1.0))
+    text = pyjax.jit(f).lower(1.0).as_text()
+    assert "outer_block" in text
+
+
+def test_jit_of_the_same_function_shares_one_cache():
+    traces = []
+    offset = [1.0]
+
+    def f(x):
+        traces.append(1)
+        return x + offset[0]
+
+    assert float(pyjax.jit(f)(1.0)) == 2.0
+    offset[0] = 5.0  # JAX uses the cached trace: the change is not seen
+    assert float(pyjax.jit(f)(1.0)) == 2.0
+    assert len(traces) == 1
+    assert float(pyjax.jit(f, donate_argnums=())(jnp.ones(2))[0]) == 6.0  # new signature
+    assert len(traces) == 2
+    g = lambda x: f(x)  # another function: its own cache  # noqa: E731
+    assert float(pyjax.jit(g)(1.0)) == 6.0 and len(traces) == 3
+
+
+def test_pytree_with_unhashable_aux_data_through_jit():
+    class Node:
+        def __init__(self, a, meta):
+            self.a, self.meta = a, meta
+
+    pyjax.tree_util.register_pytree_node(
+        Node, lambda n: ((n.a,), n.meta), lambda meta, c: Node(c[0], meta))
+    traces = []
+
+    def f(n):
+        traces.append(1)
+        return Node(n.a * n.meta["k"], n.meta)
+
+    jf = pyjax.jit(f)
+    np.testing.assert_allclose(jf(Node(jnp.ones(2), {"k": 3})).a, [3, 3])
+    np.testing.assert_allclose(jf(Node(jnp.ones(2), {"k": 3})).a, [3, 3])
+    assert len(traces) == 1  # equal dicts: the same signature
+    out = jf(Node(jnp.ones(2), {"k": 4}))
+    assert len(traces) == 2 and out.meta == {"k": 4}
+    np.testing.assert_allclose(out.a, [4, 4])
+    t1 = pyjax.tree_util.tree_structure(Node(1.0, {"k": [1]}))
+    assert t1 == pyjax.tree_util.tree_structure(Node(2.0, {"k": [1]})) and hash(t1) == hash(
+        pyjax.tree_util.tree_structure(Node(2.0, {"k": [1]})))
+
+
+def test_scalar_type_inequality_with_a_numpy_dtype():
+    # optax's tests compare `dtype != jnp.float16` with dtype a NumPy dtype
+    assert (np.dtype("float32") != jnp.float16) is True
+    assert (np.dtype("float16") != jnp.float16) is False
+    assert (jnp.float32 != jnp.float16) is True and (jnp.float16 != np.float16) is False

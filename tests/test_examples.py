@@ -200,3 +200,25 @@ def test_example_transformer_learns(capsys):
     _, _, loss = tr.make_train_step(heads, 0.0)(params, state, tokens, targets[None])
     want = -np.mean(log_softmax(a[0].astype(np.float64), axis=-1)[np.arange(32), targets])
     assert float(loss) == pytest.approx(want, rel=1e-5)
+
+
+def test_example_gaussian_process_fits(capsys):
+    from scipy import stats as sstats
+    gp = load_example("gaussian_process")
+    res = gp.main(quick=True)
+    assert res["losses"][-1] < res["losses"][0] - 20
+    assert 0.05 < res["noise"] < 0.2 and res["rmse"] < 0.15
+    assert "fitted noise" in capsys.readouterr().out
+    # the objective at the fitted parameters against SciPy's multivariate normal, and the
+    # predictive mean against a NumPy solve
+    p = {k: float(v) for k, v in res["params"].items()}
+    x, y = res["x"].astype(np.float64), res["y"].astype(np.float64)
+    def k_np(a, b):
+        d = (a[:, None] - b[None, :]) / np.exp(p["log_len"])
+        return np.exp(2 * p["log_amp"]) * np.exp(-0.5 * d * d)
+    cov = k_np(x, x) + (np.exp(2 * p["log_noise"]) + 1e-5) * np.eye(len(x))
+    want = -sstats.multivariate_normal(np.zeros(len(x)), cov).logpdf(y)
+    got = float(gp.neg_log_marginal_likelihood(res["params"], res["x"], res["y"]))
+    assert got == pytest.approx(want, abs=2e-2 * max(1.0, abs(want)))
+    mean = k_np(res["x_test"].astype(np.float64), x) @ np.linalg.solve(cov, y)
+    np.testing.assert_allclose(res["mean"], mean, atol=5e-3)

@@ -168,7 +168,7 @@ bad("x + jnp.ones(4)", ValueError, r"\(2, 3\).*\(4,\)")
 bad("jnp.matmul(x, x)", ValueError, r"\(2, 3\)")
 bad("jnp.matmul(s, s)", ValueError, r"ndim")
 # JAX raises TypeError (from dot_general); pyjax NumPy's ValueError (tests/numpy/test_products)
-bad("jnp.dot(x, jnp.ones(4))", ValueError, r"\(2, 3\).*\(4,\)")
+bad("jnp.dot(x, jnp.ones(4))", TypeError, r"\(2, 3\).*\(4,\)")  # TypeError, as JAX
 same("jnp.squeeze(jnp.zeros((1, 3)), 0)", "np.zeros(3)")
 same("jnp.expand_dims(x, -3)", "np.expand_dims(np.arange(6.0).reshape(2, 3), -3)")
 same("jnp.sum(x, axis=-2)", "np.arange(6.0).reshape(2, 3).sum(-2)")

@@ -72,6 +72,7 @@ from pyjax import sharding as sharding
 from pyjax import debug as debug
 from pyjax import profiler as profiler
 from pyjax import stages as stages
+from pyjax import export as export
 from pyjax import nn as nn
 from pyjax import ops as ops
 from pyjax import image as image

@@ -143,9 +143,14 @@ def private_function(module, closed: ClosedJaxpr, name, platform="cpu"):
 
 
 def lower_module(jaxpr: Jaxpr, name="main", *, donated_invars=(), platform="cpu",
-                 num_replicas=1, num_partitions=1, arg_shardings=None, result_shardings=None):
+                 num_replicas=1, num_partitions=1, arg_shardings=None, result_shardings=None,
+                 const_values=None):
     """Lower a Jaxpr to a whole StableHLO module. ``@main`` takes the constvars first, then
-    the invars. Donated inputs are aliased to a result of the same type where one exists."""
+    the invars; with ``const_values`` (host values of the constvars) the constants are
+    written into the module instead (a self-contained program: ``jax.export``). Donated
+    inputs are aliased to a result of the same type where one exists."""
+    if const_values is not None:
+        return _lower_module_with_constants(jaxpr, name, const_values, platform)
     module = mlir.Module(mlir.sanitize_name(f"jit_{name}"), attrs={
         "mhlo.num_partitions": f"{num_partitions} : i32",
         "mhlo.num_replicas": f"{num_replicas} : i32"})
@@ -171,6 +176,19 @@ def lower_module(jaxpr: Jaxpr, name="main", *, donated_invars=(), platform="cpu"
                        result_attrs=result_shardings)
     nconst = len(jaxpr.constvars)
     outs = lower_jaxpr(fn.block, module, jaxpr, fn.args[:nconst], fn.args[nconst:], platform)
+    fn.finish(outs)
+    module.functions.insert(0, fn)
+    return module.text()
+
+
+def _lower_module_with_constants(jaxpr: Jaxpr, name, const_values, platform):
+    module = mlir.Module(mlir.sanitize_name(f"jit_{name}"), attrs={
+        "mhlo.num_partitions": "1 : i32", "mhlo.num_replicas": "1 : i32"})
+    module.unique_name("main")
+    fn = mlir.Function("main", jaxpr.in_avals, public=True)
+    consts = [fn.block.constant(np.asarray(c), v.aval)
+              for v, c in zip(jaxpr.constvars, const_values)]
+    outs = lower_jaxpr(fn.block, module, jaxpr, consts, fn.args, platform)
     fn.finish(outs)
     module.functions.insert(0, fn)
     return module.text()

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyjax._src import runtime
 from pyjax._src.core import dtypes, pytree
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import not_mapped
 from pyjax._src.core.trace import aval_of
-from pyjax._src.lax import batch_util, shape_ops
+from pyjax._src.lax import base, batch_util, shape_ops
 
 VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
                 "legacy_vectorized")
@@ -82,16 +81,8 @@ def _impl(*args, callback, result_avals, **_):
 
 
 def _lower(ctx, *operands, callback, result_avals, **_):
-    client = runtime.get_client()
-    runtime.ffi.ensure_registered(client._api)
-    ident = runtime.ffi.register_target(
-        lambda *xs: callback(result_avals, *xs),
-        [(a.dtype, a.shape) for a in ctx.avals_in],
-        [(a.dtype, a.shape) for a in result_avals])
-    id_val = ctx.constant(np.int64(ident), ShapedArray((), np.dtype(np.int64)))
-    attrs = {"call_target_name": f'"{runtime.ffi.TARGET.decode()}"',
-             "api_version": "4 : i32", "has_side_effect": "true", "backend_config": "{}"}
-    return ctx.op("stablehlo.custom_call", [id_val, *operands], list(result_avals), attrs=attrs)
+    return base.host_call(ctx, lambda *xs: callback(result_avals, *xs), operands,
+                          list(result_avals))
 
 
 def _no_jvp(message):

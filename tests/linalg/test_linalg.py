@@ -6,6 +6,7 @@ import pytest
 import scipy.linalg
 
 import pyjax
+import pyjax as jax
 import pyjax.lax.linalg as ll
 import pyjax.numpy as jnp
 from pyjax.test_util import check_grads
@@ -384,3 +385,30 @@ def test_internal_factorizations_are_not_differentiable():
         pyjax.jvp(lambda a: ll.householder_product(a, tau), (h,), (h,))
     with pytest.raises(NotImplementedError, match="full matrices"):
         pyjax.jvp(lambda a: ll.svd(a)[0], (f32(A[0]),), (f32(A[1]),))
+
+
+def test_cholesky_through_host_lapack_on_cpu():
+    """From HOST_CHOLESKY_MIN up, the CPU program factors through NumPy's LAPACK (a host
+    kernel): values, a non-SPD member of a batch becoming NaN alone, grads, jit and vmap."""
+    from pyjax._src.lax import linalg as lax_linalg
+    n = lax_linalg.HOST_CHOLESKY_MIN + 8
+    rng = np.random.default_rng(0)
+    m = rng.normal(size=(3, n, n)).astype(np.float32)
+    a = m @ m.transpose(0, 2, 1) + n * np.eye(n, dtype=np.float32)
+    a[1] = -np.eye(n)  # not positive definite
+    text = jax.jit(jnp.linalg.cholesky).lower(a).as_text()
+    assert "pyjax_host_callback" in text and "stablehlo.cholesky" not in text
+    got = np.asarray(jax.jit(jnp.linalg.cholesky)(a))
+    for i in (0, 2):
+        np.testing.assert_allclose(got[i], np.linalg.cholesky(a[i].astype(np.float64)),
+                                   rtol=2e-4, atol=2e-4)
+        assert np.all(np.triu(got[i], 1) == 0)
+    assert np.isnan(got[1]).all()
+    looped = np.stack([np.asarray(jnp.linalg.cholesky(a[i])) for i in (0, 2)])
+    np.testing.assert_allclose(np.asarray(jax.vmap(jnp.linalg.cholesky)(a[[0, 2]])), looped,
+                               rtol=1e-6)
+    # derivatives through the host kernel's forward values, against finite differences
+    with jax.enable_x64(True):
+        spd = a[0].astype(np.float64)[:n, :n]
+        check_grads(lambda x: jnp.linalg.cholesky((x + x.T) / 2), (spd,), order=1,
+                    modes=["fwd", "rev"])

@@ -3,7 +3,9 @@
 Every primitive takes leading batch dimensions, so its batching rule only moves the mapped axis
 to the front. How each is computed (measured in docs/linalg.md):
 
-* ``cholesky``, ``triangular_solve``: StableHLO's own ops, which the CPU plugin expands.
+* ``cholesky``: StableHLO's own op (the plugin expands it); on CPU, matrices from 32 x 32 up
+  go to NumPy's LAPACK as a host kernel over the FFI (``base.host_call``).
+* ``triangular_solve``: StableHLO's own op, which the CPU plugin expands.
 * ``geqrf`` / ``householder_product``: the plugin's ``Qr`` and
   ``ProductOfElementaryHouseholderReflectors`` custom calls; ``qr`` is built from them.
 * ``eigh``: the plugin's ``Eigh`` custom call (Jacobi), with JAX's JVP.
@@ -26,6 +28,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax.ad_util import instantiate, zero_tangent
+from pyjax._src.lax import base
 from pyjax._src.lax.base import aval_of
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
@@ -183,7 +186,35 @@ def _cholesky_abstract_eval(a):
     return ShapedArray(a.shape, a.dtype)
 
 
+# From this size on, a CPU program factors through NumPy's LAPACK (a host kernel over the
+# FFI) instead of XLA's Cholesky expansion: measured 128²: 5.5 ms -> 0.2 ms, 512²: 27 -> 7 ms;
+# below it (and for large batches of small matrices) the expansion is as fast or faster.
+HOST_CHOLESKY_MIN = 32
+
+
+def _numpy_cholesky(a):
+    """LAPACK's Cholesky of every matrix of ``a``; a failed factorization (not positive
+    definite, non-finite input) gives NaNs for that matrix, as JAX."""
+    out = np.full(a.shape, np.nan, a.dtype)
+    flat_a = a.reshape((-1,) + a.shape[-2:])
+    flat = out.reshape(flat_a.shape)
+    try:
+        flat[...] = np.linalg.cholesky(flat_a)
+    except np.linalg.LinAlgError:
+        for i, m in enumerate(flat_a):
+            try:
+                flat[i] = np.linalg.cholesky(m)
+            except np.linalg.LinAlgError:
+                pass
+    bad = ~np.isfinite(flat).all(axis=(-2, -1))
+    flat[bad] = np.nan
+    return [out]
+
+
 def _cholesky_lower(ctx, a):
+    if ctx.platform == "cpu" and a.aval.shape[-1] >= HOST_CHOLESKY_MIN:
+        return base.host_call(ctx, _numpy_cholesky, [a], [ctx.avals_out[0]],
+                              side_effect=False)[0]
     l = ctx.op("stablehlo.cholesky", [a], ctx.avals_out[0], attrs={"lower": "true"})
 
     def clean(l):

@@ -407,6 +407,11 @@ def test_cholesky_through_host_lapack_on_cpu():
     looped = np.stack([np.asarray(jnp.linalg.cholesky(a[i])) for i in (0, 2)])
     np.testing.assert_allclose(np.asarray(jax.vmap(jnp.linalg.cholesky)(a[[0, 2]])), looped,
                                rtol=1e-6)
+    # LAPACK has no float16/bfloat16: they are factored in float32
+    for dt in (jnp.float16, jnp.bfloat16):
+        low = np.asarray(jnp.linalg.cholesky(jnp.asarray(a[0]).astype(dt)).astype(np.float32))
+        np.testing.assert_allclose(low, np.linalg.cholesky(a[0].astype(np.float64)),
+                                   rtol=3e-2, atol=3e-2)
     # derivatives through the host kernel's forward values, against finite differences
     with jax.enable_x64(True):
         spd = a[0].astype(np.float64)[:n, :n]

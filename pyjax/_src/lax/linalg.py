@@ -196,6 +196,8 @@ def _numpy_cholesky(a):
     """LAPACK's Cholesky of every matrix of ``a``; a failed factorization (not positive
     definite, non-finite input) gives NaNs for that matrix, as JAX."""
     out = np.full(a.shape, np.nan, a.dtype)
+    if a.dtype.kind == "f" and a.dtype.itemsize < 4:  # LAPACK has no float16/bfloat16
+        a = a.astype(np.float32)
     flat_a = a.reshape((-1,) + a.shape[-2:])
     flat = out.reshape(flat_a.shape)
     try:

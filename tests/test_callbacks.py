@@ -228,3 +228,19 @@ def test_io_callback_runs_every_time_and_refuses_what_jax_refuses():
     n = len(log)
     jax.jit(lambda x: (io_callback(record, _sds(), x), x)[1])(5.0)
     assert log[n:] == [5.0]
+
+
+def test_recompiling_reuses_the_host_function_id():
+    from pyjax._src.runtime import ffi
+    f = lambda v: jax.pure_callback(np.sin, _sds((3,)), v)  # noqa: E731
+    jax.jit(f)(jnp.ones(3))
+    n = len(ffi._targets)
+    for _ in range(3):
+        jax.clear_caches()
+        np.testing.assert_allclose(np.asarray(jax.jit(f)(jnp.ones(3))), np.sin(np.ones(3)),
+                                   rtol=1e-6)
+    assert len(ffi._targets) == n  # the same callback and types: the same id
+    def other(a):  # another host function: another id
+        return np.cos(a)
+    jax.jit(lambda v: jax.pure_callback(other, _sds((3,)), v))(jnp.ones(3))
+    assert len(ffi._targets) == n + 1

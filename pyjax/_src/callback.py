@@ -82,7 +82,9 @@ def _impl(*args, callback, result_avals, **_):
 
 def _lower(ctx, *operands, callback, result_avals, **_):
     return base.host_call(ctx, lambda *xs: callback(result_avals, *xs), operands,
-                          list(result_avals))
+                          list(result_avals),
+                          key=(callback.fn, callback.in_tree, callback.out_tree, callback.kind,
+                               callback.as_arrays, result_avals))
 
 
 def _no_jvp(message):

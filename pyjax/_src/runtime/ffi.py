@@ -76,16 +76,26 @@ _HANDLER = ctypes.CFUNCTYPE(_rp, _rp)
 
 _targets: dict = {}          # id -> (fn, [(dtype, shape)] args, [(dtype, shape)] results)
 _ids = itertools.count(1)
+_ids_by_key: dict = {}       # (key, arg types, result types) -> id
 _registered: dict = {}       # PJRT api pointer -> True
 _lock = threading.Lock()
 
 
-def register_target(fn, arg_types, result_types) -> int:
-    """A new id for ``fn(*numpy arrays) -> sequence of arrays`` with these (dtype, shape)
-    argument and result types (the lowering of a callback calls this)."""
-    i = next(_ids)
-    _targets[i] = (fn, [(np.dtype(d), tuple(s)) for d, s in arg_types],
-                   [(np.dtype(d), tuple(s)) for d, s in result_types])
+def register_target(fn, arg_types, result_types, key=None) -> int:
+    """The id of ``fn(*numpy arrays) -> sequence of arrays`` with these (dtype, shape)
+    argument and result types. ``key`` (default ``fn``) names what ``fn`` computes: lowering
+    the same key with the same types again gives the same id, so the registry grows with the
+    distinct host functions, not with the compilations (and equal programs lower to equal
+    text, which the persistent cache keys on). Keys are held strongly: an id is never
+    reused."""
+    arg_types = tuple((np.dtype(d), tuple(s)) for d, s in arg_types)
+    result_types = tuple((np.dtype(d), tuple(s)) for d, s in result_types)
+    full_key = (fn if key is None else key, arg_types, result_types)
+    with _lock:
+        i = _ids_by_key.get(full_key)
+        if i is None:
+            i = _ids_by_key[full_key] = next(_ids)
+            _targets[i] = (fn, list(arg_types), list(result_types))
     return i
 
 

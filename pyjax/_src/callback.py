@@ -105,14 +105,20 @@ def _element(x, i):
     return shape_ops.reshape(row, shape[1:])
 
 
-def _sequential(prim, args, dims, params, unrolled):
+def batch_by_loop(prim, args, dims, params, unrolled=False):
+    """The batching rule "one application per batch element": a ``lax.map`` loop (unrolled
+    in Python with ``unrolled``, and for primitives without results). Used by the callbacks'
+    sequential vmap methods and by ``jax.export``'s fixed-shape calls."""
     size = batch_util.batch_size(args, dims)
     args = [x if d is not_mapped else _moved(x, d, size) for x, d in zip(args, dims)]
     batched = [d is not not_mapped for d in dims]
-    if unrolled or not params["result_avals"]:
+    elem_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) if b else aval_of(x)
+                  for x, b in zip(args, batched)]
+    has_results = bool(prim.abstract_eval(*elem_avals, **params))
+    if unrolled or not has_results:
         per = [prim.bind(*[_element(x, i) if b else x for x, b in zip(args, batched)],
                          **params) for i in range(size)]
-        if not params["result_avals"]:
+        if not has_results:
             return [], []
         outs = [shape_ops.concatenate([shape_ops.expand_dims(p[k], (0,)) for p in per], 0)
                 for k in range(len(per[0]))]
@@ -134,7 +140,7 @@ def _pure_batch(args, dims, *, callback, result_avals, vmap_method):
             "vmap is only supported for pure_callback when vmap_method is set: pass "
             f"vmap_method= one of {VMAP_METHODS[:4]} to pure_callback({_name(callback.fn)})")
     if vmap_method in ("sequential", "sequential_unrolled"):
-        return _sequential(pure_callback_p, args, dims, params,
+        return batch_by_loop(pure_callback_p, args, dims, params,
                            vmap_method == "sequential_unrolled")
     size = batch_util.batch_size(args, dims)
     if vmap_method == "broadcast_all":
@@ -152,13 +158,13 @@ def _pure_batch(args, dims, *, callback, result_avals, vmap_method):
 def _io_batch(args, dims, *, callback, result_avals, ordered):
     if ordered:
         raise ValueError("Cannot `vmap` ordered IO callback.")
-    return _sequential(io_callback_p, args, dims,
+    return batch_by_loop(io_callback_p, args, dims,
                        dict(callback=callback, result_avals=result_avals, ordered=ordered),
                        False)
 
 
 def _debug_batch(args, dims, *, callback, result_avals, ordered):
-    return _sequential(debug_callback_p, args, dims,
+    return batch_by_loop(debug_callback_p, args, dims,
                        dict(callback=callback, result_avals=result_avals, ordered=ordered),
                        True)
 

@@ -23,10 +23,8 @@ import numpy as np
 from pyjax._src.core import dtypes, pytree
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
-from pyjax._src.core.rules import not_mapped
 from pyjax._src.core.trace import aval_of
 from pyjax._src.interpreters import lowering
-from pyjax._src.lax import batch_util
 from pyjax._src.lowering import mlir
 
 _MAGIC = b"pyjax-exported-v1\n"
@@ -335,16 +333,8 @@ def _jvp(primals, tangents, *, exported):
 
 def _batch(args, dims, *, exported):
     """A loop over the batch (the export has fixed shapes): one call per element."""
-    from pyjax._src.control_flow.loops import map as lax_map
-    moved = [None if d is not_mapped else batch_util.move_axis(x, d, 0)
-             for x, d in zip(args, dims)]
-
-    def one(xs):
-        it = iter(xs)
-        return call_exported_p.bind(*[next(it) if m is not None else x
-                                      for x, m in zip(args, moved)], exported=exported)
-    outs = lax_map(one, [m for m in moved if m is not None])
-    return list(outs), [0] * len(outs)
+    from pyjax._src.callback import batch_by_loop
+    return batch_by_loop(call_exported_p, args, dims, dict(exported=exported))
 
 
 call_exported_p = Primitive("call_exported", abstract_eval=_abstract_eval, lower=_lower,

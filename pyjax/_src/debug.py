@@ -63,8 +63,7 @@ def _is_traced(v):
 
 
 def _user_frames(filter_frames, num_frames):
-    import os
-    pyjax_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    from pyjax._src.dispatch.debug_values import PYJAX_DIR as pyjax_dir
     f = sys._getframe(2)
     out = []
     while f is not None and (num_frames is None or len(out) < num_frames):

@@ -21,7 +21,8 @@ from pyjax._src.core.config import config
 from pyjax._src.dispatch import cache as cache_mod
 from pyjax._src.dispatch import eager
 
-_PYJAX_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# the pyjax package: frames inside it are not the user's
+PYJAX_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def bad_value(outs):
@@ -43,7 +44,7 @@ def bad_value(outs):
 def user_frame():
     """``"file:line (function)"`` of the innermost frame outside pyjax, or ""."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PYJAX_DIR):
+    while f is not None and f.f_code.co_filename.startswith(PYJAX_DIR):
         f = f.f_back
     if f is None:
         return ""

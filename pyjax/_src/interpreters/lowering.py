@@ -149,16 +149,14 @@ def lower_module(jaxpr: Jaxpr, name="main", *, donated_invars=(), platform="cpu"
     the invars; with ``const_values`` (host values of the constvars) the constants are
     written into the module instead (a self-contained program: ``jax.export``). Donated
     inputs are aliased to a result of the same type where one exists."""
-    if const_values is not None:
-        return _lower_module_with_constants(jaxpr, name, const_values, platform)
     module = mlir.Module(mlir.sanitize_name(f"jit_{name}"), attrs={
         "mhlo.num_partitions": f"{num_partitions} : i32",
         "mhlo.num_replicas": f"{num_replicas} : i32"})
     module.unique_name("main")
-    in_avals = [v.aval for v in jaxpr.constvars] + jaxpr.in_avals
+    nconst = 0 if const_values is not None else len(jaxpr.constvars)  # constant arguments
+    in_avals = [v.aval for v in jaxpr.constvars[:nconst]] + jaxpr.in_avals
     arg_attrs = {}
     if donated_invars:
-        nconst = len(jaxpr.constvars)
         free = list(enumerate(jaxpr.out_avals))
         for i, donated in enumerate(donated_invars):
             if not donated:
@@ -174,21 +172,10 @@ def lower_module(jaxpr: Jaxpr, name="main", *, donated_invars=(), platform="cpu"
             arg_attrs[i] = ", ".join(x for x in (arg_attrs.get(i), s) if x)
     fn = mlir.Function("main", in_avals, public=True, arg_attrs=arg_attrs,
                        result_attrs=result_shardings)
-    nconst = len(jaxpr.constvars)
-    outs = lower_jaxpr(fn.block, module, jaxpr, fn.args[:nconst], fn.args[nconst:], platform)
+    consts = fn.args[:nconst] if const_values is None else [
+        fn.block.constant(np.asarray(c), v.aval) for v, c in zip(jaxpr.constvars, const_values)]
+    outs = lower_jaxpr(fn.block, module, jaxpr, consts, fn.args[nconst:], platform)
     fn.finish(outs)
     module.functions.insert(0, fn)
     return module.text()
 
-
-def _lower_module_with_constants(jaxpr: Jaxpr, name, const_values, platform):
-    module = mlir.Module(mlir.sanitize_name(f"jit_{name}"), attrs={
-        "mhlo.num_partitions": "1 : i32", "mhlo.num_replicas": "1 : i32"})
-    module.unique_name("main")
-    fn = mlir.Function("main", jaxpr.in_avals, public=True)
-    consts = [fn.block.constant(np.asarray(c), v.aval)
-              for v, c in zip(jaxpr.constvars, const_values)]
-    outs = lower_jaxpr(fn.block, module, jaxpr, consts, fn.args, platform)
-    fn.finish(outs)
-    module.functions.insert(0, fn)
-    return module.text()

@@ -132,3 +132,19 @@ def test_small_top_level_helpers():
     assert jax.process_indices() == [0] and jax.host_id() == 0
     assert isinstance(d, jax.Device)
     assert jax.copy_to_host_async(jnp.ones(2)) is None
+
+
+def test_stages_describe_their_call():
+    f = jax.jit(lambda x, y: {"s": x @ y, "t": x.sum()}, donate_argnums=1)
+    x, y = jnp.ones((2, 3)), jnp.ones((3, 4))
+    traced = f.trace(x, y)
+    lowered = traced.lower()
+    compiled = lowered.compile()
+    assert isinstance(f, jax.stages.Wrapped) and isinstance(compiled, jax.stages.Compiled)
+    for stage in (traced, lowered, compiled):
+        assert stage.in_tree == jax.tree.structure(((x, y), {}))
+        (a, b), kw = stage.args_info
+        assert kw == {} and (a.shape, a.donated) == ((2, 3), False)
+        assert (b.shape, b.dtype, b.donated) == ((3, 4), np.float32, True)
+        assert stage.out_info["s"].shape == (2, 4) and stage.out_info["t"].shape == ()
+    assert lowered.cost_analysis()["flops"] >= 2 * 2 * 3 * 4

@@ -26,7 +26,8 @@ from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import shape_ops
-from pyjax._src.lax.ad_util import is_undefined_primal, zero_cts, zero_tangent
+from pyjax._src.lax import ad_util
+from pyjax._src.lax.ad_util import is_undefined_primal, zero_cts
 from pyjax._src.lax.base import aval_of
 from pyjax._src.lax.dot import Precision, _match_weak, _validate_preferred, \
     canonicalize_precision
@@ -349,19 +350,6 @@ def _spec_transpose(spec):
 
 # ---- differentiation ----
 
-def _conv_jvp(primals, tangents, **params):
-    (x, y), (tx, ty) = primals, tangents
-    out = conv_general_dilated_p.bind(x, y, **params)
-    terms = []
-    if type(tx) is not Zero:
-        terms.append(conv_general_dilated_p.bind(tx, y, **params))
-    if type(ty) is not Zero:
-        terms.append(conv_general_dilated_p.bind(x, ty, **params))
-    if not terms:
-        return out, zero_tangent(aval_of(out))
-    return out, terms[0] if len(terms) == 1 else ew.add(*terms)
-
-
 def _vjp_lhs_padding(in_shape, window, strides, out_shape, padding, lhs_dil, rhs_dil):
     lhs_d = _dilate_shape(in_shape, lhs_dil)
     rhs_d = _dilate_shape(window, rhs_dil)
@@ -493,7 +481,7 @@ def _conv_batch(args, dims, **params):
 
 conv_general_dilated_p = Primitive(
     "conv_general_dilated", abstract_eval=_conv_abstract_eval, lower=_conv_lower, linear=True,
-    jvp=_conv_jvp, transpose=_conv_transpose_rule, batch=_conv_batch)
+    jvp=ad_util.bilinear_jvp(), transpose=_conv_transpose_rule, batch=_conv_batch)
 
 
 # ---- the lax-level functions ----

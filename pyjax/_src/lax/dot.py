@@ -18,9 +18,9 @@ from pyjax._src.core.rules import Zero
 from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import dot_algorithms
-from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import shape_ops
-from pyjax._src.lax.ad_util import is_undefined_primal, zero_cts, zero_tangent
+from pyjax._src.lax import ad_util
+from pyjax._src.lax.ad_util import is_undefined_primal, zero_cts
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
 from pyjax._src.lax.elementwise import convert_element_type
 
@@ -223,19 +223,6 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
 
 # ---- differentiation: bilinear, so the JVP is the product rule and each operand transposes ----
 
-def _dot_general_jvp(primals, tangents, **params):
-    (x, y), (tx, ty) = primals, tangents
-    out = dot_general_p.bind(x, y, **params)
-    terms = []
-    if type(tx) is not Zero:
-        terms.append(dot_general_p.bind(tx, y, **params))
-    if type(ty) is not Zero:
-        terms.append(dot_general_p.bind(x, ty, **params))
-    if not terms:
-        return out, zero_tangent(aval_of(out))
-    return out, terms[0] if len(terms) == 1 else ew.add(*terms)
-
-
 def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans):
     """The cotangent of ``x`` in ``dot_general(x, y)`` (``swap_ans``: of ``y`` in
     ``dot_general(y, x)``, whose result has ``x``'s free dimensions last)."""
@@ -274,7 +261,7 @@ def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision, preferred_
 
 
 dot_general_p = Primitive("dot_general", abstract_eval=_dot_general_abstract_eval,
-                          lower=_dot_general_lower, linear=True, jvp=_dot_general_jvp,
+                          lower=_dot_general_lower, linear=True, jvp=ad_util.bilinear_jvp(),
                           transpose=_dot_general_transpose, batch=_dot_general_batch)
 
 

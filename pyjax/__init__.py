@@ -30,7 +30,7 @@ from pyjax._src.api import (
     host_count as host_count, host_ids as host_ids, default_device as default_device,
     live_arrays as live_arrays, copy_to_host_async as copy_to_host_async,
     print_environment_info as print_environment_info, named_scope as named_scope,
-    named_call as named_call)
+    named_call as named_call, Ref as Ref, new_ref as new_ref)
 from pyjax._src.runtime import Device as Device
 from pyjax._src.core.dtypes import float0 as float0
 from pyjax._src.api import (

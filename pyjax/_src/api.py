@@ -227,6 +227,9 @@ def block_until_ready(x):
 
 def typeof(x):
     """The abstract value of ``x`` (with its sharding for an array laid out over a mesh)."""
+    from pyjax._src.random import prng  # random sits beside api; imported late to avoid a cycle
+    if isinstance(x, prng.PRNGKeyArray):
+        return prng.KeyShapedArray(x.shape)
     return sharded_typeof(x)
 
 
@@ -351,3 +354,19 @@ def named_call(fun, *, name=None):
         with named_scope(scope):
             return fun(*args, **kwargs)
     return wrapped
+
+
+class Ref:
+    """JAX's mutable array reference type (`jax.Ref`). pyjax has no mutable refs: no value is
+    ever a Ref, so `isinstance(x, jax.Ref)` is False; `new_ref` raises NotImplementedError."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("jax.Ref: mutable array references are not implemented in "
+                                  "pyjax (use functional updates: x.at[i].set(v))")
+
+
+def new_ref(init_val, *, memory_space=None, kind=None):
+    """`jax.new_ref`: not implemented (pyjax has no mutable array references)."""
+    raise NotImplementedError(
+        f"jax.new_ref: mutable array references are not implemented in pyjax (asked for a ref "
+        f"to {type(init_val).__name__}); use functional updates: x.at[i].set(v)")

@@ -11,9 +11,11 @@ import importlib.util
 import sys
 import types
 
-# longest prefix first: JAX's private modules that libraries reach into (`jax._src.*`) map to
-# pyjax's stand-ins for the few names they read, not to pyjax's own private modules
-ALIASES = (("jax._src", "pyjax._src.jax_private"), ("jax", "pyjax"))
+# longest prefix first: JAX's private modules that libraries reach into (`jax._src.*`) and its
+# experimental `hijax` API map to pyjax's stand-ins for the few names they read, not to pyjax's
+# own private modules
+ALIASES = (("jax._src", "pyjax._src.jax_private"),
+           ("jax.experimental.hijax", "pyjax._src.jax_private.hijax"), ("jax", "pyjax"))
 
 
 def _target(fullname):
@@ -53,6 +55,7 @@ class _AliasLoader(importlib.abc.Loader):
 
     def create_module(self, spec):
         module = importlib.import_module(self.target)
+        self._alias_name = spec.name
         if spec.name == "jax":
             self._own_spec = None
             return JaxModule(module)
@@ -64,6 +67,12 @@ class _AliasLoader(importlib.abc.Loader):
         # its relative imports and `importlib.reload` keep working
         if not isinstance(module, JaxModule):
             module.__spec__ = self._own_spec
+        # a stand-in aliased below this module (`jax.experimental.hijax`) is imported now:
+        # `from jax.experimental import hijax` looks for the attribute, then for the module
+        # `pyjax.experimental.hijax`, which does not exist
+        for prefix, _ in ALIASES:
+            if prefix.rpartition(".")[0] == self._alias_name:
+                importlib.import_module(prefix)
 
 
 class JaxAliasFinder(importlib.abc.MetaPathFinder):

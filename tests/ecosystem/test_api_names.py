@@ -264,3 +264,16 @@ def test_scalar_type_inequality_with_a_numpy_dtype():
     assert (np.dtype("float32") != jnp.float16) is True
     assert (np.dtype("float16") != jnp.float16) is False
     assert (jnp.float32 != jnp.float16) is True and (jnp.float16 != np.float16) is False
+
+
+def test_typeof_key_array_and_refs():
+    from pyjax import random
+    keys = random.split(random.key(0), 3)
+    t = pyjax.typeof(keys)
+    assert t.shape == (3,) and str(t.dtype) == "key<fry>" and str(t) == "key<fry>[3]"
+    assert pyjax.typeof(keys[0]).shape == () and t == pyjax.typeof(keys)
+    assert pyjax.typeof(jnp.ones(2)).dtype == np.float32  # ordinary arrays unchanged
+    # no mutable array refs: nothing is a Ref, and making one says so
+    assert not isinstance(jnp.ones(2), pyjax.Ref)
+    with pytest.raises(NotImplementedError, match="new_ref"):
+        pyjax.new_ref(jnp.ones(2))

@@ -80,3 +80,26 @@ def test_install_as_jax_in_process_aliases_modules():
             "print('OK')\n")
     r = _run(["-c", code], ROOT)
     assert r.stdout.strip() == "OK", r.stderr
+
+
+def test_private_and_experimental_stand_ins(tmp_path):
+    # `from jax.experimental import hijax` and `jax._src.state.types` exist for flax.nnx to
+    # import; using hijax raises NotImplementedError, and pyjax itself has no such module
+    script = tmp_path / "hijax_probe.py"
+    script.write_text(textwrap.dedent("""
+        import importlib.util
+        from jax.experimental import hijax
+        from jax._src.state.types import AbstractRef
+        from jax._src.tree_util import _registry
+        import jax
+        assert importlib.util.find_spec("pyjax.experimental.hijax") is None
+        assert not isinstance(jax.typeof(jax.numpy.ones(2)), AbstractRef)
+        assert jax.tree_util.Partial in _registry
+        try:
+            hijax.HiPrimitive("p").bind(1)
+        except NotImplementedError as e:
+            print("REFUSED", "hijax" in str(e))
+    """))
+    r = _run(["-m", "pyjax", str(script)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "REFUSED True" in r.stdout

@@ -33,7 +33,7 @@ from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.config import config
 from pyjax._src.dispatch import cache as cache_mod
-from pyjax._src.core.abstract import HasShape
+from pyjax._src.core.abstract import HasShape, ShapedArray
 from pyjax._src.core.array import Array, ArrayImpl
 from pyjax._src.core.trace import Tracer
 from pyjax._src.transformations.jit import jit
@@ -290,6 +290,35 @@ class KeyTy:
 
 
 KEY_DTYPE = KeyTy()
+
+
+class KeyShapedArray(ShapedArray):
+    """The abstract value of a key array, what `jax.typeof(keys)` gives: shape and dtype
+    `key<fry>` (JAX's `ShapedArray((), key<fry>)`). Only `typeof` makes it: traced key arrays
+    carry their `uint32[..., 2]` key data, whose avals are ordinary ShapedArrays."""
+
+    __slots__ = ()
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+        self.dtype = KEY_DTYPE
+        self.weak_type = False
+        self._hash = hash((self.shape, "key<fry>"))
+
+    def __eq__(self, other):
+        return type(other) is KeyShapedArray and self.shape == other.shape
+
+    __hash__ = ShapedArray.__hash__
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        if dtype not in (None, KEY_DTYPE) or weak_type:
+            raise TypeError(f"the abstract value of a key array keeps dtype {KEY_DTYPE}")
+        return KeyShapedArray(self.shape if shape is None else shape)
+
+    def str_short(self):
+        return f"{KEY_DTYPE}[{','.join(map(str, self.shape))}]"
+
+    __str__ = str_short
 
 
 def _arithmetic_error(*_):

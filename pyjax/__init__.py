@@ -80,6 +80,7 @@ from pyjax import typing as typing
 from pyjax import flatten_util as flatten_util
 from pyjax import core as core
 from pyjax import extend as extend
+from pyjax import api_util as api_util
 from pyjax import ad_checkpoint as ad_checkpoint
 from pyjax import custom_batching as custom_batching
 from pyjax import custom_derivatives as custom_derivatives

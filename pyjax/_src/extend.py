@@ -78,6 +78,47 @@ def wrap_init(f, params=None, *, debug_info=None):
     return WrappedFun(f, params, debug_info)
 
 
+# ---- `jax.api_util`: flattening a WrappedFun's arguments and results ----
+
+class _OutTree:
+    """The thunk `flatten_fun*` return: the output treedef, known once the function ran."""
+
+    def __init__(self):
+        self.treedef = None
+
+    def __call__(self):
+        if self.treedef is None:
+            raise RuntimeError("the output tree is known only after the flattened function "
+                               "has been called")
+        return self.treedef
+
+
+def flatten_fun_nokwargs(fun, in_tree):
+    """`(flat_fun, out_tree)`: `flat_fun(*leaves)` calls `fun(*tree_unflatten(in_tree, leaves))`
+    and returns its flattened result; `out_tree()` is the result's treedef."""
+    from pyjax._src.core import pytree
+    out_tree = _OutTree()
+
+    def flat(*leaves):
+        out = fun.call_wrapped(*pytree.tree_unflatten(in_tree, leaves))
+        flat_out, out_tree.treedef = pytree.tree_flatten(out)
+        return flat_out
+    return WrappedFun(flat, None, fun.debug_info), out_tree
+
+
+def flatten_fun(fun, in_tree):
+    """As `flatten_fun_nokwargs`, for `in_tree` the treedef of `(args, kwargs)`."""
+    from pyjax._src.core import pytree
+    out_tree = _OutTree()
+
+    def flat(*leaves):
+        args, kwargs = pytree.tree_unflatten(in_tree, leaves)
+        flat_out, out_tree.treedef = pytree.tree_flatten(fun.call_wrapped(*args, **kwargs))
+        return flat_out
+    return WrappedFun(flat, None, fun.debug_info), out_tree
+
+
+
 _EXCLUDED_PATHS = []
 
 

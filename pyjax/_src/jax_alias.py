@@ -41,6 +41,12 @@ class JaxModule(types.ModuleType):
         self.__version__ = JAX_API_VERSION
         self.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))
         self.__path__ = list(pyjax_module.__path__)
+        # `jax.version`: the same JAX API version (flax compares `jax.version.__version_info__`)
+        version = types.ModuleType("jax.version", "The JAX API version pyjax follows.")
+        version.__version__ = version._version = self.__version__
+        version.__version_info__ = self.__version_info__
+        version._pyjax_alias = True
+        self.version = sys.modules["jax.version"] = version
 
     def __getattr__(self, name):
         return getattr(self.__dict__["_pyjax"], name)
@@ -92,7 +98,7 @@ class JaxAliasFinder(importlib.abc.MetaPathFinder):
 
 
 def _is_alias(module):
-    return (isinstance(module, JaxModule)
+    return (isinstance(module, JaxModule) or getattr(module, "_pyjax_alias", False)
             or getattr(module, "__name__", "").split(".")[0] == "pyjax")
 
 

@@ -277,3 +277,40 @@ def test_typeof_key_array_and_refs():
     assert not isinstance(jnp.ones(2), pyjax.Ref)
     with pytest.raises(NotImplementedError, match="new_ref"):
         pyjax.new_ref(jnp.ones(2))
+
+
+def test_trace_to_jaxpr_nounits_runs_the_known_part():
+    from pyjax.api_util import flatten_fun_nokwargs
+    from pyjax.extend import linear_util as lu
+    from pyjax.interpreters import partial_eval as pe
+    from pyjax.tree_util import tree_flatten, tree_unflatten
+
+    calls = []
+
+    def f(known, unknown):
+        calls.append(1)
+        k2 = jnp.sin(known)  # reads only a known value: computed now
+        return {"k": k2, "u": k2 * unknown + 1.0}
+
+    x, y = np.float32(0.5), np.ones(3, np.float32)
+    _, in_tree = tree_flatten((x, y))
+    f_flat, out_tree = flatten_fun_nokwargs(lu.wrap_init(f), in_tree)
+    in_pvals = [pe.PartialVal.known(x), pe.PartialVal.unknown(pyjax.core.ShapedArray((3,), np.float32))]
+    jaxpr, out_pvals, consts = pe.trace_to_jaxpr_nounits(f_flat, in_pvals)
+    assert len(calls) == 1
+    (pv_k, c_k), (pv_u, c_u) = out_pvals  # leaves in key order: k, u
+    assert pv_k is None and np.allclose(c_k, np.sin(0.5))
+    assert pv_u.shape == (3,) and c_u is None
+    assert sorted(tree_unflatten(out_tree(), [0, 1])) == ["k", "u"]
+    # the staged part takes consts then the unknown inputs
+    y2 = np.arange(3, dtype=np.float32)
+    out = pyjax.core.eval_jaxpr(jaxpr, consts, y2)
+    np.testing.assert_allclose(out[0], np.sin(0.5) * y2 + 1.0, rtol=1e-6)
+
+
+def test_unsharded_aval_sharding():
+    aval = pyjax.typeof(jnp.ones((2, 3)))
+    s = aval.sharding
+    assert tuple(s.spec) == (None, None) and s.mesh.empty
+    rebuilt = pyjax.core.ShapedArray((3,), np.float32, sharding=s.update(spec=pyjax.P(None)))
+    assert rebuilt == pyjax.core.ShapedArray((3,), np.float32)

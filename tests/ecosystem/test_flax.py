@@ -94,3 +94,38 @@ def test_cnn_batchnorm_dropout(nn):
     assert (d1 != d2).any()
     with pytest.raises(Exception, match="dropout"):
         drop.apply({}, ones)  # no "dropout" rng given
+
+
+def test_linen_scan_rnn_matches_a_python_loop(nn):
+    import jax
+    import jax.numpy as jnp
+
+    class Cell(nn.Module):
+        @nn.compact
+        def __call__(self, c, x):
+            h = nn.tanh(nn.Dense(4)(jnp.concatenate([c, x], -1)))
+            return h, 2.0 * h
+
+    class RNN(nn.Module):
+        @nn.compact
+        def __call__(self, c, xs):
+            scan = nn.scan(Cell, variable_broadcast="params", split_rngs={"params": False},
+                           in_axes=0, out_axes=0)
+            return scan()(c, xs)
+
+    xs = np.random.RandomState(0).randn(5, 2, 3).astype(np.float32)
+    c0 = np.zeros((2, 4), np.float32)
+    model = RNN()
+    v = model.init(jax.random.PRNGKey(0), c0, xs)
+    k = np.asarray(v["params"]["ScanCell_0"]["Dense_0"]["kernel"])
+    b = np.asarray(v["params"]["ScanCell_0"]["Dense_0"]["bias"])
+    assert k.shape == (7, 4)  # one set of weights, broadcast over the steps
+    c, want = c0, []
+    for x in xs:
+        c = np.tanh(np.concatenate([c, x], -1) @ k + b)
+        want.append(2 * c)
+    cT, ys = jax.jit(model.apply)(v, c0, xs)
+    np.testing.assert_allclose(cT, c, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ys, np.stack(want), rtol=1e-5, atol=1e-6)
+    g = jax.grad(lambda v: jnp.sum(model.apply(v, c0, xs)[1]))(v)
+    assert g["params"]["ScanCell_0"]["Dense_0"]["kernel"].shape == (7, 4)

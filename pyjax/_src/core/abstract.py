@@ -76,11 +76,13 @@ class ShapedArray(HasShape):
 
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
-    def __init__(self, shape, dtype, weak_type=False):
+    def __init__(self, shape, dtype, weak_type=False, *, sharding=None):
         self.shape = shape = tuple(shape)
         self.dtype = dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
         self._hash = hash((shape, dtype, self.weak_type))
+        if sharding is not None:
+            _check_unsplit(sharding, shape)
         n = dtype.itemsize  # the common case in one loop; the exact rule in check_shape
         try:
             for d in shape:
@@ -114,6 +116,13 @@ class ShapedArray(HasShape):
                            self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type)
 
+    @property
+    def sharding(self):
+        """JAX's sharding of an aval not laid out over a mesh: no dimension split, on the empty
+        abstract mesh (`ShardedShapedArray` has the mesh's)."""
+        from pyjax._src.core.sharding import AbstractMesh, NamedSharding, PartitionSpec
+        return NamedSharding(AbstractMesh((), ()), PartitionSpec(*[None] * len(self.shape)))
+
     def strip_weak_type(self):
         return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
 
@@ -126,6 +135,23 @@ class ShapedArray(HasShape):
         return f"ShapedArray({self.str_short()}{weak})"
 
     __str__ = str_short
+
+
+def _check_unsplit(sharding, shape):
+    """`ShapedArray(..., sharding=)` takes only a sharding that splits no dimension (what
+    `.sharding` of an unsharded aval gives); a split one needs `ShardedShapedArray`."""
+    spec = getattr(sharding, "spec", None)
+    mesh = getattr(sharding, "mesh", None)
+    if spec is None or mesh is None:
+        raise TypeError(f"ShapedArray(sharding=...) expects a NamedSharding, got {sharding!r}")
+    sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
+    for p in spec:
+        for n in () if p is None else ((p,) if isinstance(p, str) else tuple(p)):
+            if sizes.get(n, 1) != 1:
+                raise NotImplementedError(
+                    f"ShapedArray(shape={shape}, sharding={sharding!r}): an aval whose "
+                    "dimensions are split over a mesh is not supported here; only unsplit "
+                    "shardings are accepted")
 
 
 def same_type(a: ShapedArray, b: ShapedArray) -> bool:

@@ -431,6 +431,14 @@ class NamedSharding(Sharding):
                                       "only")
         self._memory_kind = _DEFAULT_MEMORY_KIND
 
+    def update(self, **kwargs):
+        """A copy with some of ``mesh``, ``spec`` replaced (JAX's ``NamedSharding.update``)."""
+        unknown = set(kwargs) - {"mesh", "spec", "memory_kind"}
+        if unknown:
+            raise TypeError(f"NamedSharding.update: unexpected arguments {sorted(unknown)}")
+        return NamedSharding(kwargs.get("mesh", self.mesh), kwargs.get("spec", self.spec),
+                             memory_kind=kwargs.get("memory_kind", self._memory_kind))
+
     def __repr__(self):
         return (f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, "
                 f"memory_kind={self._memory_kind})")

@@ -298,3 +298,69 @@ def run_partial_eval(trace: PartialEvalTrace, primitive, args, params, split, re
                        if split.staged.jaxpr.outvars else [])
     known_iter = iter(known_outs)
     return [next(staged_outs) if u else next(known_iter) for u in split.out_unknowns]
+
+
+# ---- JAX's public partial-evaluation interface (`jax.interpreters.partial_eval`) ----
+
+class PartialVal(tuple):
+    """A value that is known (`PartialVal.known(value)`) or unknown (`PartialVal.unknown(aval)`);
+    a pair `(aval or None, known value)` as JAX's, so `pv, const = pval` unpacks it."""
+
+    def __new__(cls, xs):
+        pv, const = xs
+        return tuple.__new__(cls, (pv, const))
+
+    @classmethod
+    def known(cls, const):
+        return cls((None, const))
+
+    @classmethod
+    def unknown(cls, aval):
+        return cls((aval, None))
+
+    def is_known(self):
+        return self[0] is None
+
+    def get_known(self):
+        return self[1] if self[0] is None else None
+
+    def get_aval(self):
+        return get_aval(self[1]) if self[0] is None else self[0]
+
+
+def trace_to_jaxpr_nounits(fun, pvals, instantiate=False):
+    """Run `fun` (a `linear_util.WrappedFun` over flat arguments) with the unknown `pvals` as
+    tracers: work that reads only known values runs now (on the current trace), the rest is
+    staged. Returns `(jaxpr, out_pvals, consts)`: `jaxpr` takes the consts then the unknown
+    inputs and computes the unknown outputs; a known output is `PartialVal.known(value)`.
+    `instantiate` (a bool, or one per output) makes known outputs unknown too."""
+    pe_trace = PartialEvalTrace(trace_mod.current_trace(),
+                                getattr(fun, "debug_info", None)
+                                or DebugInfo("<partial_eval>", None, "partial_eval"))
+    ins = [pv.get_known() if pv.is_known() else pe_trace.new_arg(pv.get_aval())
+           for pv in map(PartialVal, pvals)]
+    prev = _state.trace
+    _state.trace = pe_trace
+    try:
+        outs = list(fun.call_wrapped(*ins))
+    finally:
+        _state.trace = prev
+    try:
+        inst = instantiate if isinstance(instantiate, (list, tuple)) else \
+            [instantiate] * len(outs)
+        if len(inst) != len(outs):
+            raise ValueError(f"trace_to_jaxpr_nounits: instantiate has {len(inst)} entries for "
+                             f"{len(outs)} outputs")
+        out_pvals, staged = [], []
+        for o, i in zip(outs, inst):
+            if pe_trace.is_unknown(o) or i:
+                var = pe_trace.to_var(o)
+                out_pvals.append(PartialVal.unknown(var.aval))
+                staged.append(o)
+            else:
+                out_pvals.append(PartialVal.known(o))
+        closed = pe_trace.to_jaxpr(staged)
+    finally:
+        pe_trace.finish()
+    jaxpr = closed.jaxpr
+    return jaxpr, out_pvals, list(closed.consts)

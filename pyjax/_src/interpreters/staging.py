@@ -36,6 +36,11 @@ class DebugInfo:
         self.transform = transform
 
 
+def debug_info(traced_for, fun, args, kwargs, *, static_argnums=(), static_argnames=()):
+    """What a traced function is, for messages (`jax.api_util.debug_info`)."""
+    return DebugInfo(getattr(fun, "__name__", "<unnamed function>"), None, traced_for)
+
+
 class StagingTrace(Trace):
     """Records every primitive applied to its tracers as an equation."""
 

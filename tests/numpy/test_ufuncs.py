@@ -471,6 +471,20 @@ def test_hypot_and_logaddexp_extremes():
         assert_close(jnp.logaddexp2(a, b), np.logaddexp2(a, b), F32)
 
 
+def test_logaddexp_derivative_where_the_inputs_tie():
+    # d/dx log(e^x + e^y) = e^x / (e^x + e^y): 1/2 each at x == y (softplus'(0) == 1/2);
+    # differentiating the max/abs formula gave 0 and 1 there
+    import pyjax
+    x = np.array([0.0, 0.0, 1.5, -2.0], np.float32)
+    y = np.array([0.0, 1.0, 1.5, 3.0], np.float32)
+    gx, gy = pyjax.grad(lambda a, b: jnp.sum(jnp.logaddexp(a, b)), argnums=(0, 1))(x, y)
+    want = 1 / (1 + np.exp(y.astype(np.float64) - x))
+    assert_close(gx, want, F32)
+    assert_close(gy, 1 - want, F32)
+    gx2 = pyjax.grad(lambda a: jnp.sum(jnp.logaddexp2(a, y)))(x)
+    assert_close(gx2, 1 / (1 + 2.0 ** (y.astype(np.float64) - x)), F32)
+
+
 def test_frexp_ldexp_modf():
     x = np.array([0.0, 1.0, 3.0, -5.0, 0.001, 6e4, np.inf, np.nan], np.float32)
     for dt in (F16, bf16, F32):

@@ -22,6 +22,7 @@ from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import util
 from pyjax._src.numpy.eager_compiled import compiled_when_eager
+from pyjax._src.transformations.custom_derivatives import custom_jvp
 
 _NEAREST_EVEN = lax.RoundingMethod.TO_NEAREST_EVEN
 
@@ -494,25 +495,59 @@ def hypot(x1, x2, /):
     return _where(idx_inf, inf, out)
 
 
-@compiled_when_eager()
-def logaddexp(x1, x2, /):
-    """Elementwise ``log(exp(x1) + exp(x2))`` without overflow."""
-    x1, x2 = util.promote_args_inexact("logaddexp", x1, x2)
+def _replace_inf(x):
+    return _where(lax.eq(lax.abs(x), _const(x, np.inf)), _const(x, 0), x)
+
+
+def _logaddexp_tangent(x1, x2, t1, t2, out, exp):
+    """JAX's derivative of logaddexp(2): each input weighted by exp(x - out), so 1/2 each where
+    they are equal (differentiating the max/abs formula would give 0 and 1 there)."""
+    w1 = exp(lax.sub(_replace_inf(x1), _replace_inf(out)))
+    w2 = exp(lax.sub(_replace_inf(x2), _replace_inf(out)))
+    return lax.add(lax.mul(t1, w1), lax.mul(t2, w2))
+
+
+@custom_jvp
+def _logaddexp(x1, x2):
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
     return _where(lax.ne(delta, delta), lax.add(x1, x2), out)
 
 
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+    (x1, x2), (t1, t2) = primals, tangents
+    out = _logaddexp(x1, x2)
+    return out, _logaddexp_tangent(x1, x2, t1, t2, out, lax.exp)
+
+
 @compiled_when_eager()
-def logaddexp2(x1, x2, /):
-    """Elementwise ``log2(2**x1 + 2**x2)`` without overflow."""
-    x1, x2 = util.promote_args_inexact("logaddexp2", x1, x2)
+def logaddexp(x1, x2, /):
+    """Elementwise ``log(exp(x1) + exp(x2))`` without overflow."""
+    return _logaddexp(*util.promote_args_inexact("logaddexp", x1, x2))
+
+
+@custom_jvp
+def _logaddexp2(x1, x2):
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     ln2 = _const(x1, np.log(2))
     out = lax.add(amax, lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), ln2))
     return _where(lax.ne(delta, delta), lax.add(x1, x2), out)
+
+
+@_logaddexp2.defjvp
+def _logaddexp2_jvp(primals, tangents):
+    (x1, x2), (t1, t2) = primals, tangents
+    out = _logaddexp2(x1, x2)
+    return out, _logaddexp_tangent(x1, x2, t1, t2, out, lax.exp2)
+
+
+@compiled_when_eager()
+def logaddexp2(x1, x2, /):
+    """Elementwise ``log2(2**x1 + 2**x2)`` without overflow."""
+    return _logaddexp2(*util.promote_args_inexact("logaddexp2", x1, x2))
 
 
 def sinc(x, /):

@@ -82,3 +82,45 @@ def test_optimizer_adam_training_in_nnx_jit(nnx):
     np.testing.assert_allclose(losses, ref.train(ref.adam(1e-2), p0, x, y, 10),
                                rtol=2e-5, atol=1e-6)
     assert int(opt.step[...]) == 10
+
+
+def test_conv_batchnorm_dropout(nnx):
+    import jax.numpy as jnp
+    import optax
+
+    class CNN(nnx.Module):
+        def __init__(self, rngs):
+            self.conv = nnx.Conv(1, 4, (3, 3), rngs=rngs)
+            self.bn = nnx.BatchNorm(4, rngs=rngs)
+            self.drop = nnx.Dropout(0.5, rngs=rngs)
+            self.lin = nnx.Linear(4 * 6 * 6, 2, rngs=rngs)
+
+        def __call__(self, x):
+            x = nnx.relu(self.bn(self.conv(x)))
+            return self.lin(self.drop(x.reshape(x.shape[0], -1)))
+
+    x = np.random.RandomState(0).randn(2, 6, 6, 1).astype(np.float32)
+    model = CNN(nnx.Rngs(0, dropout=1))
+    model.eval()  # running statistics (mean 0, var 1), no dropout
+    conv = ref.conv_same(x, np.asarray(model.conv.kernel[...])) + np.asarray(model.conv.bias[...])
+    h = np.maximum(conv / np.sqrt(1 + 1e-5), 0).reshape(2, -1)
+    want = h @ np.asarray(model.lin.kernel[...]) + np.asarray(model.lin.bias[...])
+    np.testing.assert_allclose(model(x), want, rtol=1e-4, atol=1e-5)
+
+    model.train()
+    drop = nnx.Dropout(0.5, rngs=nnx.Rngs(dropout=3))
+    y = np.asarray(drop(jnp.ones(1000)))
+    assert set(np.unique(y)) == {0.0, 2.0} and 400 < (y == 0).sum() < 600  # kept ones scaled 1/p
+    opt = nnx.Optimizer(model, optax.sgd(1e-3), wrt=nnx.Param)
+
+    @nnx.jit
+    def step(model, opt, x):
+        loss, g = nnx.value_and_grad(lambda m: jnp.mean(m(x) ** 2))(model)
+        opt.update(model, g)
+        return loss
+
+    first = float(step(model, opt, x))
+    # the step's forward pass moved the running mean toward the batch's (momentum 0.99)
+    np.testing.assert_allclose(model.bn.mean[...], 0.01 * conv.mean(axis=(0, 1, 2)),
+                               rtol=1e-4, atol=1e-6)
+    assert np.isfinite(first) and np.isfinite(float(step(model, opt, x)))

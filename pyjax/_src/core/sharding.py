@@ -554,6 +554,13 @@ class NamedSharding(Sharding):
         return "{devices=[" + ",".join(map(str, dims)) + "]" + devs + suffix + "}"
 
 
+def on_no_mesh(sharding):
+    """True for an `out_sharding=` that asks for no layout: None, or a NamedSharding on the
+    empty mesh (what `jax.typeof(x).sharding` is for an array not laid out over a mesh)."""
+    return sharding is None or (isinstance(sharding, NamedSharding)
+                                and not sharding.mesh.axis_names)
+
+
 def _idx_key(idx):
     return tuple((s.start, s.stop) for s in idx)
 

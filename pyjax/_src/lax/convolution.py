@@ -21,6 +21,7 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.sharding import on_no_mesh
 from pyjax._src.core.rules import Zero
 from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
@@ -528,13 +529,18 @@ def _group_count(name, value):
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
-                         batch_group_count=1, precision=None, preferred_element_type=None):
+                         batch_group_count=1, precision=None, preferred_element_type=None,
+                         out_sharding=None):
     """General n-dimensional convolution (``lax.conv_general_dilated``): cross-correlation of
     ``lhs`` with the kernel ``rhs``, with strides, padding (``'SAME'``, ``'SAME_LOWER'``,
     ``'VALID'`` or explicit ``(low, high)`` pairs), input (``lhs_dilation``) and kernel
     (``rhs_dilation``) dilation, feature and batch groups; ``dimension_numbers`` is None
     (NCHW/OIHW/NCHW), a ``ConvDimensionNumbers`` or three strings such as
-    ``('NHWC', 'HWIO', 'NHWC')``."""
+    ``('NHWC', 'HWIO', 'NHWC')``. ``out_sharding``: None or the empty mesh's sharding (what
+    flax passes)."""
+    if not on_no_mesh(out_sharding):
+        raise NotImplementedError(f"conv_general_dilated: out_sharding={out_sharding!r} is not "
+                                  "supported yet (only None or the empty mesh's sharding)")
     lshape, rshape = bu.shape_of(lhs), bu.shape_of(rhs)
     dnums = conv_dimension_numbers(lshape, rshape, dimension_numbers)
     n = len(lshape) - 2

@@ -314,3 +314,25 @@ def test_unsharded_aval_sharding():
     assert tuple(s.spec) == (None, None) and s.mesh.empty
     rebuilt = pyjax.core.ShapedArray((3,), np.float32, sharding=s.update(spec=pyjax.P(None)))
     assert rebuilt == pyjax.core.ShapedArray((3,), np.float32)
+
+
+def test_out_sharding_of_an_unsharded_value_is_accepted():
+    # flax passes `out_sharding=jax.typeof(x).sharding`; for an array on no mesh that asks for
+    # nothing, and the result is the one without it. A real layout is refused, not ignored.
+    from pyjax import lax, random
+    x = jnp.ones((1, 4, 4, 1))
+    k = jnp.ones((3, 3, 1, 2))
+    dn = ("NHWC", "HWIO", "NHWC")
+    s = pyjax.typeof(x).sharding
+    np.testing.assert_array_equal(
+        lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=dn, out_sharding=s),
+        lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=dn))
+    key = random.key(0)
+    np.testing.assert_array_equal(random.bernoulli(key, 0.5, (8,), out_sharding=s),
+                                  random.bernoulli(key, 0.5, (8,)))
+    mesh = pyjax.make_mesh((1,), ("d",), devices=pyjax.devices()[:1])
+    with pytest.raises(NotImplementedError, match="out_sharding"):
+        random.bernoulli(key, 0.5, (8,), out_sharding=pyjax.NamedSharding(mesh, pyjax.P("d")))
+    with pytest.raises(NotImplementedError, match="out_sharding"):
+        lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=dn,
+                                 out_sharding=pyjax.NamedSharding(mesh, pyjax.P()))

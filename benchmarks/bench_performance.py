@@ -18,8 +18,9 @@ Every side is a long-lived worker process (``--worker``) that builds and warms a
 and then times ``reps`` runs of it when asked. The driver interleaves the sides: each round asks
 every side in turn (alternating which goes first) for the same workload, so a burst of load from
 other processes on this shared 2-core machine hits both sides alike. Reported: median and min
-over all runs of all rounds, and the pyjax/JAX ratio of each. Trust the mins and the ratios more
-than the medians when the machine is busy.
+wall time over all runs of all rounds, the median process CPU time per run (all threads), and
+the first side's ratio to each other side. Trust the mins and the ratios more than the medians
+when the machine is busy.
 
 A side is ``NAME=LIB[@PLUGIN][{compiler options JSON}]``: LIB is ``pyjax`` or ``jax`` (JAX runs
 with ``/tmp/jaxvenv/bin/python``, skipped when that interpreter or its jax is missing); PLUGIN
@@ -181,23 +182,31 @@ def worker(lib_name, compiler_options):
     out.flush()
     for line in sys.stdin:
         cmd, name, reps = line.split()
-        if cmd == "first":
-            t = time.perf_counter()
-            runs[name] = WORKLOADS[name][0](lib, np)
-            runs[name]()
-            out.write(json.dumps([time.perf_counter() - t]) + "\n")
-        else:
-            if name not in runs:
-                runs[name] = WORKLOADS[name][0](lib, np)
-                for _ in range(3):
-                    runs[name]()
-            times = []
-            for _ in range(int(reps)):
-                t = time.perf_counter()
-                runs[name]()
-                times.append(time.perf_counter() - t)
-            out.write(json.dumps(times) + "\n")
+        try:
+            times = _run(runs, cmd, name, int(reps), lib, np)
+        except Exception as e:  # reported beside the table: one option may not compile
+            times = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+        out.write(json.dumps(times) + "\n")
         out.flush()
+
+
+def _run(runs, cmd, name, reps, lib, np):
+    if cmd == "first":
+        t, c = time.perf_counter(), time.process_time()
+        runs[name] = WORKLOADS[name][0](lib, np)
+        runs[name]()
+        return [(time.perf_counter() - t, time.process_time() - c)]
+    if name not in runs:
+        run = WORKLOADS[name][0](lib, np)
+        for _ in range(3):
+            run()
+        runs[name] = run
+    times = []
+    for _ in range(reps):
+        t, c = time.perf_counter(), time.process_time()
+        runs[name]()
+        times.append((time.perf_counter() - t, time.process_time() - c))
+    return times
 
 
 def _info(lib_name, lib):
@@ -274,20 +283,27 @@ def first_call_ms(side, name):
     fresh.env = side.env
     fresh.start()
     try:
-        return fresh.ask("first", name, 1)[0] * 1e3
+        got = fresh.ask("first", name, 1)
+        return float("nan") if isinstance(got, dict) else got[0][0] * 1e3
     finally:
         fresh.stop()
 
 
 def measure(sides, names, rounds, reps):
-    """{side name: {workload: [per-run values in the workload's unit]}}, interleaved."""
+    """{side name: {workload: [(wall, cpu) per run, in the workload's unit]}}, interleaved.
+    cpu is the worker's process CPU time (all its threads): less sensitive than wall time to
+    other processes' load, but it counts the time XLA's worker threads spin waiting."""
     results = {s.name: {n: [] for n in names} for s in sides}
     for name in names:
         factor = WORKLOADS[name][2]
         for r in range(rounds):
             order = sides if r % 2 == 0 else sides[::-1]
             for side in order:
-                results[side.name][name] += [t * factor for t in side.ask("run", name, reps)]
+                got = side.ask("run", name, reps)
+                if isinstance(got, dict):
+                    print(f"{side.name} {name}: {got['error']}")
+                    got = [(float("nan"), float("nan"))]
+                results[side.name][name] += [(t * factor, c * factor) for t, c in got]
     return results
 
 
@@ -296,25 +312,25 @@ def report(sides, results, names):
     print()
     header = f"{'workload':38s}{'unit':>8s}"
     for s in sides:
-        header += f"{s.name + ' med':>14s}{s.name + ' min':>14s}"
+        header += "".join(f"{s.name + ' ' + k:>12s}" for k in ("med", "min", "cpu"))
     for s in sides[1:]:
-        header += f"{base + '/' + s.name:>18s}"
+        header += f"{base + '/' + s.name + ' med,min,cpu':>24s}"
     print(header)
     for name in names:
         unit = WORKLOADS[name][1]
         row = f"{DESCRIPTIONS[name]:38s}{unit:>8s}"
         stats = {}
         for s in sides:
-            v = results[s.name][name]
-            stats[s.name] = (statistics.median(v), min(v))
-            row += f"{stats[s.name][0]:14.3f}{stats[s.name][1]:14.3f}"
+            wall = [w for w, _ in results[s.name][name] if w == w] or [float("nan")]
+            cpu = [c for _, c in results[s.name][name] if c == c] or [float("nan")]
+            stats[s.name] = (statistics.median(wall), min(wall), statistics.median(cpu))
+            row += "".join(f"{v:12.3f}" for v in stats[s.name])
         for s in sides[1:]:
-            med = stats[base][0] / stats[s.name][0]
-            mn = stats[base][1] / stats[s.name][1]
-            row += f"{f'{med:.2f} (min {mn:.2f})':>18s}"
+            ratios = [a / b for a, b in zip(stats[base], stats[s.name])]
+            row += f"{', '.join(f'{r:.2f}' for r in ratios):>24s}"
         print(row)
-    print(f"\nratios are {base}/other: below 1 means {base} is faster. Medians and mins over "
-          "all runs of all interleaved rounds.")
+    print(f"\nratios are {base}/other: below 1 means {base} is faster. med, min: wall time over "
+          "all runs of all interleaved rounds; cpu: median process CPU time per run.")
 
 
 def main():

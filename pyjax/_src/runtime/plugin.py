@@ -9,7 +9,8 @@ Discovery order for the CPU plugin:
 
 Other builds of XLA's CPU plugin are only used when named by ``PYJAX_PLUGIN_PATH``, never
 picked up because they are installed: ``lammps-jax-pjrt-cpu`` 0.11.2 (a newer XLA, faster dots)
-computes a wrong blocked LU inside one compiled module (docs/performance.md).
+miscompiles two in-place permutations of one array, which pyjax's blocked LU does
+(tests/runtime/test_plugin_soundness.py, docs/performance.md).
 """
 
 import ctypes

@@ -6,6 +6,11 @@ Discovery order for the CPU plugin:
 2. The ``xla_plugins`` entry point named ``xla_cpu_pjrt`` (installed by
    ``pip install xla-cpu-pjrt``): its module folder holds ``xla_cpu_pjrt.so``.
 3. A scan of every ``sys.path`` entry for ``xla_plugins/xla_cpu_pjrt/*.so``.
+
+Other builds of XLA's CPU plugin are only used when named by ``PYJAX_PLUGIN_PATH``, never
+picked up because they are installed: ``lammps-jax-pjrt-cpu`` 0.11.2 (a newer XLA, faster dots)
+miscompiles two in-place permutations of one array, which pyjax's blocked LU does
+(tests/runtime/test_plugin_soundness.py, docs/performance.md).
 """
 
 import ctypes

@@ -97,7 +97,7 @@ def test_named_scope_names_the_lowered_and_optimized_ops():
         return jax.named_call(jnp.cos, name="head")(y) + 1
     lowered = jax.jit(f).lower(jnp.ones(3))
     text = lowered.as_text()
-    assert 'loc("encoder/layer1/sin")' in text and 'loc("head/cos")' in text
+    assert 'loc("encoder/layer1/sin"(' in text and 'loc("head/cos"(' in text
     compiled = lowered.compile()
     _, hlo = compiled._entry.exe.optimized_program()
     assert b"encoder/layer1/sin" in hlo

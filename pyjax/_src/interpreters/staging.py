@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyjax._src.core import source_info
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
@@ -87,12 +88,13 @@ class StagingTrace(Trace):
         """Record ``primitive`` on ``invars`` with output avals ``out_avals`` (one aval unless
         it has multiple results); returns its output tracers."""
         names = trace_state.name_stack
+        where = source_info.current(2)
         if primitive.multiple_results:
             outvars = [Var(a) for a in out_avals]
-            self.eqns.append(Eqn(primitive, invars, outvars, params, names))
+            self.eqns.append(Eqn(primitive, invars, outvars, params, names, where))
             return [StagingTracer(self, v) for v in outvars]
         v = Var(out_avals)
-        self.eqns.append(Eqn(primitive, invars, [v], params, names))
+        self.eqns.append(Eqn(primitive, invars, [v], params, names, where))
         return StagingTracer(self, v)
 
     def describe_tracer(self, tracer):

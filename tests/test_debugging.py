@@ -84,9 +84,9 @@ def test_flag_context_managers_restore():
     with jax.enable_x64(True):
         assert jnp.array(1.0).dtype == np.float64
     assert jnp.array(1.0).dtype == np.float32
-    with pytest.raises(NotImplementedError, match="jax_check_tracer_leaks"):
-        with jax.checking_leaks():
-            pass
+    with jax.checking_leaks():
+        assert jax.config.jax_check_tracer_leaks is True
+    assert jax.config.jax_check_tracer_leaks is False
 
 
 def test_named_scope_names_the_lowered_and_optimized_ops():

@@ -32,6 +32,7 @@ from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.jaxpr import ClosedJaxpr, Literal
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import Tracer, aval_of
+from pyjax._src.core.traceback_util import api_boundary
 from pyjax._src.interpreters import staging
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import shape_ops, slicing
@@ -641,4 +642,4 @@ def checkify(f, errors=user_checks):
         return err, pytree.tree_unflatten(out_tree[0], outs)
     checked.__name__ = f"checkify({getattr(f, '__name__', 'fun')})"
     checked.__wrapped__ = f
-    return checked
+    return api_boundary(checked)

@@ -20,12 +20,21 @@ override = [None]
 _inside: dict = {}  # code object -> whether it is pyjax's own
 
 
+_extra_prefixes: list = []  # libraries that hide their frames too (register_exclusion)
+
+
 def is_internal(code) -> bool:
     inside = _inside.get(code)
     if inside is None:
         fn = code.co_filename
-        inside = _inside[code] = fn.startswith(_PREFIX) or fn == PYJAX_DIR
+        inside = _inside[code] = (fn.startswith(_PREFIX) or fn == PYJAX_DIR
+                                  or any(fn.startswith(p) for p in _extra_prefixes))
     return inside
+
+
+def add_internal_path(path: str) -> None:
+    _extra_prefixes.append(str(path))
+    _inside.clear()
 
 
 class SourceInfo:

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from pyjax._src.core import primitive as primitive_mod
-from pyjax._src.core import profiling
+from pyjax._src.core import profiling, transfer_guard
 from pyjax._src.core.config import config
 from pyjax._src.dispatch import cache as cache_mod
 from pyjax._src.dispatch import eager
@@ -71,7 +71,8 @@ def checked_apply(primitive, args, params):
 
 def _on_change(_=None):
     """(Re)installs the eager hook for the current flags and profiler state."""
-    on = bool(config.jax_debug_nans or config.jax_debug_infs or profiling.active[0])
+    on = bool(config.jax_debug_nans or config.jax_debug_infs or profiling.active[0]
+              or transfer_guard.active[0])
     eager.checking_values[0] = on
     primitive_mod.set_eager_apply(checked_apply if on else eager.apply_primitive)
     cache_mod.clear_all()  # the operators' fast paths are made again, for the new mode
@@ -80,7 +81,8 @@ def _on_change(_=None):
 refresh = _on_change
 
 
-for _flag in ("jax_debug_nans", "jax_debug_infs"):
+for _flag in ("jax_debug_nans", "jax_debug_infs", "jax_transfer_guard",
+              *[f"jax_transfer_guard_{d}" for d in transfer_guard.DIRECTIONS]):
     config.on_change(_flag, _on_change)
-if config.jax_debug_nans or config.jax_debug_infs:  # set from the environment
+if config.jax_debug_nans or config.jax_debug_infs or transfer_guard.active[0]:  # environment
     _on_change(None)

@@ -150,6 +150,9 @@ def trace_to_jaxpr(flat_fun, in_avals, debug_info=None) -> ClosedJaxpr:
             closed = trace.to_jaxpr(outs)
     finally:
         trace.finish()
+    if config.jax_check_tracer_leaks:
+        del tracers, outs
+        trace_mod.check_no_leaks(trace)
     if config.jax_enable_checks:
         check_jaxpr(closed.jaxpr)
     return closed

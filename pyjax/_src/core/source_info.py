@@ -18,6 +18,7 @@ _PREFIX = PYJAX_DIR + os.sep
 override = [None]
 
 _inside: dict = {}  # code object -> whether it is pyjax's own
+_infos: dict = {}  # (code object, line) -> SourceInfo, shared by the equations of one line
 
 
 _extra_prefixes: list = []  # libraries that hide their frames too (register_exclusion)
@@ -59,15 +60,52 @@ class SourceInfo:
         return hash((self.file, self.line, self.function))
 
 
+def _info(f):
+    code = f.f_code
+    key = (code, f.f_lineno)
+    info = _infos.get(key)
+    if info is None:
+        if len(_infos) > 100_000:  # bounded: code objects of exec'd code come and go
+            _infos.clear()
+        info = _infos[key] = SourceInfo(code.co_filename, key[1], code.co_name)
+    return info
+
+
+_last_depth = [0]  # frames between the caller and the user's frame, the last time
+
+
 def current(skip: int = 1):
     """The innermost frame outside pyjax, above the caller, as a ``SourceInfo``; None when
-    every frame is pyjax's (a program built by pyjax itself)."""
+    every frame is pyjax's (a program built by pyjax itself).
+
+    ``sys._getframe(n)`` steps over frames without making a frame object for each (walking
+    ``f_back`` makes one per frame), and consecutive equations mostly come through the same
+    path, so the depth found last time is tried first: two lookups instead of a walk."""
     if override[0] is not None:
         return override[0]
-    f = sys._getframe(skip)
+    getframe, inside = sys._getframe, _inside
+    skip += 1
+    d = _last_depth[0]
+    try:
+        f = getframe(skip + d)
+        if not (inside.get(f.f_code) or is_internal(f.f_code)):
+            if d == 0:
+                return _info(f)
+            g = getframe(skip + d - 1).f_code
+            if inside.get(g) or is_internal(g):
+                return _info(f)
+    except ValueError:  # the stack is shallower now
+        pass
+    f = getframe(skip)
+    d = 0
     while f is not None:
         code = f.f_code
-        if not is_internal(code):
-            return SourceInfo(code.co_filename, f.f_lineno, code.co_name)
+        internal = inside.get(code)
+        if internal is None:
+            internal = is_internal(code)
+        if not internal:
+            _last_depth[0] = d
+            return _info(f)
         f = f.f_back
+        d += 1
     return None

@@ -203,6 +203,7 @@ def _unflatten_error(sites, children):
 
 
 pytree.register_pytree_node(Error, _flatten_error, _unflatten_error)
+init_error = Error(np.bool_(False), np.int32(-1), (), ())  # no check has failed
 
 
 # ---- check and check_error -------------------------------------------------------------------
@@ -217,14 +218,21 @@ def _not_functionalized(*_, **__):
         "functionalizing it through `checkify.checkify`.")
 
 
-def _check_abstract_eval(*avals, sites):
-    if not _functionalizing[0]:
+def _check_abstract_eval(*avals, sites, debug):
+    if not (_functionalizing[0] or debug):
         _not_functionalized()
     return []
 
 
-def _check_impl(*args, sites):
-    _unflatten_error(sites, _split_check_operands(args, sites)).throw()
+def _check_lower(ctx, *args, sites, debug):
+    if not debug:
+        _not_functionalized()
+    return []  # a debug_check outside checkify is dropped
+
+
+def _check_impl(*args, sites, debug):
+    if not debug:
+        _unflatten_error(sites, _split_check_operands(args, sites)).throw()
     return []
 
 
@@ -244,12 +252,12 @@ def _payload_count(site):
     return 2 if site.category is OOBError else 0
 
 
-def _check_jvp(primals, tangents, *, sites):
-    check_p.bind(*primals, sites=sites)
+def _check_jvp(primals, tangents, **params):
+    check_p.bind(*primals, **params)
     return [], []
 
 
-def _check_batch(args, dims, *, sites):
+def _check_batch(args, dims, **params):
     """Under ``vmap``: the failure of the last failed element (JAX reports that one)."""
     size = batch_size(args, dims)
     args = [bdim_to(x, d, 0, size) for x, d in zip(args, dims)]
@@ -258,7 +266,7 @@ def _check_batch(args, dims, *, sites):
     picked = [shape_ops.squeeze_p.bind(
         slicing_dynamic_index(x, last), dimensions=(0,)) for x in args]
     picked[0] = jnp.any(failed)
-    check_p.bind(*picked, sites=sites)
+    check_p.bind(*picked, **params)
     return [], []
 
 
@@ -267,7 +275,7 @@ def slicing_dynamic_index(x, i):
     return shape_ops.dynamic_slice_p.bind(x, *starts, slice_sizes=(1,) + tuple(x.shape[1:]))
 
 
-check_p = Primitive("check", abstract_eval=_check_abstract_eval, lower=_not_functionalized,
+check_p = Primitive("check", abstract_eval=_check_abstract_eval, lower=_check_lower,
                     multiple_results=True, impl=_check_impl, effectful=True,
                     jvp=_check_jvp, batch=_check_batch)
 
@@ -280,6 +288,15 @@ def check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
     """Check that ``pred`` is true everywhere; otherwise fail with ``msg.format(*fmt_args,
     **fmt_kwargs)`` (the arguments' runtime values). Raises at once on concrete values;
     inside ``checkify`` the failure becomes the returned ``Error``."""
+    _bind_check(pred, msg, fmt_args, fmt_kwargs, debug=False)
+
+
+def debug_check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
+    """``check`` inside ``checkify``; anywhere else (eager, ``jit``, ...) it is dropped."""
+    _bind_check(pred, msg, fmt_args, fmt_kwargs, debug=True)
+
+
+def _bind_check(pred, msg, fmt_args, fmt_kwargs, debug):
     if not isinstance(msg, str):
         raise TypeError(f"Expected a string for the message of checkify.check, got {msg!r} "
                         f"of type {type(msg)}.")
@@ -295,9 +312,9 @@ def check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
         if not _is_array_leaf(x):
             raise TypeError("Formatting arguments to checkify.check need to be PyTrees of "
                             f"arrays, but got {x!r} of type {type(x)}.")
-    site = Site(FailedCheckError, (msg, tree), source_info_mod.current(2))
+    site = Site(FailedCheckError, (msg, tree), source_info_mod.current(3))
     failed = jnp.logical_not(jnp.all(pred))
-    check_p.bind(failed, np.int32(0), *leaves, sites=(site,))
+    check_p.bind(failed, np.int32(0), *leaves, sites=(site,), debug=debug)
 
 
 def check_error(error: Error) -> None:
@@ -308,7 +325,7 @@ def check_error(error: Error) -> None:
     if not error._sites:
         return
     check_p.bind(error._pred, error._code, *[x for p in error._payloads for x in p],
-                 sites=error._sites)
+                 sites=error._sites, debug=False)
 
 
 # ---- the automatic checks --------------------------------------------------------------------

@@ -4,4 +4,5 @@ and ``Error`` (docs/debugging.md)."""
 from pyjax._src.checkify import (  # noqa: F401
     BatchedError, DivisionByZeroError, Error, ErrorCategory, FailedCheckError, JaxException,
     JaxRuntimeError, NaNError, OOBError, all_checks, automatic_checks, check, check_error,
-    checkify, div_checks, float_checks, index_checks, nan_checks, user_checks)
+    checkify, debug_check, div_checks, float_checks, index_checks, init_error, nan_checks,
+    user_checks)

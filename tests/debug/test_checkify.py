@@ -191,3 +191,14 @@ def test_check_error_carries_an_error_out_of_jit():
         checkify.check_error(inner(-3.0)[0])
     with pytest.raises(TypeError, match="takes an Error"):
         checkify.check_error("nope")
+
+
+def test_debug_check_and_init_error():
+    def f(x):
+        checkify.debug_check(x > 0, "x={}", x)
+        return x * 2
+    assert checkify.checkify(f)(-1.0)[0].get() == "x=-1.0 (`check` failed)"
+    assert float(f(jnp.float32(-1.0))) == -2.0  # dropped outside checkify: eagerly, in jit
+    assert float(jax.jit(f)(-1.0)) == -2.0
+    assert checkify.init_error.get() is None
+    checkify.check_error(checkify.init_error)

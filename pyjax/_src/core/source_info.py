@@ -84,7 +84,6 @@ def current(skip: int = 1):
     if override[0] is not None:
         return override[0]
     getframe, inside = sys._getframe, _inside
-    skip += 1
     d = _last_depth[0]
     try:
         f = getframe(skip + d)

@@ -34,7 +34,6 @@ from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import Tracer, aval_of
 from pyjax._src.core.traceback_util import api_boundary
 from pyjax._src.interpreters import staging
-from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import shape_ops, slicing
 from pyjax._src.lax.batch_util import bdim_to, batch_size
 from pyjax._src.transformations.checkpoint import checkpoint_p
@@ -264,13 +263,13 @@ def _check_batch(args, dims, **params):
     failed = args[0]
     last = size - 1 - jnp.argmax(failed[::-1]).astype(np.int32)
     picked = [shape_ops.squeeze_p.bind(
-        slicing_dynamic_index(x, last), dimensions=(0,)) for x in args]
+        _row(x, last), dimensions=(0,)) for x in args]
     picked[0] = jnp.any(failed)
     check_p.bind(*picked, **params)
     return [], []
 
 
-def slicing_dynamic_index(x, i):
+def _row(x, i):
     starts = [i] + [np.int32(0)] * (x.ndim - 1)
     return shape_ops.dynamic_slice_p.bind(x, *starts, slice_sizes=(1,) + tuple(x.shape[1:]))
 
@@ -381,7 +380,7 @@ def _sites_of(eqn, errors):
         out.append(("div", Site(DivisionByZeroError, None, where), []))
     if OOBError in errors:
         oob = _index_check_of(eqn)
-        if oob is not None and oob[1] and all(oob_size(v) for v in eqn.invars[:1]):
+        if oob is not None and oob[1] and all(_nonempty(v) for v in eqn.invars[:1]):
             idx_aval = ShapedArray((), np.dtype(np.int32))
             out.append(("oob", Site(OOBError, tuple(oob[0]), where), [idx_aval, idx_aval]))
     if (NaNError in errors and name not in _NO_NAN
@@ -390,7 +389,7 @@ def _sites_of(eqn, errors):
     return out
 
 
-def oob_size(v):
+def _nonempty(v):
     return all(v.aval.shape)
 
 

@@ -10,19 +10,15 @@ checks its outputs and, when one is bad, runs the function again op by op (as wi
 """
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 
 from pyjax._src.core import primitive as primitive_mod
-from pyjax._src.core import profiling, transfer_guard
+from pyjax._src.core import profiling, source_info, transfer_guard
 from pyjax._src.core.config import config
 from pyjax._src.dispatch import cache as cache_mod
 from pyjax._src.dispatch import eager
 
-# the pyjax package: frames inside it are not the user's
-PYJAX_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYJAX_DIR = source_info.PYJAX_DIR  # frames inside it are not the user's
 
 
 def bad_value(outs):
@@ -42,13 +38,10 @@ def bad_value(outs):
 
 
 def user_frame():
-    """``"file:line (function)"`` of the innermost frame outside pyjax, or ""."""
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(PYJAX_DIR):
-        f = f.f_back
-    if f is None:
-        return ""
-    return f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
+    """``"file:line (function)"`` of the innermost frame outside pyjax (or of the equation
+    being evaluated, when a Jaxpr is), or ""."""
+    where = source_info.current(2)
+    return "" if where is None else str(where)
 
 
 def error(what, name):

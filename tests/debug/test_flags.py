@@ -101,3 +101,16 @@ def test_transfer_guard_log_and_directions(caplog):
             on1 * x  # the uncommitted x follows the committed on1
     with pytest.raises(ValueError):
         jax.config.update("jax_transfer_guard", "sometimes")
+
+
+def test_guard_in_a_loop_keeps_compiled_programs():
+    from pyjax.test_util import count_compiles
+    f = jax.jit(lambda x: jnp.sin(x) * 2)
+    x = jnp.ones(3)
+    f(x), x * x, x + 1.0  # noqa: B018 - compiled once before the loop
+    with count_compiles() as n:
+        for _ in range(5):
+            with jax.transfer_guard("disallow"):
+                f(x), x * x  # noqa: B018
+            x + 1.0  # noqa: B018 - the fast path is back after the block
+    assert n() == 0

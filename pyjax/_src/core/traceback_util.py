@@ -7,8 +7,8 @@ note saying how to see them); ``quiet_remove_frames`` (removed, no note); ``trac
 (``tracebackhide`` under IPython, else ``remove_frames``).
 
 Only exceptions that passed through user code below the boundary (raised while tracing or
-running a user function) are filtered, and only by the outermost API boundary: an inner one sees a boundary frame among its
-callers and lets the exception pass. Nothing is done until an exception is raised, so the
+running a user function) are filtered, and only by the outermost API boundary: an inner one
+sees a boundary frame among its callers and lets the exception pass. Nothing is done until an exception is raised, so the
 boundaries cost nothing on the hot paths (``Jitted.__call__`` catches in place, without a
 wrapper)."""
 from __future__ import annotations

@@ -62,20 +62,35 @@ def checked_apply(primitive, args, params):
     return out
 
 
-def _on_change(_=None):
-    """(Re)installs the eager hook for the current flags and profiler state."""
+def _install():
     on = bool(config.jax_debug_nans or config.jax_debug_infs or profiling.active[0]
               or transfer_guard.active[0])
+    changed = on != eager.checking_values[0]
     eager.checking_values[0] = on
     primitive_mod.set_eager_apply(checked_apply if on else eager.apply_primitive)
+    return changed
+
+
+def _on_change(_=None):
+    """(Re)installs the eager hook for the current flags and profiler state."""
+    _install()
     cache_mod.clear_all()  # the operators' fast paths are made again, for the new mode
+
+
+def _on_guard_change(_=None):
+    """A transfer guard set or lifted: only the operators' fast paths (which skip the
+    transfer of their cached scalar operands) change, so compiled programs stay."""
+    if _install():
+        eager.clear_fast_paths()
 
 
 refresh = _on_change
 
 
-for _flag in ("jax_debug_nans", "jax_debug_infs", "jax_transfer_guard",
-              *[f"jax_transfer_guard_{d}" for d in transfer_guard.DIRECTIONS]):
+for _flag in ("jax_debug_nans", "jax_debug_infs"):
     config.on_change(_flag, _on_change)
+for _flag in ("jax_transfer_guard",
+              *[f"jax_transfer_guard_{d}" for d in transfer_guard.DIRECTIONS]):
+    config.on_change(_flag, _on_guard_change)
 if config.jax_debug_nans or config.jax_debug_infs or transfer_guard.active[0]:  # environment
     _on_change(None)

@@ -182,6 +182,11 @@ _NOT_FAST = (None,)  # a first-level value: these operands take the general path
 checking_values = [False]
 
 
+def clear_fast_paths():
+    """Forget the operators' runners (made again, for the current ``checking_values``)."""
+    _fast.clear()
+
+
 def _runner_entry(primitive, avals, *extra):
     """(run, out_aval, *extra, avals): the executable's single-result runner (the avals
     keep their ids, which key the first level, from being reused)."""

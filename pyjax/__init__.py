@@ -58,6 +58,10 @@ numpy_rank_promotion = _flag_context("jax_numpy_rank_promotion")
 numpy_dtype_promotion = _flag_context("jax_numpy_dtype_promotion")
 default_prng_impl = _flag_context("jax_default_prng_impl")
 threefry_partitionable = _flag_context("jax_threefry_partitionable")
+transfer_guard = _flag_context("jax_transfer_guard")
+transfer_guard_host_to_device = _flag_context("jax_transfer_guard_host_to_device")
+transfer_guard_device_to_host = _flag_context("jax_transfer_guard_device_to_host")
+transfer_guard_device_to_device = _flag_context("jax_transfer_guard_device_to_device")
 from pyjax._src.core.config import enable_x64 as enable_x64
 from pyjax._src.callback import pure_callback as pure_callback
 from pyjax import tree_util as tree_util

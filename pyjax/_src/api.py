@@ -5,14 +5,14 @@ import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import dtypes
-from pyjax._src.core import profiling, pytree
+from pyjax._src.core import profiling, pytree, transfer_guard
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core import sharding as sharding_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.sharded_array import ShardedArray
 from pyjax._src.core.sharded_array import typeof as sharded_typeof
-from pyjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding
+from pyjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 from pyjax._src.core.trace import Tracer
 from pyjax._src.dispatch import eager as dispatch
 
@@ -55,7 +55,7 @@ def process_count(backend=None):
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-    with profiling.span("device_put", "transfer"):
+    with profiling.span("device_put", "transfer"), transfer_guard.explicit():
         return _device_put(x, device, src=src, donate=donate, may_alias=may_alias)
 
 
@@ -106,6 +106,11 @@ def _put_leaf(leaf, device, donate, may_alias):
     if type(leaf) is ArrayImpl and leaf.is_deleted():
         # at once, as JAX: the transfer would only fail when the result is read
         leaf._buf.block_until_ready()  # raises DeletedBufferError naming the array
+    if transfer_guard.active[0] and type(leaf) is ArrayImpl and device is not None:
+        dst = device if isinstance(device, Sharding) else SingleDeviceSharding(device)
+        if dst != leaf.sharding:
+            transfer_guard.check("device_to_device", lambda: (
+                f"aval={leaf.aval!r}, src_sharding={leaf.sharding!r}, dst_sharding={dst!r}"))
     out = dispatch.device_put(leaf, device)
     if type(leaf) is ArrayImpl:
         if (donate or may_alias is False) and out._buf is leaf._buf:
@@ -214,7 +219,8 @@ def device_get(x):
         if isinstance(leaf, ArrayImpl):
             return np.asarray(leaf)
         return leaf
-    return pytree.tree_map(get, x)
+    with transfer_guard.explicit():
+        return pytree.tree_map(get, x)
 
 
 def block_until_ready(x):

@@ -1,33 +1,83 @@
-"""`jax.experimental.checkify`, the part that does not need functionalization: the error
-categories and their sets, and `check` on concrete values (it raises at once, as JAX's does
-outside `checkify`). `checkify` itself, which turns checks under `jit`/`grad`/`vmap` into a
-returned `Error` value, is not implemented: it and `check` on traced values raise
-NotImplementedError naming themselves."""
-from pyjax._src.core.trace import Tracer
-from pyjax._src.runtime import XlaRuntimeError as JaxRuntimeError
+"""``jax.experimental.checkify``: runtime checks inside ``jit``, ``vmap``, ``grad`` and loops,
+returned as a value.
+
+``checkify(f)`` traces ``f`` to a Jaxpr and evaluates it again with an interpreter that
+threads an error state through the program: a failed flag, the code of the first failure and,
+for every place that can fail (a *site*), the values its message needs (the payload). Each
+equation is bound under whatever trace is current, so the state is itself traced by an
+outer ``jit`` (functionalised: no host round trip), batched by an outer ``vmap`` (one error
+per element) and carried through ``cond``/``scan``/``while_loop`` by rebuilding them with the
+state as an extra operand/carry. Sites are found by a static walk before evaluating, so the
+state's structure is fixed (a loop carry must be). After each equation the enabled automatic
+checks run: NaN outputs (``nan_checks``), division by zero (``div_checks``), out-of-bounds
+``gather``/``dynamic_slice``/``dynamic_update_slice``/``scatter`` indices (``index_checks``).
+
+``check(pred, msg, *args)`` binds ``check_p``, whose operands are an error state of its own
+(one site); eagerly it raises at once, inside ``checkify`` it joins the state, and staged
+anywhere else it is JAX's "not functionalized" error."""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from pyjax import numpy as jnp
+from pyjax._src.control_flow.cond import cond_p, switch
+from pyjax._src.control_flow.scan import scan, scan_p
+from pyjax._src.control_flow.while_loop import while_loop, while_p
+from pyjax._src.core import pytree
+from pyjax._src.core import source_info as source_info_mod
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.array import ArrayImpl
+from pyjax._src.core.jaxpr import ClosedJaxpr, Literal
+from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.trace import Tracer, aval_of
+from pyjax._src.core.traceback_util import api_boundary
+from pyjax._src.interpreters import staging
+from pyjax._src.lax import shape_ops, slicing
+from pyjax._src.lax.batch_util import bdim_to, batch_size
+from pyjax._src.transformations.checkpoint import checkpoint_p
+from pyjax._src.transformations.jit import jit_p
+
+
+class JaxRuntimeError(ValueError):
+    """A failed check, raised by ``Error.throw``, ``check_error`` and eager ``check``."""
 
 
 class JaxException(Exception):
-    """Base of checkify's error categories."""
+    """Base of checkify's error categories; ``traceback_info`` is where the check was."""
+
+    def __init__(self, message, traceback_info=None):
+        super().__init__(message)
+        self.traceback_info = traceback_info
 
 
 class FailedCheckError(JaxException):
-    """A user `check` failed."""
+    """A user ``check`` failed."""
 
 
 class NaNError(JaxException):
-    pass
+    """A primitive produced a NaN."""
 
 
 class OOBError(JaxException):
-    pass
+    """An index was out of bounds."""
 
 
 class DivisionByZeroError(JaxException):
-    pass
+    """A division by zero."""
 
 
-ErrorCategory = type[JaxException]
+class BatchedError(JaxException):
+    """The errors of a batched ``Error`` (``error_mapping``: mapped index -> error)."""
+
+    def __init__(self, error_mapping):
+        self.error_mapping = error_mapping
+        super().__init__("\n".join(f"at mapped index {', '.join(map(str, i))}: {e}"
+                                   for i, e in error_mapping.items()))
+
+
+ErrorCategory = type
 user_checks = frozenset({FailedCheckError})
 nan_checks = frozenset({NaNError})
 index_checks = frozenset({OOBError})
@@ -37,37 +87,575 @@ automatic_checks = float_checks | index_checks
 all_checks = automatic_checks | user_checks
 
 
-def _is_traced(tree):
-    from pyjax._src.core.pytree import tree_leaves
-    return any(isinstance(x, Tracer) for x in tree_leaves(tree))
+# ---- sites: what can fail, and the message it makes ------------------------------------------
+
+class Site:
+    """A place that can fail: its category, what the message needs besides the payload (the
+    format string and argument tree of a ``check``, the primitive of a NaN, the operand shape
+    of an index check) and the user's source location."""
+
+    __slots__ = ("category", "info", "where")
+
+    def __init__(self, category, info, where):
+        self.category, self.info, self.where = category, info, where
+
+    def __repr__(self):
+        return f"Site({self.category.__name__}, {self.info!r})"
+
+    def message(self, payload):
+        cat = self.category
+        if cat is FailedCheckError:
+            fmt, tree = self.info
+            args, kwargs = pytree.tree_unflatten(tree, payload)
+            return fmt.format(*args, **kwargs) + " (`check` failed)"
+        if cat is NaNError:
+            return f"nan generated by primitive: {self.info}."
+        if cat is DivisionByZeroError:
+            return "division by zero"
+        shape = self.info
+        index, axis = int(payload[0]), int(payload[1])
+        return (f"out-of-bounds indexing for array of shape {shape}: index {index} is out of "
+                f"bounds for axis {axis} with size {shape[axis]}. ")
+
+    def exception(self, payload):
+        payload = [np.asarray(p) for p in payload]
+        if self.category is FailedCheckError:
+            e = FailedCheckError(self.message(payload), self.where)
+            e.payload = payload[0] if len(payload) == 1 else payload
+            return e
+        return self.category(self.message(payload), self.where)
 
 
-def check(pred, msg, *fmt_args, **fmt_kwargs):
-    """Raise JaxRuntimeError(msg formatted with the arguments) if the concrete `pred` is false."""
+# ---- the Error value -------------------------------------------------------------------------
+
+class Error:
+    """What ``checkify(f)`` returns besides ``f``'s outputs: whether a check failed, which one
+    first, and its values. Under ``vmap`` its arrays are batched: one error per element."""
+
+    def __init__(self, pred, code, payloads, sites):
+        self._pred, self._code, self._payloads, self._sites = pred, code, payloads, sites
+
+    def _exceptions(self):
+        """{mapped index: exception} of the failed elements (index () when not batched)."""
+        if not self._sites:
+            return {}
+        pred = np.asarray(self._pred)
+        code = np.asarray(self._code)
+        out = {}
+        for idx in np.ndindex(pred.shape):
+            if pred[idx]:
+                c = int(code[idx])
+                payload = [np.asarray(p)[idx] for p in self._payloads[c]]
+                out[idx] = self._sites[c].exception(payload)
+        return out
+
+    def get_exception(self):
+        """The exception of the first failure (a ``BatchedError`` when batched), or None."""
+        errs = self._exceptions()
+        if not errs:
+            return None
+        if np.ndim(self._pred) == 0:
+            return errs[()]
+        return BatchedError(errs)
+
+    def get(self):
+        """The message of the failure (one line per failed element when batched), or None."""
+        e = self.get_exception()
+        return None if e is None else str(e)
+
+    def throw(self):
+        """Raise ``JaxRuntimeError`` with the message when a check failed."""
+        _check_concrete(self, "Error.throw")
+        e = self.get_exception()
+        if e is not None:
+            err = JaxRuntimeError(str(e))
+            where = [x.traceback_info for x in (e.error_mapping.values()
+                                                if isinstance(e, BatchedError) else [e])]
+            if where[0] is not None:
+                err.add_note(f"The failing check is at {where[0]}.")
+            raise err from e
+
+    def __str__(self):
+        return f"Error({self.get()})"
+
+    __repr__ = __str__
+
+
+def _check_concrete(err, who):
+    if any(isinstance(x, Tracer) for x in _error_leaves(err)):
+        raise ValueError(f"{who} needs a concrete Error: it was called on a traced one (inside "
+                         "jit, vmap or grad). Return the Error from the transformed function, "
+                         "or use checkify.check_error inside it.")
+
+
+def _error_leaves(err):
+    return [err._pred, err._code] + [x for p in err._payloads for x in p]
+
+
+def _flatten_error(err):
+    return (err._pred, err._code, err._payloads), err._sites
+
+
+def _unflatten_error(sites, children):
+    pred, code, payloads = children
+    return Error(pred, code, tuple(tuple(p) for p in payloads), sites)
+
+
+pytree.register_pytree_node(Error, _flatten_error, _unflatten_error)
+init_error = Error(np.bool_(False), np.int32(-1), (), ())  # no check has failed
+
+
+# ---- check and check_error -------------------------------------------------------------------
+
+_functionalizing = [0]  # > 0 while checkify traces a function: check_p may be staged
+
+
+def _not_functionalized(*_, **__):
+    raise ValueError(
+        "Cannot abstractly evaluate a checkify.check which was not functionalized. This "
+        "probably means you tried to stage (jit/scan/pmap/...) a `check` without "
+        "functionalizing it through `checkify.checkify`.")
+
+
+def _check_abstract_eval(*avals, sites, debug):
+    if not (_functionalizing[0] or debug):
+        _not_functionalized()
+    return []
+
+
+def _check_lower(ctx, *args, sites, debug):
+    if not debug:
+        _not_functionalized()
+    return []  # a debug_check outside checkify is dropped
+
+
+def _check_impl(*args, sites, debug):
+    if not debug:
+        _unflatten_error(sites, _split_check_operands(args, sites)).throw()
+    return []
+
+
+def _split_check_operands(args, sites):
+    pred, code, rest = args[0], args[1], list(args[2:])
+    payloads = []
+    for s in sites:
+        n = _payload_count(s)
+        payloads.append(tuple(rest[:n]))
+        rest = rest[n:]
+    return pred, code, tuple(payloads)
+
+
+def _payload_count(site):
+    if site.category is FailedCheckError:
+        return site.info[1].num_leaves
+    return 2 if site.category is OOBError else 0
+
+
+def _check_jvp(primals, tangents, **params):
+    check_p.bind(*primals, **params)
+    return [], []
+
+
+def _check_batch(args, dims, **params):
+    """Under ``vmap``: the failure of the last failed element (JAX reports that one)."""
+    size = batch_size(args, dims)
+    args = [bdim_to(x, d, 0, size) for x, d in zip(args, dims)]
+    failed = args[0]
+    last = size - 1 - jnp.argmax(failed[::-1]).astype(np.int32)
+    picked = [shape_ops.squeeze_p.bind(
+        _row(x, last), dimensions=(0,)) for x in args]
+    picked[0] = jnp.any(failed)
+    check_p.bind(*picked, **params)
+    return [], []
+
+
+def _row(x, i):
+    starts = [i] + [np.int32(0)] * (x.ndim - 1)
+    return shape_ops.dynamic_slice_p.bind(x, *starts, slice_sizes=(1,) + tuple(x.shape[1:]))
+
+
+check_p = Primitive("check", abstract_eval=_check_abstract_eval, lower=_check_lower,
+                    multiple_results=True, impl=_check_impl, effectful=True,
+                    jvp=_check_jvp, batch=_check_batch)
+
+
+def _is_array_leaf(x):
+    return isinstance(x, (ArrayImpl, Tracer, np.ndarray, np.generic))
+
+
+def check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
+    """Check that ``pred`` is true everywhere; otherwise fail with ``msg.format(*fmt_args,
+    **fmt_kwargs)`` (the arguments' runtime values). Raises at once on concrete values;
+    inside ``checkify`` the failure becomes the returned ``Error``."""
+    _bind_check(pred, msg, fmt_args, fmt_kwargs, debug=False)
+
+
+def debug_check(pred, msg: str, *fmt_args, **fmt_kwargs) -> None:
+    """``check`` inside ``checkify``; anywhere else (eager, ``jit``, ...) it is dropped."""
+    _bind_check(pred, msg, fmt_args, fmt_kwargs, debug=True)
+
+
+def _bind_check(pred, msg, fmt_args, fmt_kwargs, debug):
     if not isinstance(msg, str):
-        raise TypeError(f"checkify.check: msg must be a string, got {type(msg).__name__}")
-    if _is_traced((pred, fmt_args, fmt_kwargs)):
-        raise NotImplementedError(
-            "checkify.check on traced values (inside jit, grad or vmap) needs "
-            "checkify.checkify, which pyjax does not implement yet")
-    import numpy as np
-    if not np.all(np.asarray(pred)):
-        fmt_args = [np.asarray(a) for a in fmt_args]
-        fmt_kwargs = {k: np.asarray(v) for k, v in fmt_kwargs.items()}
-        raise JaxRuntimeError(msg.format(*fmt_args, **fmt_kwargs))
+        raise TypeError(f"Expected a string for the message of checkify.check, got {msg!r} "
+                        f"of type {type(msg)}.")
+    try:
+        list(string.Formatter().parse(msg))
+    except ValueError as e:
+        raise ValueError(f"checkify.check: invalid format string {msg!r}: {e}") from None
+    if not _is_array_leaf(pred) and not isinstance(pred, (bool, np.bool_)):
+        raise TypeError(f"check takes a scalar pred as argument, got {pred!r} of type "
+                        f"{type(pred)}.")
+    leaves, tree = pytree.tree_flatten((fmt_args, fmt_kwargs))
+    for x in leaves:
+        if not _is_array_leaf(x):
+            raise TypeError("Formatting arguments to checkify.check need to be PyTrees of "
+                            f"arrays, but got {x!r} of type {type(x)}.")
+    site = Site(FailedCheckError, (msg, tree), source_info_mod.current(3))
+    failed = jnp.logical_not(jnp.all(pred))
+    check_p.bind(failed, np.int32(0), *leaves, sites=(site,), debug=debug)
+
+
+def check_error(error: Error) -> None:
+    """Raise the failure ``error`` holds; inside ``checkify`` it joins the state (the way to
+    carry an Error out of a ``jit`` and check it in an enclosing ``checkify``)."""
+    if not isinstance(error, Error):
+        raise TypeError(f"check_error takes an Error, got {error!r} of type {type(error)}.")
+    if not error._sites:
+        return
+    check_p.bind(error._pred, error._code, *[x for p in error._payloads for x in p],
+                 sites=error._sites, debug=False)
+
+
+# ---- the automatic checks --------------------------------------------------------------------
+
+# primitives that move or select data: they never make a NaN (JAX does not check them)
+_NO_NAN = {"reshape", "broadcast_in_dim", "squeeze", "transpose", "slice", "dynamic_slice",
+           "dynamic_update_slice", "gather", "concatenate", "pad", "rev", "select_n", "copy",
+           "convert_element_type", "iota", "name", "optimization_barrier",
+           "sharding_constraint", "stop_gradient", "real", "imag", "conj", "complex",
+           "reduce_max", "reduce_min", "argmax", "argmin", "sort", "max", "min", "clamp",
+           "neg", "abs", "sign", "floor", "ceil", "round", "bitcast_convert_type"}
+_SCATTERS = {"scatter", "scatter-add", "scatter-sub", "scatter-mul", "scatter-min",
+             "scatter-max"}
+
+
+def _inexact(aval):
+    return isinstance(aval, ShapedArray) and aval.dtype.kind in "fc"
+
+
+def _index_check_of(eqn):
+    """(operand shape, dims, uppers, how to get the (N, K) indices) of an indexing equation,
+    or None."""
+    name, avals = eqn.primitive.name, [v.aval for v in eqn.invars]
+    p = eqn.params
+    if name == "gather":
+        if p["mode"] == slicing.GatherScatterMode.CLIP:
+            return None
+        shape, dims = avals[0].shape, p["dimension_numbers"].start_index_map
+        uppers = [shape[d] - p["slice_sizes"][d] for d in dims]
+        return shape, dims, uppers, lambda ins: ins[1]
+    if name in _SCATTERS:
+        if p["mode"] == slicing.GatherScatterMode.CLIP:
+            return None
+        shape, dn = avals[0].shape, p["dimension_numbers"]
+        window = slicing._window_sizes(shape, avals[2].shape, dn)
+        dims = dn.scatter_dims_to_operand_dims
+        return shape, dims, [shape[d] - window[d] for d in dims], lambda ins: ins[1]
+    if name in ("dynamic_slice", "dynamic_update_slice"):
+        shape = avals[0].shape
+        sizes = p["slice_sizes"] if name == "dynamic_slice" else avals[1].shape
+        first = 1 if name == "dynamic_slice" else 2
+        dims = tuple(range(len(shape)))
+        return shape, dims, [shape[d] - sizes[d] for d in dims], \
+            lambda ins: jnp.stack([jnp.asarray(s, np.int32) for s in ins[first:]])
+    return None
+
+
+def _sites_of(eqn, errors):
+    """[(key, Site, payload avals)] of the automatic checks of ``eqn`` that ``errors``
+    enables."""
+    out, name, where = [], eqn.primitive.name, eqn.source_info
+    if DivisionByZeroError in errors and name in ("div", "rem"):
+        out.append(("div", Site(DivisionByZeroError, None, where), []))
+    if OOBError in errors:
+        oob = _index_check_of(eqn)
+        if oob is not None and oob[1] and all(_nonempty(v) for v in eqn.invars[:1]):
+            idx_aval = ShapedArray((), np.dtype(np.int32))
+            out.append(("oob", Site(OOBError, tuple(oob[0]), where), [idx_aval, idx_aval]))
+    if (NaNError in errors and name not in _NO_NAN
+            and any(_inexact(v.aval) for v in eqn.outvars)):
+        out.append(("nan", Site(NaNError, name, where), []))
+    return out
+
+
+def _nonempty(v):
+    return all(v.aval.shape)
+
+
+def _failed(kind, eqn, ins, outs, oob):
+    """(failed, payload) of the automatic check ``kind`` on one application of ``eqn``."""
+    if kind == "div":
+        return jnp.any(jnp.equal(ins[1], 0)), ()
+    if kind == "nan":
+        bad = [jnp.any(jnp.isnan(x)) for x, v in zip(outs, eqn.outvars) if _inexact(v.aval)]
+        failed = bad[0]
+        for b in bad[1:]:
+            failed = jnp.logical_or(failed, b)
+        return failed, ()
+    _, dims, uppers, get = oob
+    idx = jnp.asarray(get(ins), np.int32)
+    k = len(dims)
+    idx = idx.reshape(-1, k)
+    bad = jnp.logical_or(idx < 0, idx > np.asarray(uppers, np.int32)).reshape(-1)
+    if bad.shape[0] == 0:
+        return jnp.asarray(False), (np.int32(0), np.int32(0))
+    first = jnp.argmax(bad)
+    value = idx.reshape(-1)[first]
+    axis = jnp.asarray(np.asarray(dims, np.int32))[first % k]
+    return jnp.any(bad), (value, axis)
+
+
+# ---- the interpreter -------------------------------------------------------------------------
+
+_INLINED = (jit_p, checkpoint_p)  # call primitives: their body is evaluated in place
+
+
+def _sub_jaxprs(eqn):
+    p = eqn.primitive
+    if p in _INLINED:
+        return [eqn.params["jaxpr"]]
+    if p is cond_p:
+        return list(eqn.params["branches"])
+    if p is scan_p:
+        return [eqn.params["jaxpr"]]
+    if p is while_p:
+        return [eqn.params["cond_jaxpr"], eqn.params["body_jaxpr"]]
+    return []
+
+
+def _has_check(jaxpr):
+    from pyjax._src.core.jaxpr import _eqn_or_inner
+    return any(_eqn_or_inner(e, lambda q: q.primitive is check_p) for e in jaxpr.eqns)
+
+
+class _Layout:
+    """The sites of one checkified program, in a fixed order: the error code is the index."""
+
+    def __init__(self, errors):
+        self.errors = errors
+        self.slots = {}  # key -> code
+        self.sites, self.avals = [], []
+        self.auto = {}  # id(eqn) -> [(kind, code, oob info)]
+        self._seen = set()
+
+    def add(self, key, site, avals):
+        code = self.slots.get(key)
+        if code is None:
+            code = self.slots[key] = len(self.sites)
+            self.sites.append(site)
+            self.avals.append(list(avals))
+        return code
+
+    def walk(self, jaxpr):
+        if id(jaxpr) in self._seen:
+            return
+        self._seen.add(id(jaxpr))
+        for eqn in jaxpr.eqns:
+            p = eqn.primitive
+            if p is check_p:
+                avals = [v.aval for v in eqn.invars[2:]]
+                for j, site in enumerate(eqn.params["sites"]):
+                    n = _payload_count(site)
+                    if site.category in self.errors:
+                        self.add((id(eqn), j), site, avals[:n])
+                    avals = avals[n:]
+                continue
+            subs = _sub_jaxprs(eqn)
+            for sub in subs:
+                self.walk(sub.jaxpr)
+            if not subs:
+                if (FailedCheckError in self.errors
+                        and any(_has_check(s.jaxpr if isinstance(s, ClosedJaxpr) else s)
+                                for s in _all_sub_jaxprs(eqn))):
+                    raise NotImplementedError(
+                        f"checkify: a checkify.check inside {p.name} is not supported by "
+                        "pyjax (checks inside jit, cond, scan, while_loop and checkpoint are)")
+                auto = []
+                for kind, site, avals in _sites_of(eqn, self.errors):
+                    code = self.add((id(eqn), kind), site, avals)
+                    auto.append((kind, code, _index_check_of(eqn) if kind == "oob" else None))
+                if auto:
+                    self.auto[id(eqn)] = auto
+
+    def initial_state(self):
+        payloads = tuple(tuple(jnp.zeros(a.shape, a.dtype) for a in avals)
+                         for avals in self.avals)
+        return (jnp.asarray(False), jnp.asarray(np.int32(-1)), payloads)
+
+
+def _all_sub_jaxprs(eqn):
+    out = []
+    for v in eqn.params.values():
+        if isinstance(v, ClosedJaxpr) or type(v).__name__ == "Jaxpr":
+            out.append(v)
+        elif isinstance(v, tuple) and v and all(isinstance(x, ClosedJaxpr) for x in v):
+            out.extend(v)
+    return out
+
+
+def _update(state, code, failed, payload):
+    """The state after a check at ``code``: the first failure wins."""
+    pred, old_code, payloads = state
+    first = jnp.logical_and(failed, jnp.logical_not(pred))
+    new = tuple(jnp.where(first, jnp.asarray(x).astype(old.dtype), old)
+                for x, old in zip(payload, payloads[code]))
+    payloads = payloads[:code] + (new,) + payloads[code + 1:]
+    return (jnp.logical_or(pred, failed), jnp.where(first, np.int32(code), old_code), payloads)
+
+
+def _interpret(layout, closed, args, state):
+    """Evaluate ``closed`` on ``args`` with the error ``state``: (outputs, state)."""
+    jaxpr = closed.jaxpr
+    env = dict(zip(jaxpr.constvars, closed.consts))
+    env.update(zip(jaxpr.invars, args))
+
+    def read(v):
+        return v.val if type(v) is Literal else env[v]
+
+    saved = source_info_mod.override[0]
+    try:
+        for eqn in jaxpr.eqns:
+            source_info_mod.override[0] = eqn.source_info or saved
+            ins = [read(v) for v in eqn.invars]
+            p = eqn.primitive
+            if p is check_p:
+                state = _join_check(layout, eqn, ins, state)
+                continue
+            if p in _INLINED:
+                outs, state = _interpret(layout, eqn.params["jaxpr"], ins, state)
+            elif p is cond_p:
+                outs, state = _cond(layout, eqn, ins, state)
+            elif p is scan_p:
+                outs, state = _scan(layout, eqn, ins, state)
+            elif p is while_p:
+                outs, state = _while(layout, eqn, ins, state)
+            else:
+                outs = p.bind(*ins, **eqn.params)
+                outs = list(outs) if p.multiple_results else [outs]
+                for kind, code, oob in layout.auto.get(id(eqn), ()):
+                    failed, payload = _failed(kind, eqn, ins, outs, oob)
+                    state = _update(state, code, failed, payload)
+            for v, x in zip(eqn.outvars, outs):
+                env[v] = x
+    finally:
+        source_info_mod.override[0] = saved
+    return [read(v) for v in jaxpr.outvars], state
+
+
+def _join_check(layout, eqn, ins, state):
+    pred, code = ins[0], ins[1]
+    rest = ins[2:]
+    for j, site in enumerate(eqn.params["sites"]):
+        n = _payload_count(site)
+        payload, rest = rest[:n], rest[n:]
+        slot = layout.slots.get((id(eqn), j))
+        if slot is not None:
+            failed = jnp.logical_and(pred, jnp.equal(code, j))
+            state = _update(state, slot, failed, payload)
+    return state
+
+
+def _cond(layout, eqn, ins, state):
+    index, ops = ins[0], ins[1:]
+
+    def branch(closed):
+        def run(st, *xs):
+            outs, st = _interpret(layout, closed, xs, st)
+            return st, outs
+        return run
+    state, outs = switch(index, [branch(b) for b in eqn.params["branches"]], state, *ops)
+    return list(outs), state
+
+
+def _scan(layout, eqn, ins, state):
+    p = eqn.params
+    nc, nk = p["num_consts"], p["num_carry"]
+    consts, carry, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
+
+    def body(c, x):
+        st, cr = c
+        outs, st = _interpret(layout, p["jaxpr"], [*consts, *cr, *x], st)
+        return (st, outs[:nk]), outs[nk:]
+    (state, carry), ys = scan(body, (state, list(carry)), list(xs), length=p["length"],
+                              reverse=p["reverse"], unroll=p["unroll"])
+    return list(carry) + list(ys), state
+
+
+def _while(layout, eqn, ins, state):
+    p = eqn.params
+    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
+    cconsts, bconsts, init = ins[:ncc], ins[ncc:ncc + nbc], ins[ncc + nbc:]
+    cond_j, body_j = p["cond_jaxpr"], p["body_jaxpr"]
+
+    def checked_cond(st, c):  # the cond's own checks, run on every carry it sees
+        return _interpret(layout, cond_j, [*cconsts, *c], st)[1]
+
+    def cond_fun(c):  # its checks ran in the body already; XLA drops the unused state
+        return _interpret(layout, cond_j, [*cconsts, *c[1]], c[0])[0][0]
+
+    def body_fun(c):
+        st, cr = c
+        outs, st = _interpret(layout, body_j, [*bconsts, *cr], st)
+        return checked_cond(st, outs), outs
+    state = checked_cond(state, init)
+    state, carry = while_loop(cond_fun, body_fun, (state, list(init)))
+    return list(carry), state
+
+
+# ---- checkify --------------------------------------------------------------------------------
+
+def _check_errors_arg(errors):
+    errors = frozenset(errors) if isinstance(errors, (set, frozenset, list, tuple)) else errors
+    if not isinstance(errors, frozenset) or not all(
+            isinstance(e, type) and issubclass(e, JaxException) for e in errors):
+        raise TypeError("checkify: errors must be a set of error categories "
+                        "(checkify.user_checks, nan_checks, index_checks, div_checks, "
+                        f"float_checks, automatic_checks, all_checks or a union), got "
+                        f"{errors!r}")
+    return errors
 
 
 def checkify(f, errors=user_checks):
-    raise NotImplementedError("checkify.checkify is not implemented in pyjax yet")
+    """``f`` made to return ``(error, out)``: the checks that ``errors`` enables (user
+    ``check``s by default) no longer raise but fill the returned ``Error``, under ``jit``,
+    ``vmap`` and ``grad`` alike."""
+    if not callable(f):
+        raise TypeError(f"checkify expects a callable, got {f!r}")
+    errors = _check_errors_arg(errors)
 
+    def checked(*args, **kwargs):
+        leaves, in_tree = pytree.tree_flatten((args, kwargs))
+        out_tree = []
 
-def check_error(error):
-    raise NotImplementedError("checkify.check_error is not implemented in pyjax yet "
-                              "(it consumes the Error that checkify.checkify returns)")
-
-
-class Error:
-    """The error value `checkify.checkify` returns (not implemented in pyjax yet)."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("checkify.Error is not implemented in pyjax yet")
+        def flat_fun(*xs):
+            a, k = pytree.tree_unflatten(in_tree, xs)
+            out_leaves, t = pytree.tree_flatten(f(*a, **k))
+            out_tree.append(t)
+            return out_leaves
+        avals = [aval_of(x) for x in leaves]
+        dbg = staging.DebugInfo(getattr(f, "__name__", "fun"), None, "checkify")
+        _functionalizing[0] += 1
+        try:
+            closed = staging.trace_to_jaxpr(flat_fun, avals, dbg)
+        finally:
+            _functionalizing[0] -= 1
+        layout = _Layout(errors)
+        layout.walk(closed.jaxpr)
+        outs, (pred, code, payloads) = _interpret(layout, closed, leaves,
+                                                  layout.initial_state())
+        err = Error(pred, code, payloads, tuple(layout.sites))
+        return err, pytree.tree_unflatten(out_tree[0], outs)
+    checked.__name__ = f"checkify({getattr(f, '__name__', 'fun')})"
+    checked.__wrapped__ = f
+    return api_boundary(checked)

@@ -1,6 +1,8 @@
-"""Checks on values, as ``jax.experimental.checkify`` (``check`` on concrete values; the
-``checkify`` transformation is not implemented yet and raises NotImplementedError)."""
+"""Runtime checks returned as values, as ``jax.experimental.checkify``: ``checkify`` (works
+under ``jit``, ``vmap``, ``grad`` and control flow), ``check``, ``check_error``, the error sets
+and ``Error`` (docs/debugging.md)."""
 from pyjax._src.checkify import (  # noqa: F401
-    DivisionByZeroError, Error, ErrorCategory, FailedCheckError, JaxException, NaNError,
-    OOBError, all_checks, automatic_checks, check, check_error, checkify, div_checks,
-    float_checks, index_checks, nan_checks, user_checks)
+    BatchedError, DivisionByZeroError, Error, ErrorCategory, FailedCheckError, JaxException,
+    JaxRuntimeError, NaNError, OOBError, all_checks, automatic_checks, check, check_error,
+    checkify, debug_check, div_checks, float_checks, index_checks, init_error, nan_checks,
+    user_checks)

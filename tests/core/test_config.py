@@ -197,11 +197,54 @@ def _platform_name():
 
 
 def _traceback_filtering():
-    # pyjax never removes its frames: 'off' holds, and 'auto' means the same
-    config.update("jax_traceback_filtering", "off")
-    with pytest.raises(TypeError) as info:
-        jnp.add(jnp.ones(2), "x")
-    assert any("pyjax/_src" in str(f.path) for f in info.traceback)
+    # more in tests/debug/test_traceback_filtering.py
+    def user(x):
+        return jnp.add(x, "x")
+    for mode, internal_frames in [("off", True), ("quiet_remove_frames", False)]:
+        config.update("jax_traceback_filtering", mode)
+        with pytest.raises(TypeError) as info:
+            pyjax.jit(user)(jnp.ones(2))
+        assert any("pyjax/_src" in str(f.path) for f in info.traceback) is internal_frames
+
+
+def _check_tracer_leaks():
+    # more in tests/debug/test_flags.py
+    leaked = []
+    config.update("jax_check_tracer_leaks", True)
+    with pytest.raises(Exception, match="Leaked trace StagingTrace"):
+        pyjax.jit(lambda x: leaked.append(x) or x)(1.0)
+
+
+def _transfer_guard_to(name):
+    from pyjax.errors import JaxRuntimeError
+    config.update(name, "disallow")
+    with pytest.raises(JaxRuntimeError, match="Disallowed host-to-device transfer"):
+        jnp.ones(2) + np.ones(2, np.float32)
+
+
+def _transfer_guard():
+    # more in tests/debug/test_flags.py
+    _transfer_guard_to("jax_transfer_guard")
+
+
+def _transfer_guard_h2d():
+    _transfer_guard_to("jax_transfer_guard_host_to_device")
+
+
+def _transfer_guard_d2h():
+    from pyjax.errors import JaxRuntimeError
+    y = jnp.ones(2) * jnp.ones(2)
+    config.update("jax_transfer_guard_device_to_host", "disallow")
+    with pytest.raises(JaxRuntimeError, match="Disallowed device-to-host transfer"):
+        np.asarray(y)
+
+
+def _transfer_guard_d2d():
+    from pyjax.errors import JaxRuntimeError
+    x = pyjax.device_put(jnp.ones(2), pyjax.devices()[1])
+    config.update("jax_transfer_guard_device_to_device", "disallow_explicit")
+    with pytest.raises(JaxRuntimeError, match="Disallowed device-to-device transfer"):
+        pyjax.device_put(x, pyjax.devices()[0])
 
 
 def _threefry_partitionable():
@@ -299,6 +342,11 @@ BEHAVIOUR = {
     "jax_platforms": _platforms,
     "jax_platform_name": _platform_name,
     "jax_traceback_filtering": _traceback_filtering,
+    "jax_check_tracer_leaks": _check_tracer_leaks,
+    "jax_transfer_guard": _transfer_guard,
+    "jax_transfer_guard_host_to_device": _transfer_guard_h2d,
+    "jax_transfer_guard_device_to_host": _transfer_guard_d2h,
+    "jax_transfer_guard_device_to_device": _transfer_guard_d2d,
 }
 
 
@@ -339,9 +387,7 @@ def test_every_flag_is_honoured_or_rejected(name, caplog, monkeypatch):
 
 
 def test_rejected_examples():
-    for name, value in [("jax_check_tracer_leaks", True), ("jax_platforms", "cuda"),
-                        ("jax_default_prng_impl", "rbg"),
-                        ("jax_traceback_filtering", "remove_frames")]:
+    for name, value in [("jax_platforms", "cuda"), ("jax_default_prng_impl", "rbg")]:
         with pytest.raises(NotImplementedError, match=f"{name}={value!r}"):
             config.update(name, value)
 
@@ -354,9 +400,9 @@ def test_unknown_flag_is_an_attribute_error():
 
 
 def test_unimplemented_value_from_the_environment_fails_at_import():
-    r = _run_python("import pyjax", JAX_CHECK_TRACER_LEAKS="1")
+    r = _run_python("import pyjax", JAX_DEFAULT_PRNG_IMPL="rbg")
     assert r.returncode != 0
-    assert "NotImplementedError: config option jax_check_tracer_leaks=True" in r.stderr
+    assert "NotImplementedError: config option jax_default_prng_impl='rbg'" in r.stderr
     r = _run_python("import pyjax; print(pyjax.config.jax_check_tracer_leaks)",
                     JAX_CHECK_TRACER_LEAKS="0")
     assert r.returncode == 0, r.stderr

@@ -518,9 +518,9 @@ def test_config_defaults_and_read():
 def test_config_update_and_validation():
     config.update("jax_log_compiles", True)
     assert config.jax_log_compiles is True
-    with pytest.raises(NotImplementedError, match="jax_check_tracer_leaks=True"):
-        config.update("jax_check_tracer_leaks", True)
-    assert config.jax_check_tracer_leaks is False
+    with pytest.raises(NotImplementedError, match="jax_default_prng_impl='rbg'"):
+        config.update("jax_default_prng_impl", "rbg")
+    assert config.jax_default_prng_impl == "threefry2x32"
     config.update("jax_numpy_rank_promotion", "raise")
     assert config.jax_numpy_rank_promotion == "raise"
     config.update("jax_default_matmul_precision", "highest")

@@ -26,6 +26,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
+from pyjax._src.core.traceback_util import api_boundary
 from pyjax._src.core.config import config
 from pyjax._src.core.abstract import same_type
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, eval_jaxpr
@@ -47,6 +48,7 @@ _no_operand = object()
 
 # ---- the user-facing functions ----
 
+@api_boundary
 def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
     """Conditionally apply ``true_fun`` or ``false_fun`` to ``operands``.
 
@@ -103,6 +105,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
     return pytree.tree_unflatten(tree_t, outs)
 
 
+@api_boundary
 def switch(index, branches, *operands, operand=_no_operand):
     """Apply ``branches[index]`` to ``operands``; ``index`` is clamped into range.
 

@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 from pyjax._src.core import pytree
+from pyjax._src.core.traceback_util import api_boundary
 from pyjax._src.core.config import config
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, cache_for, eval_jaxpr
@@ -38,6 +39,7 @@ _I32 = ShapedArray((), np.dtype(np.int32))
 
 # ---- the API ----
 
+@api_boundary
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """Scan ``f`` over the leading axis of ``xs`` while carrying a state.
 

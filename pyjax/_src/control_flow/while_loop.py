@@ -27,6 +27,7 @@ import weakref
 from pyjax._src.core import config as config_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
+from pyjax._src.core.traceback_util import api_boundary
 from pyjax._src.core.errors import ConcretizationTypeError
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, cache_for, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
@@ -71,6 +72,7 @@ def _asarray(x):
     return x if isinstance(x, Tracer) else dispatch.to_array(x)
 
 
+@api_boundary
 def while_loop(cond_fun, body_fun, init_val):
     """Call ``body_fun`` repeatedly in a loop while ``cond_fun`` is True.
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import profiling
+from pyjax._src.core import transfer_guard
 from pyjax._src.core import dtypes
 from pyjax._src.core.config import config
 from pyjax._src.core import trace as trace_mod
@@ -81,6 +82,9 @@ class ArrayImpl(Array):
     def _value(self) -> np.ndarray:
         v = self._npy
         if v is None:
+            if transfer_guard.active[0]:
+                transfer_guard.check("device_to_host", lambda: (
+                    f"aval={self.aval!r}, src_sharding={SingleDeviceSharding(self._buf.device)!r}"))
             if profiling.active[0]:  # (the span's arguments cost nothing when not tracing)
                 with profiling.span("device to host", "transfer",
                                     bytes=self.aval.size * self.aval.dtype.itemsize):
@@ -235,6 +239,9 @@ def from_numpy(x: np.ndarray, device=None, weak_type=False, committed=False) -> 
     """Upload a NumPy array (already of a canonical dtype) to ``device``."""
     if device is None:
         device = default_device()
+    if transfer_guard.active[0]:
+        transfer_guard.check_upload(ShapedArray.interned(x.shape, x.dtype, bool(weak_type)),
+                                    device)
     buf = device.client.buffer_from_pyval(x, device)
     npy = None
     if x.size <= _SMALL:

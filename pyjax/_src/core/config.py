@@ -343,16 +343,27 @@ _d("jax_log_compiles", bool_env("JAX_LOG_COMPILES"), kind=bool,
 _d("jax_explain_cache_misses", bool_env("JAX_EXPLAIN_CACHE_MISSES"), kind=bool,
    help="Log why a jitted function is traced again (which argument's type, which static "
         "value or which pytree structure changed).")
+# read by core/transfer_guard.py (host reads, to_array, device_put/device_get, on_device)
+_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+_d("jax_transfer_guard", _str_env("JAX_TRANSFER_GUARD", default=None), kind=str,
+   allow_none=True, choices=_GUARD_LEVELS,
+   help="Guard for all transfers (the per-direction flags override it): allow, log, "
+        "disallow (implicit transfers), log_explicit, disallow_explicit (all transfers).")
+for _direction in ("host_to_device", "device_to_host", "device_to_device"):
+    _d(f"jax_transfer_guard_{_direction}",
+       _str_env(f"JAX_TRANSFER_GUARD_{_direction.upper()}", default=None), kind=str,
+       allow_none=True, choices=_GUARD_LEVELS,
+       help=f"Guard for {_direction.replace('_', '-')} transfers (None: jax_transfer_guard).")
 # read by jit and make_jaxpr (check_jaxpr on every traced Jaxpr)
 _d("jax_enable_checks", bool_env("JAX_ENABLE_CHECKS"), kind=bool,
    help="Run internal consistency checks (slow).")
+# read when a trace finishes (staging.trace_to_jaxpr, vmap, grad): core/trace.check_no_leaks
 _d("jax_check_tracer_leaks", bool_env("JAX_CHECK_TRACER_LEAKS"), kind=bool,
-   supported=(False,), unsupported_why="tracer leak detection is not implemented",
-   help="Detect leaked tracers.")
-# pyjax never filters its frames out of tracebacks: 'off', and 'auto' means the same
+   help="Raise when a tracer outlives its transformation (costs a garbage collection per "
+        "trace).")
+# read by core/traceback_util.py when an exception leaves a pyjax API boundary
 _d("jax_traceback_filtering", _str_env("JAX_TRACEBACK_FILTERING", default="auto"), kind=str,
    choices=("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),
-   supported=("off", "auto"), unsupported_why="pyjax does not filter tracebacks",
    help="How pyjax-internal frames are filtered from tracebacks.")
 _d("jax_default_prng_impl", _str_env("JAX_DEFAULT_PRNG_IMPL", default="threefry2x32"), kind=str,
    choices=("threefry2x32", "rbg", "unsafe_rbg"), supported=("threefry2x32",),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyjax._src.core import source_info
 from pyjax._src.core.abstract import HoldsAval, ShapedArray
 
 
@@ -36,14 +37,16 @@ class Literal:
 
 
 class Eqn:
-    __slots__ = ("primitive", "invars", "outvars", "params", "name_stack")
+    __slots__ = ("primitive", "invars", "outvars", "params", "name_stack", "source_info")
 
-    def __init__(self, primitive, invars, outvars, params, name_stack=""):
+    def __init__(self, primitive, invars, outvars, params, name_stack="", source_info=None):
         self.primitive = primitive
         self.invars = invars
         self.outvars = outvars
         self.params = params
         self.name_stack = name_stack  # jax.named_scope names; the lowering's op locations
+        # the user's frame that bound it (core/source_info.SourceInfo), or None
+        self.source_info = source_info
 
     def __repr__(self):
         return f"Eqn({self.primitive.name})"
@@ -269,13 +272,18 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
     def read(v):
         return v.val if type(v) is Literal else env[v]
 
-    for eqn in jaxpr.eqns:
-        out = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
-        if eqn.primitive.multiple_results:
-            for v, x in zip(eqn.outvars, out):
-                env[v] = x
-        else:
-            env[eqn.outvars[0]] = out
+    saved = source_info.override[0]
+    try:
+        for eqn in jaxpr.eqns:
+            source_info.override[0] = eqn.source_info or saved
+            out = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
+            if eqn.primitive.multiple_results:
+                for v, x in zip(eqn.outvars, out):
+                    env[v] = x
+            else:
+                env[eqn.outvars[0]] = out
+    finally:
+        source_info.override[0] = saved
     return [read(v) for v in jaxpr.outvars]
 
 

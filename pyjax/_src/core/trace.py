@@ -83,6 +83,41 @@ class Trace:
         return f"{type(self).__name__}(id={self.id})"
 
 
+def _referrer_desc(obj, tracer):
+    """``<type>`` and where in it the tracer sits, as JAX prints a leaked tracer's referrers."""
+    where = ""
+    if isinstance(obj, (list, tuple)):
+        where = next((f"[{i}]" for i, x in enumerate(obj) if x is tracer), "")
+    elif isinstance(obj, dict):
+        where = next((f"[{k!r}]" for k, x in obj.items() if x is tracer), "")
+    elif hasattr(obj, "f_code"):  # a frame still running
+        return f"the frame of {obj.f_code.co_name} at {obj.f_code.co_filename}:{obj.f_lineno}"
+    return f"<{type(obj).__name__} {id(obj):#x}>{where}"
+
+
+def check_no_leaks(trace):
+    """``jax_check_tracer_leaks``: raise when a tracer of the finished ``trace`` is still
+    referenced (stored in a global, a closure or an attribute). Costs a garbage collection,
+    so it runs only while the flag is on; callers drop their own references first."""
+    import gc
+    import sys
+    gc.collect()
+    me = sys._getframe()
+    leaked = [r for r in gc.get_referrers(trace) if isinstance(r, Tracer) and r._trace is trace]
+    if not leaked:
+        return
+    lines = []
+    for t in leaked:
+        lines.append(repr(t))
+        for r in gc.get_referrers(t):
+            if r is leaked or r is me:
+                continue
+            lines.append(f"{repr(t)} is referred to by {_referrer_desc(r, t)}")
+    del leaked
+    raise Exception(f"Leaked trace {type(trace).__name__}. Leaked tracer(s):\n\n"
+                    + "\n".join(lines))
+
+
 def check_tracer_live(tracer):
     if not tracer._trace.live:
         raise errors.UnexpectedTracerError(

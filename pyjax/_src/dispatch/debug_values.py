@@ -10,19 +10,15 @@ checks its outputs and, when one is bad, runs the function again op by op (as wi
 """
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 
 from pyjax._src.core import primitive as primitive_mod
-from pyjax._src.core import profiling
+from pyjax._src.core import profiling, source_info, transfer_guard
 from pyjax._src.core.config import config
 from pyjax._src.dispatch import cache as cache_mod
 from pyjax._src.dispatch import eager
 
-# the pyjax package: frames inside it are not the user's
-PYJAX_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYJAX_DIR = source_info.PYJAX_DIR  # frames inside it are not the user's
 
 
 def bad_value(outs):
@@ -42,13 +38,10 @@ def bad_value(outs):
 
 
 def user_frame():
-    """``"file:line (function)"`` of the innermost frame outside pyjax, or ""."""
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(PYJAX_DIR):
-        f = f.f_back
-    if f is None:
-        return ""
-    return f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
+    """``"file:line (function)"`` of the innermost frame outside pyjax (or of the equation
+    being evaluated, when a Jaxpr is), or ""."""
+    where = source_info.current(2)
+    return "" if where is None else str(where)
 
 
 def error(what, name):
@@ -69,12 +62,26 @@ def checked_apply(primitive, args, params):
     return out
 
 
-def _on_change(_=None):
-    """(Re)installs the eager hook for the current flags and profiler state."""
-    on = bool(config.jax_debug_nans or config.jax_debug_infs or profiling.active[0])
+def _install():
+    on = bool(config.jax_debug_nans or config.jax_debug_infs or profiling.active[0]
+              or transfer_guard.active[0])
+    changed = on != eager.checking_values[0]
     eager.checking_values[0] = on
     primitive_mod.set_eager_apply(checked_apply if on else eager.apply_primitive)
+    return changed
+
+
+def _on_change(_=None):
+    """(Re)installs the eager hook for the current flags and profiler state."""
+    _install()
     cache_mod.clear_all()  # the operators' fast paths are made again, for the new mode
+
+
+def _on_guard_change(_=None):
+    """A transfer guard set or lifted: only the operators' fast paths (which skip the
+    transfer of their cached scalar operands) change, so compiled programs stay."""
+    if _install():
+        eager.clear_fast_paths()
 
 
 refresh = _on_change
@@ -82,5 +89,8 @@ refresh = _on_change
 
 for _flag in ("jax_debug_nans", "jax_debug_infs"):
     config.on_change(_flag, _on_change)
-if config.jax_debug_nans or config.jax_debug_infs:  # set from the environment
+for _flag in ("jax_transfer_guard",
+              *[f"jax_transfer_guard_{d}" for d in transfer_guard.DIRECTIONS]):
+    config.on_change(_flag, _on_guard_change)
+if config.jax_debug_nans or config.jax_debug_infs or transfer_guard.active[0]:  # environment
     _on_change(None)

@@ -3,6 +3,7 @@ calls, compiled backward passes and eager grad all use it; a hot path with one o
 operands on one device, takes that device, which is what the rule gives)."""
 from __future__ import annotations
 
+from pyjax._src.core import transfer_guard
 from pyjax._src.core.array import default_device
 
 _DEFAULT_DEVICE = []
@@ -44,5 +45,16 @@ def on_device(bufs, device):
     constants, arrays made without a device) follow the committed ones."""
     for b in bufs:
         if b.device is not device:
+            if transfer_guard.active[0]:
+                _guard_d2d(bufs, device)
             return [b if b.device is device else b.copy_to_device(device) for b in bufs]
     return bufs
+
+
+def _guard_d2d(bufs, device):
+    from pyjax._src.core.sharding import SingleDeviceSharding
+    for b in bufs:
+        if b.device is not device:
+            transfer_guard.check("device_to_device", lambda: (
+                f"src_sharding={SingleDeviceSharding(b.device)!r}, "
+                f"dst_sharding={SingleDeviceSharding(device)!r}"))

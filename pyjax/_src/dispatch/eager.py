@@ -10,6 +10,7 @@ from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
 from pyjax._src.core import primitive as primitive_mod
 from pyjax._src.core import trace as trace_mod
+from pyjax._src.core import transfer_guard
 from pyjax._src.core.array import ArrayImpl, array_from_buffer, from_numpy
 from pyjax._src.core.sharded_array import ShardedArray, shard_host_value
 from pyjax._src.core.sharding import Sharding
@@ -67,6 +68,8 @@ def scalar_to_array(x, device=None) -> ArrayImpl:
     if device is None:
         arr = _scalar_cache.get(key)
         if arr is not None:
+            if transfer_guard.active[0]:  # a transfer for the program, as in JAX
+                transfer_guard.check_upload(arr.aval, device)
             return arr
     aval = get_aval(x)
     arr = from_numpy(np.asarray(x, aval.dtype), device, aval.weak_type)
@@ -95,6 +98,8 @@ def to_array(x, device=None) -> ArrayImpl:
             aval = get_aval(x)
             arr = from_numpy(np.asarray(x, aval.dtype), None, False)
             _scalars.put(key, arr)
+        elif transfer_guard.active[0]:
+            transfer_guard.check_upload(arr.aval, device)
         return arr
     if isinstance(x, (np.ndarray, np.generic)):
         aval = get_aval(x)
@@ -175,6 +180,11 @@ _NOT_FAST = (None,)  # a first-level value: these operands take the general path
 # True while jax_debug_nans/infs is on (dispatch/debug_values.py): operators take the general
 # path, whose results are checked.
 checking_values = [False]
+
+
+def clear_fast_paths():
+    """Forget the operators' runners (made again, for the current ``checking_values``)."""
+    _fast.clear()
 
 
 def _runner_entry(primitive, avals, *extra):

@@ -24,6 +24,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.config import config
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.jaxpr import ClosedJaxpr, Literal, cache_for, eval_jaxpr
 from pyjax._src.core.rules import (  # noqa: F401 - re-exported for rule writers
@@ -278,6 +279,9 @@ def linearize_flat(fun, primals, has_aux=False):
         primals_out, lin = _lin_end(pe_trace, trace, outs, in_linear, in_avals)
     finally:
         pe_trace.finish()
+    if config.jax_check_tracer_leaks:
+        del ins, outs
+        trace_mod.check_no_leaks(trace)
     if has_aux:
         return primals_out, lin, aux
     return primals_out, lin

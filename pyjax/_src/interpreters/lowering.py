@@ -105,8 +105,8 @@ def lower_jaxpr(block, module, jaxpr: Jaxpr, const_values, arg_values, platform=
         ctx = LoweringRuleContext(block, module, [v.aval for v in eqn.invars],
                                   [v.aval for v in eqn.outvars], platform)
         operands = [read(v) for v in eqn.invars]
-        if eqn.name_stack:
-            block.loc = mlir.location(eqn.name_stack, eqn.primitive.name)
+        if eqn.name_stack or eqn.source_info is not None:
+            block.loc = mlir.location(eqn.name_stack, eqn.primitive.name, eqn.source_info)
             try:
                 out = eqn.primitive.lower(ctx, *operands, **eqn.params)
             finally:

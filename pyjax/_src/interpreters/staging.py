@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyjax._src.core import source_info
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
@@ -92,12 +93,13 @@ class StagingTrace(Trace):
         """Record ``primitive`` on ``invars`` with output avals ``out_avals`` (one aval unless
         it has multiple results); returns its output tracers."""
         names = trace_state.name_stack
+        where = source_info.current(2)
         if primitive.multiple_results:
             outvars = [Var(a) for a in out_avals]
-            self.eqns.append(Eqn(primitive, invars, outvars, params, names))
+            self.eqns.append(Eqn(primitive, invars, outvars, params, names, where))
             return [StagingTracer(self, v) for v in outvars]
         v = Var(out_avals)
-        self.eqns.append(Eqn(primitive, invars, [v], params, names))
+        self.eqns.append(Eqn(primitive, invars, [v], params, names, where))
         return StagingTracer(self, v)
 
     def describe_tracer(self, tracer):
@@ -153,6 +155,9 @@ def trace_to_jaxpr(flat_fun, in_avals, debug_info=None) -> ClosedJaxpr:
             closed = trace.to_jaxpr(outs)
     finally:
         trace.finish()
+    if config.jax_check_tracer_leaks:
+        del tracers, outs
+        trace_mod.check_no_leaks(trace)
     if config.jax_enable_checks:
         check_jaxpr(closed.jaxpr)
     return closed

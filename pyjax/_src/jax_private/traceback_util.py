@@ -1,19 +1,20 @@
-"""`jax._src.traceback_util`: JAX hides library frames from user tracebacks; pyjax does not
-filter tracebacks, so these record the request and change nothing else."""
-_exclude_paths = []
+"""`jax._src.traceback_util`: the boundaries whose exceptions show only user frames, and the
+paths of libraries that hide their own frames too (core/traceback_util.py)."""
+from pyjax._src.core import source_info
+from pyjax._src.core import traceback_util as _impl
 
 
 def register_exclusion(path):
-    _exclude_paths.append(path)
+    """Frames of files under ``path`` are filtered out like pyjax's own."""
+    source_info.add_internal_path(path)
 
 
 def api_boundary(fun=None, **kwargs):
-    """Marks a user-facing API function (a traceback-filtering boundary in JAX): the function
-    itself is returned unchanged."""
+    """Marks a user-facing API function: its exceptions show the user's frames only."""
     if fun is None:
-        return lambda f: f
-    return fun
+        return _impl.api_boundary
+    return _impl.api_boundary(fun)
 
 
 def include_frame(frame):
-    return not any(frame.f_code.co_filename.startswith(p) for p in _exclude_paths)
+    return not source_info.is_internal(frame.f_code)

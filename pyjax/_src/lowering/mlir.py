@@ -246,11 +246,19 @@ class Module:
         return f"module @{self.name}{attrs} {{\n{funcs}\n}}\n"
 
 
-def location(name_stack, op_name):
-    """The ``loc(...)`` suffix naming an op ``name_stack/op_name`` (XLA keeps it as the HLO
-    op's ``op_name`` metadata)."""
-    text = f"{name_stack}/{op_name}".replace("\\", "\\\\").replace('"', '\\"')
-    return f' loc("{text}")'
+def _quoted(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def location(name_stack, op_name, source=None):
+    """The ``loc(...)`` suffix of an op: its name ``name_stack/op_name`` (XLA keeps it as the
+    HLO op's ``op_name`` metadata) and, given a ``SourceInfo``, the user's file and line
+    (``source_file``/``source_line`` metadata), as JAX writes them:
+    ``loc("scope/op"("file.py":12:0))``."""
+    name = _quoted(f"{name_stack}/{op_name}" if name_stack else op_name)
+    if source is None:
+        return f" loc({name})"
+    return f" loc({name}({_quoted(source.file)}:{int(source.line)}:0))"
 
 
 def sanitize_name(name: str) -> str:

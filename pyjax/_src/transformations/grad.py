@@ -13,6 +13,8 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.config import config
+from pyjax._src.core.traceback_util import api_boundary
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.jaxpr import ClosedJaxpr
@@ -182,6 +184,7 @@ def _check_scalar(x):
 
 # ---- forward mode ----
 
+@api_boundary
 def jvp(fun, primals, tangents, has_aux=False):
     """Forward-mode Jacobian-vector product of ``fun`` at ``primals`` along ``tangents``.
 
@@ -246,6 +249,7 @@ def _linearize_tree(fun, primals, has_aux):
     return out, res[1], out_tree, in_tree, aux
 
 
+@api_boundary
 def linearize(fun, *primals, has_aux=False):
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the JVP at ``primals``
     without re-running ``fun``: primal work is done once, the linear part is a staged Jaxpr."""
@@ -310,6 +314,7 @@ def _fun_name(fun):
     return getattr(fun, "__name__", type(fun).__name__)
 
 
+@api_boundary
 def vjp(fun, *primals, has_aux=False):
     """``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` returns the cotangents of
     ``primals`` (a tuple) for the output cotangent ``ct`` (same structure as the output)."""
@@ -372,7 +377,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         leaves = [_as_value(x) for x in leaves]
         store = []
         flat = _flat_fun(fun, args, kwargs, nums, in_tree, has_aux, store)
-        if trace_mod._state.trace is None and all(type(x) is ArrayImpl for x in leaves):
+        if (trace_mod._state.trace is None and all(type(x) is ArrayImpl for x in leaves)
+                and not config.jax_check_tracer_leaks):  # leak checks need the traced path
             key = (in_tree, nums, flags, dtypes.x64_enabled(), *[x.aval for x in leaves])
             outs, cts, aux = eager_grad.grad_eager(records, code, key, flat, leaves, has_aux,
                                            lambda outs: make_cts(outs, store),
@@ -390,7 +396,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             return (ans, _aux_out(store, aux)), g
         return ans, g
 
-    return value_and_grad_f
+    return api_boundary(value_and_grad_f)
 
 
 _SCALAR_TREE = pytree.tree_structure(0)
@@ -436,7 +442,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
             return g, ans[1]
         return g
 
-    return grad_f
+    return api_boundary(grad_f)
 
 
 # ---- Jacobians ----

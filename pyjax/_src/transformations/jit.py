@@ -9,6 +9,7 @@ import functools
 import inspect
 import logging
 import operator
+import sys
 import warnings
 import weakref
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
-from pyjax._src.core import profiling, pytree
+from pyjax._src.core import profiling, pytree, traceback_util
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
@@ -561,85 +562,89 @@ class Jitted:
         return self._cache.put(key, entry)
 
     def __call__(self, *args, **kwargs):
-        if _modes[0]:  # disable_jit, debug_nans or debug_infs
-            return self._call_in_mode(args, kwargs)
-        t = _state.trace
-        if t is not None and t is not dispatch.eval_trace:
-            return self._call_traced(args, kwargs)
-        if self._simple and not kwargs:
-            # The hot path. Positional Arrays only: the key is the ids of their avals (a hit
-            # keeps the avals alive, so the ids stay theirs; eager and jitted results share
-            # their executable's aval objects, so loops hit).
-            if len(args) == 1:
-                x = args[0]
-                if type(x) is ArrayImpl:
-                    hit = self._fast.get(id(x.aval))
-                    if hit is not None and hit[1] is config.jax_enable_x64:
-                        entry = hit[0]
-                        b = x._buf
-                        committed = x._committed
-                        device = b.device
-                        if self.device is not None and (not committed or
-                                                        device is not self.device):
-                            return self._run(entry, args)  # jit(device=...): placement
-                        run_one = entry.run_one
-                        if run_one is not None:
-                            r = _new_array(ArrayImpl)
-                            r._buf = run_one(b, device)
-                            r.aval = entry.leaf_aval
-                            r._committed = committed
-                            r._npy = None
-                            return r
-                        consts = entry.const_bufs
-                        if not consts:
-                            outs = entry.run((b,), device)
-                        elif entry.const_device is device:
-                            outs = entry.run((*consts, b), device)
-                        else:  # constants to move first
-                            return self._run(entry, args)
-                        return self._wrap_outputs(entry, outs, committed)
-            else:
-                ids = []
-                for x in args:
-                    if type(x) is not ArrayImpl:
-                        if all(type(a) in _LEAF_TYPES for a in args):  # Python scalars too
-                            return self._call_by_args(args, kwargs)
-                        break
-                    ids.append(id(x.aval))
+        try:
+            if _modes[0]:  # disable_jit, debug_nans or debug_infs
+                return self._call_in_mode(args, kwargs)
+            t = _state.trace
+            if t is not None and t is not dispatch.eval_trace:
+                return self._call_traced(args, kwargs)
+            if self._simple and not kwargs:
+                # The hot path. Positional Arrays only: the key is the ids of their avals (a hit
+                # keeps the avals alive, so the ids stay theirs; eager and jitted results share
+                # their executable's aval objects, so loops hit).
+                if len(args) == 1:
+                    x = args[0]
+                    if type(x) is ArrayImpl:
+                        hit = self._fast.get(id(x.aval))
+                        if hit is not None and hit[1] is config.jax_enable_x64:
+                            entry = hit[0]
+                            b = x._buf
+                            committed = x._committed
+                            device = b.device
+                            if self.device is not None and (not committed or
+                                                            device is not self.device):
+                                return self._run(entry, args)  # jit(device=...): placement
+                            run_one = entry.run_one
+                            if run_one is not None:
+                                r = _new_array(ArrayImpl)
+                                r._buf = run_one(b, device)
+                                r.aval = entry.leaf_aval
+                                r._committed = committed
+                                r._npy = None
+                                return r
+                            consts = entry.const_bufs
+                            if not consts:
+                                outs = entry.run((b,), device)
+                            elif entry.const_device is device:
+                                outs = entry.run((*consts, b), device)
+                            else:  # constants to move first
+                                return self._run(entry, args)
+                            return self._wrap_outputs(entry, outs, committed)
                 else:
-                    hit = self._fast.get(tuple(ids))
-                    if hit is not None and hit[1] is config.jax_enable_x64:
-                        return self._run(hit[0], args)
-            # one flatten, one pass over the leaves, one dict lookup
-            leaves, in_tree = pytree.tree_flatten_for_key(args)
-            arrays, avals = [], []
-            for x in leaves:
-                if type(x) is not ArrayImpl:
-                    if isinstance(x, Tracer):
-                        return self._call_traced(args, kwargs)
-                    x = dispatch.to_array(x)
-                arrays.append(x)
-                avals.append(x.aval)
-            if self._spmd or _any_sharded(arrays):  # one program for the mesh
-                return self._call_spmd(args, kwargs)
-            x64 = config.jax_enable_x64
-            try:
-                entry = self._fast.get((in_tree, x64, *avals))
-            except TypeError:  # unhashable aux data in the tree: PyTreeDef hashes around it
-                in_tree = pytree.PyTreeDef(in_tree)
-                entry = self._fast.get((in_tree, x64, *avals))
-            if entry is None:
-                key, closed, out_tree, _, donated = self._trace(args, kwargs)
-                if spmd.constrains_layout(closed):  # with_sharding_constraint: the mesh's
+                    ids = []
+                    for x in args:
+                        if type(x) is not ArrayImpl:
+                            if all(type(a) in _LEAF_TYPES for a in args):  # Python scalars too
+                                return self._call_by_args(args, kwargs)
+                            break
+                        ids.append(id(x.aval))
+                    else:
+                        hit = self._fast.get(tuple(ids))
+                        if hit is not None and hit[1] is config.jax_enable_x64:
+                            return self._run(hit[0], args)
+                # one flatten, one pass over the leaves, one dict lookup
+                leaves, in_tree = pytree.tree_flatten_for_key(args)
+                arrays, avals = [], []
+                for x in leaves:
+                    if type(x) is not ArrayImpl:
+                        if isinstance(x, Tracer):
+                            return self._call_traced(args, kwargs)
+                        x = dispatch.to_array(x)
+                    arrays.append(x)
+                    avals.append(x.aval)
+                if self._spmd or _any_sharded(arrays):  # one program for the mesh
                     return self._call_spmd(args, kwargs)
-                entry = self._cache.get(key) or self._compile(key, closed, out_tree, donated)
-                self._cache.remember((in_tree, x64, *avals), entry)
-            if len(leaves) == len(args) and all(type(x) is ArrayImpl for x in args):
-                avals = tuple(avals)
-                ids = tuple([id(a) for a in avals])
-                self._cache.remember(ids[0] if len(ids) == 1 else ids, (entry, x64, avals))
-            return self._run(entry, arrays)
-        return self._call_by_args(args, kwargs)
+                x64 = config.jax_enable_x64
+                try:
+                    entry = self._fast.get((in_tree, x64, *avals))
+                except TypeError:  # unhashable aux data in the tree: PyTreeDef hashes around it
+                    in_tree = pytree.PyTreeDef(in_tree)
+                    entry = self._fast.get((in_tree, x64, *avals))
+                if entry is None:
+                    key, closed, out_tree, _, donated = self._trace(args, kwargs)
+                    if spmd.constrains_layout(closed):  # with_sharding_constraint: the mesh's
+                        return self._call_spmd(args, kwargs)
+                    entry = self._cache.get(key) or self._compile(key, closed, out_tree, donated)
+                    self._cache.remember((in_tree, x64, *avals), entry)
+                if len(leaves) == len(args) and all(type(x) is ArrayImpl for x in args):
+                    avals = tuple(avals)
+                    ids = tuple([id(a) for a in avals])
+                    self._cache.remember(ids[0] if len(ids) == 1 else ids, (entry, x64, avals))
+                return self._run(entry, arrays)
+            return self._call_by_args(args, kwargs)
+        except Exception as e:  # an API boundary: the user's frames only (zero cost until raised)
+            traceback_util.filter_exception(e, sys._getframe())
+            raise
 
     def _call_in_mode(self, args, kwargs):
         if config.jax_disable_jit:
@@ -748,11 +753,13 @@ class Jitted:
         return pytree.tree_unflatten(out_tree, outs)
 
     # -- ahead-of-time API --
+    @traceback_util.api_boundary
     def trace(self, *args, **kwargs):
         key, closed, out_tree, leaves, donated = self._trace(
             args, kwargs, _avals_of(args, kwargs, self))
         return Traced(self, key, closed, out_tree, donated)
 
+    @traceback_util.api_boundary
     def lower(self, *args, **kwargs):
         return self.trace(*args, **kwargs).lower()
 
@@ -1068,6 +1075,9 @@ class disable_jit:
         config.update("jax_disable_jit", self._old)
 
 
+traceback_util.register_boundary(Jitted.__call__.__code__)
+
+
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
     """``make_jaxpr(f)(*args)`` returns the ClosedJaxpr that ``f`` traces to at ``args``."""
     if not callable(fun):
@@ -1099,9 +1109,10 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
                 for a in closed.out_avals])
             return closed, shapes
         return closed
-    return make
+    return traceback_util.api_boundary(make)
 
 
+@traceback_util.api_boundary
 def eval_shape(fun, *args, **kwargs):
     """The output shapes and dtypes of ``fun(*args)`` without running it (args may be
     ``ShapeDtypeStruct``s)."""

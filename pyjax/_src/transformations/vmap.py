@@ -8,7 +8,9 @@ import operator
 import numpy as np
 
 from pyjax._src.core import pytree
+from pyjax._src.core.config import config
 from pyjax._src.core import trace as trace_mod
+from pyjax._src.core.traceback_util import api_boundary
 from pyjax._src.core.rules import not_mapped
 from pyjax._src.core.trace import aval_of
 from pyjax._src.interpreters import batching
@@ -187,10 +189,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 results.append(batching.broadcast_batched(val, size, oax))
             else:
                 results.append(batching.move_axis(val, d, oax))
+        if config.jax_check_tracer_leaks:
+            del in_tracers, a, kw, out, out_leaves, o, val
+            trace_mod.check_no_leaks(trace)
         return pytree.tree_unflatten(out_tree, results)
 
     vmap_f.__wrapped__ = fun
-    return vmap_f
+    return api_boundary(vmap_f)
 
 
 def _fun_name(fun):

@@ -316,8 +316,8 @@ def _unsupported_values(flag):
             flag.check(v)
         except NotImplementedError:
             out.append(v)
-        except (TypeError, ValueError):
-            pass
+        except (TypeError, ValueError, RuntimeError):  # RuntimeError: not now (e.g. a
+            pass                                        # platform once backends started)
     return out
 
 
@@ -339,7 +339,7 @@ def test_every_flag_is_honoured_or_rejected(name, caplog, monkeypatch):
 
 
 def test_rejected_examples():
-    for name, value in [("jax_check_tracer_leaks", True), ("jax_platforms", "cuda"),
+    for name, value in [("jax_check_tracer_leaks", True), ("jax_platforms", "rocm"),
                         ("jax_default_prng_impl", "rbg"),
                         ("jax_traceback_filtering", "remove_frames")]:
         with pytest.raises(NotImplementedError, match=f"{name}={value!r}"):

@@ -277,6 +277,11 @@ def _only_cpu(value):
     return not value or all(p.strip() == "cpu" for p in value.split(","))
 
 
+def _known_platforms(value):
+    # jax_platforms: a priority list of platforms pyjax can load (runtime/client.py chooses)
+    return not value or all(p.strip() in ("cpu", "cuda", "gpu") for p in value.split(","))
+
+
 # Precision names lax.Precision takes; the dot-algorithm presets are not implemented.
 _PRECISIONS = (None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
                "fastest", "bfloat16_3x")
@@ -328,7 +333,8 @@ _d("jax_debug_infs", bool_env("JAX_DEBUG_INFS"), kind=bool,
 _d("jax_disable_jit", bool_env("JAX_DISABLE_JIT"), kind=bool,
    help="Run jitted functions eagerly (for debugging).")
 _d("jax_platforms", _str_env("PYJAX_PLATFORMS", "JAX_PLATFORMS", default=None), kind=str,
-   allow_none=True, supported=_only_cpu, unsupported_why="pyjax has the 'cpu' platform only",
+   allow_none=True, supported=_known_platforms,
+   unsupported_why="pyjax has the 'cpu' and 'cuda' (alias 'gpu') platforms",
    help="Comma-separated platform priority list, e.g. 'cpu' or 'cuda,cpu'.")
 _d("jax_platform_name", _str_env("JAX_PLATFORM_NAME", default=""), kind=str,
    supported=_only_cpu, unsupported_why="pyjax has the 'cpu' platform only",

@@ -191,6 +191,16 @@ def _platforms():
     assert pyjax.default_backend() == "cpu"
 
 
+def _default_prng_impl():
+    try:
+        config.update("jax_default_prng_impl", "unsafe_rbg")
+        assert str(pyjax.random.key(0).dtype) == "key<urbg>"
+        assert pyjax.random.PRNGKey(0).shape == (4,)
+    finally:
+        config.update("jax_default_prng_impl", "threefry2x32")
+    assert str(pyjax.random.key(0).dtype) == "key<fry>"
+
+
 def _platform_name():
     config.update("jax_platform_name", "cpu")
     assert pyjax.default_backend() == "cpu"
@@ -297,6 +307,7 @@ BEHAVIOUR = {
     "jax_enable_checks": _enable_checks,
     "jax_default_device": _default_device,
     "jax_platforms": _platforms,
+    "jax_default_prng_impl": _default_prng_impl,
     "jax_platform_name": _platform_name,
     "jax_traceback_filtering": _traceback_filtering,
 }
@@ -340,7 +351,6 @@ def test_every_flag_is_honoured_or_rejected(name, caplog, monkeypatch):
 
 def test_rejected_examples():
     for name, value in [("jax_check_tracer_leaks", True), ("jax_platforms", "rocm"),
-                        ("jax_default_prng_impl", "rbg"),
                         ("jax_traceback_filtering", "remove_frames")]:
         with pytest.raises(NotImplementedError, match=f"{name}={value!r}"):
             config.update(name, value)

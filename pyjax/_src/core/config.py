@@ -361,9 +361,8 @@ _d("jax_traceback_filtering", _str_env("JAX_TRACEBACK_FILTERING", default="auto"
    supported=("off", "auto"), unsupported_why="pyjax does not filter tracebacks",
    help="How pyjax-internal frames are filtered from tracebacks.")
 _d("jax_default_prng_impl", _str_env("JAX_DEFAULT_PRNG_IMPL", default="threefry2x32"), kind=str,
-   choices=("threefry2x32", "rbg", "unsafe_rbg"), supported=("threefry2x32",),
-   unsupported_why="pyjax implements the threefry2x32 PRNG only",
-   help="Default PRNG implementation.")
+   choices=("threefry2x32", "rbg", "unsafe_rbg"),
+   help="Default PRNG implementation (of random.key(seed), PRNGKey(seed) and raw keys).")
 _d("jax_threefry_partitionable", bool_env("JAX_THREEFRY_PARTITIONABLE", default=True), kind=bool,
    help="Use the partitionable threefry key derivation (False: JAX's original stream).")
 # read where uncommitted values are placed (core/array.py, dispatch/eager.py)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from pyjax._src.core import dtype_tables
 from pyjax._src.core.config import config
 from pyjax._src.runtime import ml_dtypes_loader
 
@@ -76,18 +77,12 @@ float64 = np.dtype(np.float64)
 complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
 
-# The ml_dtypes types: module attributes once ml_dtypes is loaded (see ``__getattr__``).
-_FLOAT8_NAMES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
-                 "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu")
-_FLOAT4_NAMES = ("float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn")  # the sub-byte floats
-_INTN_SIGNED_NAMES = ("int1", "int2", "int4")
-_INTN_UNSIGNED_NAMES = ("uint1", "uint2", "uint4")
-ML_DTYPE_NAMES = (("bfloat16",) + _FLOAT8_NAMES + _FLOAT4_NAMES + _INTN_SIGNED_NAMES
-                  + _INTN_UNSIGNED_NAMES)
+# The ml_dtypes types (bfloat16, float8_*, ...): module attributes once ml_dtypes is loaded
+# (see ``__getattr__``).
+ML_DTYPE_NAMES = dtype_tables.ML_DTYPE_NAMES
 
 # JAX's dtype of tangents of integer/bool values: a zero-size void type.
 float0 = np.dtype([("float0", np.void, 0)])
-
 
 
 def __getattr__(name: str) -> np.dtype:
@@ -98,79 +93,10 @@ def __getattr__(name: str) -> np.dtype:
 
 
 def _build_tables(ext: dict[str, np.dtype]) -> None:
-    """(Re)builds every table that lists dtypes, with the ml_dtypes types in ``ext`` (empty
-    until ml_dtypes is loaded), and clears the caches that hold lattice nodes."""
-    global _FLOAT8, _FLOAT4, _CUSTOM_FLOATS, _INTN_SIGNED, _INTN_UNSIGNED, _INTN
-    global _SIGNED_SET, _UNSIGNED_SET, _INTEGER_SET, _FLOATING_SET, _CUSTOM_FLOAT_SET
-    global _COMPLEX_SET, _INEXACT_SET, _NUMERIC_SET, _SUPPORTED_SET, _DTYPES, _DT_INDEX, _N
-    global _I_WEAK, _F_WEAK, _C_WEAK, _NODE_DTYPE, _NODE_NAME, _KIND_DEFAULT, _UPPER
-    global _VALUE_TYPE_ENTRY, _PYTYPE_ARG_ENTRY, _ISDTYPE_KINDS, _SUB_BYTE_BITS
-    _FLOAT8 = tuple(ext[n] for n in _FLOAT8_NAMES if n in ext)
-    _FLOAT4 = tuple(ext[n] for n in _FLOAT4_NAMES if n in ext)
-    _CUSTOM_FLOATS = tuple(ext[n] for n in ("bfloat16",) if n in ext) + _FLOAT8 + _FLOAT4
-    _INTN_SIGNED = tuple(ext[n] for n in _INTN_SIGNED_NAMES if n in ext)
-    _INTN_UNSIGNED = tuple(ext[n] for n in _INTN_UNSIGNED_NAMES if n in ext)
-    _INTN = _INTN_SIGNED + _INTN_UNSIGNED
-
-    _SIGNED_SET = frozenset((int8, int16, int32, int64) + _INTN_SIGNED)
-    _UNSIGNED_SET = frozenset((uint8, uint16, uint32, uint64) + _INTN_UNSIGNED)
-    _INTEGER_SET = _SIGNED_SET | _UNSIGNED_SET
-    _FLOATING_SET = frozenset((float16, float32, float64) + _CUSTOM_FLOATS)
-    _CUSTOM_FLOAT_SET = frozenset(_CUSTOM_FLOATS)   # kind 'V' in numpy
-    _COMPLEX_SET = frozenset((complex64, complex128))
-    _INEXACT_SET = _FLOATING_SET | _COMPLEX_SET
-    _NUMERIC_SET = _INTEGER_SET | _INEXACT_SET
-    _SUPPORTED_SET = _NUMERIC_SET | {bool_, float0}
-
-    # Every dtype pyjax knows; its position is its lattice node id.
-    _DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-               float16, float32, float64, complex64, complex128) \
-        + _CUSTOM_FLOATS + _INTN + (float0,)
-    _DT_INDEX = {dt: i for i, dt in enumerate(_DTYPES)}
-    _N = len(_DTYPES)
-    _I_WEAK, _F_WEAK, _C_WEAK = _N, _N + 1, _N + 2       # the i*, f*, c* nodes
-    _NODE_DTYPE = _DTYPES + (int64, float64, complex128)  # dtype a node stands for (uncanonical)
-    _NODE_NAME = tuple(str(dt) for dt in _DTYPES) + ("int", "float", "complex")
-
-    # dtype -> the function giving its kind's default (it depends on x64); custom floats
-    # are floats
-    _KIND_DEFAULT = {
-        **dict.fromkeys(_FLOATING_SET, default_float_dtype),
-        **dict.fromkeys(_SIGNED_SET, default_int_dtype),
-        **dict.fromkeys(_UNSIGNED_SET, default_uint_dtype),
-        **dict.fromkeys(_COMPLEX_SET, default_complex_dtype),
-    }
-    _UPPER = {"standard": _upper_sets(_standard_lattice(ext.get("bfloat16"))),
-              "strict": _upper_sets(_strict_lattice())}
-
-    # result_type's entries (2 * dtype index + weak) of arguments by type
-    _VALUE_TYPE_ENTRY = {
-        int: 2 * _DT_INDEX[int64] + 1,
-        float: 2 * _DT_INDEX[float64] + 1,
-        complex: 2 * _DT_INDEX[complex128] + 1,
-        bool: 2 * _DT_INDEX[bool_],
-    }
-    for dt in _DTYPES:
-        if dt is not float0:
-            _VALUE_TYPE_ENTRY.setdefault(dt.type, 2 * _DT_INDEX[dt])   # numpy scalar values
-    _PYTYPE_ARG_ENTRY = dict(_VALUE_TYPE_ENTRY)   # the same types passed as types, not values
-    for dt in _DTYPES:
-        # np.dtype instances: numpy gives each builtin (and ml_dtypes) type its own dtype
-        # class, whose instances differ only in byte order, which promotion ignores.
-        if dt is not float0:
-            _VALUE_TYPE_ENTRY.setdefault(type(dt), 2 * _DT_INDEX[dt])
-
-    _ISDTYPE_KINDS = {
-        "bool": frozenset((bool_,)),
-        "signed integer": _SIGNED_SET,
-        "unsigned integer": _UNSIGNED_SET,
-        "integral": _INTEGER_SET,
-        "real floating": _FLOATING_SET,
-        "complex floating": _COMPLEX_SET,
-        "numeric": _NUMERIC_SET,
-    }
-    _SUB_BYTE_BITS = {ext[n]: b for n, b in (("int2", 2), ("uint2", 2), ("int4", 4),
-                                              ("uint4", 4), ("float4_e2m1fn", 4)) if n in ext}
+    """(Re)builds every table that lists dtypes (``dtype_tables.build``), with the ml_dtypes
+    types in ``ext`` (empty until ml_dtypes is loaded), and clears the caches of lattice
+    nodes and results."""
+    globals().update(dtype_tables.build(globals(), ext))
     _join_cache.clear()
     _clear_caches()
 
@@ -179,7 +105,6 @@ def _add_ml_dtypes(ml_dtypes) -> None:
     ext = {n: np.dtype(getattr(ml_dtypes, n)) for n in ML_DTYPE_NAMES}
     globals().update(ext)
     _build_tables(ext)
-
 
 
 # ---------------------------------------------------------------------------------------
@@ -381,52 +306,6 @@ def coerce_to_array(x: Any, dtype: Any = None) -> np.ndarray:
 # ---------------------------------------------------------------------------------------
 # the promotion lattice
 # ---------------------------------------------------------------------------------------
-
-def _n(dt: np.dtype) -> int:
-    return _DT_INDEX[dt]
-
-
-def _standard_lattice(bf: np.dtype | None) -> dict[int, list[int]]:
-    b1, i1, i2, i4, i8 = _n(bool_), _n(int8), _n(int16), _n(int32), _n(int64)
-    u1, u2, u4, u8 = _n(uint8), _n(uint16), _n(uint32), _n(uint64)
-    f2, f4, f8 = _n(float16), _n(float32), _n(float64)
-    c8, c16 = _n(complex64), _n(complex128)
-    edges = {
-        b1: [_I_WEAK],
-        _I_WEAK: [u1, i1] + [_n(t) for t in _INTN],
-        u1: [u2, i2], u2: [u4, i4], u4: [u8, i8], u8: [_F_WEAK],
-        i1: [i2], i2: [i4], i4: [i8], i8: [_F_WEAK],
-        _F_WEAK: [_C_WEAK, f2] + [_n(t) for t in _CUSTOM_FLOATS],  # bf16, float8, float4/6
-        f2: [f4], f4: [f8, c8], f8: [c16],
-        _C_WEAK: [c8], c8: [c16], c16: [],
-    }
-    if bf is not None:   # bfloat16 (once ml_dtypes is loaded)
-        edges[_n(bf)] = [f4]
-    return edges
-
-
-def _strict_lattice() -> dict[int, list[int]]:
-    # Only weak values promote, and only within their kind (or to a wider kind).
-    return {
-        _I_WEAK: [_F_WEAK] + [_n(t) for t in _INTEGER_SET],
-        _F_WEAK: [_C_WEAK] + [_n(t) for t in _FLOATING_SET],
-        _C_WEAK: [_n(t) for t in _COMPLEX_SET],
-    }
-
-
-def _upper_sets(edges: dict[int, list[int]]) -> tuple[frozenset, ...]:
-    ups = []
-    for node in range(_N + 3):
-        seen = {node}
-        stack = [node]
-        while stack:
-            for nxt in edges.get(stack.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        ups.append(frozenset(seen))
-    return tuple(ups)
-
 
 _join_cache: dict[tuple, int] = {}   # (mode, nodes...) -> node; depends on the mode only
 

@@ -39,11 +39,8 @@ from pyjax._src.runtime import ml_dtypes_loader
 
 __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float0",
-    "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
-    "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn",
-    "float6_e2m3fn", "float6_e3m2fn", "int1", "uint1",
-    "int2", "int4", "uint2", "uint4",
+    "float16", "float32", "float64", "complex64", "complex128", "float0",
+    # (the ml_dtypes types, ML_DTYPE_NAMES, are attributes too, made on first use)
     "TypePromotionError", "x64_enabled", "canonicalize_dtype", "check_user_dtype",
     "check_user_dtype_supported", "python_scalar_dtype", "dtype_of", "is_weakly_typed",
     "is_python_scalar", "promote_types", "result_type", "issubdtype", "isdtype", "finfo",
@@ -95,7 +92,11 @@ def __getattr__(name: str) -> np.dtype:
 def _build_tables(ext: dict[str, np.dtype]) -> None:
     """(Re)builds every table that lists dtypes (``dtype_tables.build``), with the ml_dtypes
     types in ``ext`` (empty until ml_dtypes is loaded), and clears the caches of lattice
-    nodes and results."""
+    nodes and results. The tables are module globals used below: ``_DTYPES``,
+    ``_DT_INDEX``, ``_N`` and the weak nodes ``_I_WEAK``/``_F_WEAK``/``_C_WEAK``,
+    ``_NODE_DTYPE``/``_NODE_NAME``, the kind sets (``_FLOATING_SET``, ``_INTEGER_SET``, ...),
+    ``_KIND_DEFAULT``, ``_UPPER``, ``_VALUE_TYPE_ENTRY``/``_PYTYPE_ARG_ENTRY``,
+    ``_ISDTYPE_KINDS`` and ``_SUB_BYTE_BITS``."""
     globals().update(dtype_tables.build(globals(), ext))
     _join_cache.clear()
     _clear_caches()

@@ -75,3 +75,16 @@ def test_rng_uniform_bad_input():
         lax.rng_uniform(jnp.zeros(2), jnp.ones(2), (2,))
     with pytest.raises(TypeError, match="at least 16 bits"):
         lax.rng_uniform(np.int8(0), np.int8(3), (2,))
+
+
+def test_tokens():
+    t = lax.create_token()
+    assert isinstance(t, lax.Token) and isinstance(lax.create_token(jnp.ones(2)), lax.Token)
+    assert isinstance(lax.after_all(t, lax.create_token()), lax.Token)
+    # a token passes through jit with arrays beside it, and comes back out as a token
+    tok, y = pyjax.jit(lambda t, x: (lax.after_all(t), x * 2))(t, jnp.ones(2))
+    assert isinstance(tok, lax.Token)
+    np.testing.assert_array_equal(y, [2.0, 2.0])
+    assert isinstance(pyjax.jit(lax.create_token)(), lax.Token)
+    with pytest.raises(TypeError, match="after_all: every operand must be a token"):
+        lax.after_all(t, jnp.ones(2))

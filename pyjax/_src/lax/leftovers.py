@@ -1,10 +1,12 @@
-"""``lax.empty``, ``lax.broadcast_like`` and ``lax.rng_uniform`` (``stablehlo.rng``)."""
+"""``lax.empty``, ``lax.broadcast_like``, ``lax.rng_uniform`` (``stablehlo.rng``) and the
+tokens of ``lax.create_token`` / ``lax.after_all``."""
 from __future__ import annotations
 
 import numpy as np
 
 from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
+from pyjax._src.core import pytree
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE
@@ -12,7 +14,8 @@ from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax.base import aval_of
 
-__all__ = ["empty", "broadcast_like", "rng_uniform", "rng_uniform_p"]
+__all__ = ["empty", "broadcast_like", "rng_uniform", "rng_uniform_p", "create_token",
+           "after_all", "Token"]
 
 
 def _operand(x):
@@ -98,3 +101,38 @@ def rng_uniform(a, b, shape):
     shape = axes_mod.canonicalize_shape(shape, "shape", "rng_uniform")
     a, b = _operand(a), _operand(b)
     return rng_uniform_p.bind(a, b, shape=tuple(shape))
+
+
+# --- tokens ---------------------------------------------------------------------------------
+# XLA tokens order side effects (infeed, outfeed, send/recv). pyjax has no operation that
+# takes a token, so there is nothing for one to order: a Token is a value without data, an
+# empty pytree, so it passes through jit, vmap and loops and comes back out as a Token.
+
+class Token:
+    """An XLA token (``lax.create_token()``, ``lax.after_all(...)``): no data."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "Token()"
+
+    def block_until_ready(self):
+        return self
+
+
+pytree.register_pytree_node(Token, lambda t: ((), None), lambda _, children: Token())
+
+
+def create_token(_=None):
+    """A token with no preconditions (JAX: the argument is ignored; it exists for backward
+    compatibility)."""
+    return Token()
+
+
+def after_all(*operands):
+    """A token that comes after all the ``operands`` (tokens)."""
+    for x in operands:
+        if not isinstance(x, Token):
+            raise TypeError(f"after_all: every operand must be a token (lax.create_token()), "
+                            f"got {type(x).__name__}")
+    return Token()

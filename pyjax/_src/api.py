@@ -235,7 +235,7 @@ def typeof(x):
     """The abstract value of ``x`` (with its sharding for an array laid out over a mesh)."""
     from pyjax._src.random import prng  # random sits beside api; imported late to avoid a cycle
     if isinstance(x, prng.PRNGKeyArray):
-        return prng.KeyShapedArray(x.shape)
+        return prng.KeyShapedArray(x.shape, x.dtype)
     return sharded_typeof(x)
 
 

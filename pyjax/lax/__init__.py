@@ -19,6 +19,8 @@ from pyjax._src.control_flow.while_loop import while_loop  # noqa: F401
 from pyjax._src.control_flow.cond import cond, switch  # noqa: F401
 from pyjax._src.lax.pswapaxes import pswapaxes  # noqa: F401
 from pyjax._src.lax.special import *  # noqa: F401,F403
+from pyjax._src.lax.leftovers import *  # noqa: F401,F403
+from pyjax._src.lax.ragged_dot import *  # noqa: F401,F403
 from pyjax._src.lax.composite_ops import *  # noqa: F401,F403,E402
 from pyjax._src.lax.barrier import *  # noqa: F401,F403,E402
 from pyjax._src.lax.rng import *  # noqa: F401,F403,E402

@@ -27,3 +27,15 @@ from pyjax._src.numpy.bits import *  # noqa: F401,F403
 from pyjax._src.numpy.io import *  # noqa: F401,F403
 from pyjax._src.numpy.ufunc_objects import *  # noqa: F401,F403  (after ufuncs: replaces them)
 from pyjax.numpy import linalg  # noqa: F401,E402
+
+
+def __getattr__(name):   # jnp.bfloat16 & co., made (and ml_dtypes imported) on first use
+    from pyjax._src.numpy import dtypes_api
+    if name in dtypes_api.ML_SCALAR_TYPE_NAMES:
+        return globals().setdefault(name, getattr(dtypes_api, name))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    from pyjax._src.numpy import dtypes_api
+    return sorted(set(globals()) | set(dtypes_api.ML_SCALAR_TYPE_NAMES))

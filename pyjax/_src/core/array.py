@@ -215,7 +215,7 @@ class ArrayImpl(Array):
 
 
 def _bf16_formatter(dtype):
-    if dtype == dtypes.bfloat16:
+    if dtype.name == "bfloat16":   # (not dtypes.bfloat16: that would import ml_dtypes)
         return {"all": lambda x: str(float(x))}
     return None
 

@@ -277,6 +277,11 @@ def _only_cpu(value):
     return not value or all(p.strip() == "cpu" for p in value.split(","))
 
 
+def _known_platforms(value):
+    # jax_platforms: a priority list of platforms pyjax can load (runtime/client.py chooses)
+    return not value or all(p.strip() in ("cpu", "cuda", "gpu") for p in value.split(","))
+
+
 # Precision names lax.Precision takes; the dot-algorithm presets are not implemented.
 _PRECISIONS = (None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
                "fastest", "bfloat16_3x")
@@ -328,7 +333,8 @@ _d("jax_debug_infs", bool_env("JAX_DEBUG_INFS"), kind=bool,
 _d("jax_disable_jit", bool_env("JAX_DISABLE_JIT"), kind=bool,
    help="Run jitted functions eagerly (for debugging).")
 _d("jax_platforms", _str_env("PYJAX_PLATFORMS", "JAX_PLATFORMS", default=None), kind=str,
-   allow_none=True, supported=_only_cpu, unsupported_why="pyjax has the 'cpu' platform only",
+   allow_none=True, supported=_known_platforms,
+   unsupported_why="pyjax has the 'cpu' and 'cuda' (alias 'gpu') platforms",
    help="Comma-separated platform priority list, e.g. 'cpu' or 'cuda,cpu'.")
 _d("jax_platform_name", _str_env("JAX_PLATFORM_NAME", default=""), kind=str,
    supported=_only_cpu, unsupported_why="pyjax has the 'cpu' platform only",
@@ -366,9 +372,8 @@ _d("jax_traceback_filtering", _str_env("JAX_TRACEBACK_FILTERING", default="auto"
    choices=("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),
    help="How pyjax-internal frames are filtered from tracebacks.")
 _d("jax_default_prng_impl", _str_env("JAX_DEFAULT_PRNG_IMPL", default="threefry2x32"), kind=str,
-   choices=("threefry2x32", "rbg", "unsafe_rbg"), supported=("threefry2x32",),
-   unsupported_why="pyjax implements the threefry2x32 PRNG only",
-   help="Default PRNG implementation.")
+   choices=("threefry2x32", "rbg", "unsafe_rbg"),
+   help="Default PRNG implementation (of random.key(seed), PRNGKey(seed) and raw keys).")
 _d("jax_threefry_partitionable", bool_env("JAX_THREEFRY_PARTITIONABLE", default=True), kind=bool,
    help="Use the partitionable threefry key derivation (False: JAX's original stream).")
 # read where uncommitted values are placed (core/array.py, dispatch/eager.py)

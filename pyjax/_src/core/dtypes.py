@@ -18,6 +18,10 @@ Facts this module implements (see JAX's "Type promotion semantics" page):
   ones with x64 on).
 * With ``jax_enable_x64`` off, 64-bit types canonicalize to their 32-bit versions.
 
+The ml_dtypes types (bfloat16, float8_*, ...) are imported on first use (a module
+``__getattr__``, a dtype string, or anyone importing ml_dtypes: ``runtime/ml_dtypes_loader``);
+the tables of dtypes are then rebuilt with them (``_build_tables``).
+
 Hot paths (``result_type`` with two inputs, ``canonicalize_dtype``) are dict lookups;
 every cache that depends on x64 or the promotion mode is cleared when those flags change.
 """
@@ -27,18 +31,16 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
+from pyjax._src.core import dtype_tables
 from pyjax._src.core.config import config
+from pyjax._src.runtime import ml_dtypes_loader
 
 __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float0",
-    "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
-    "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn",
-    "float6_e2m3fn", "float6_e3m2fn", "int1", "uint1",
-    "int2", "int4", "uint2", "uint4",
+    "float16", "float32", "float64", "complex64", "complex128", "float0",
+    # (the ml_dtypes types, ML_DTYPE_NAMES, are attributes too, made on first use)
     "TypePromotionError", "x64_enabled", "canonicalize_dtype", "check_user_dtype",
     "check_user_dtype_supported", "python_scalar_dtype", "dtype_of", "is_weakly_typed",
     "is_python_scalar", "promote_types", "result_type", "issubdtype", "isdtype", "finfo",
@@ -67,60 +69,43 @@ uint16 = np.dtype(np.uint16)
 uint32 = np.dtype(np.uint32)
 uint64 = np.dtype(np.uint64)
 float16 = np.dtype(np.float16)
-bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
 
-float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
-float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
-float8_e4m3b11fnuz = np.dtype(ml_dtypes.float8_e4m3b11fnuz)
-float8_e4m3fnuz = np.dtype(ml_dtypes.float8_e4m3fnuz)
-float8_e5m2fnuz = np.dtype(ml_dtypes.float8_e5m2fnuz)
-float8_e3m4 = np.dtype(ml_dtypes.float8_e3m4)
-float8_e4m3 = np.dtype(ml_dtypes.float8_e4m3)
-float8_e8m0fnu = np.dtype(ml_dtypes.float8_e8m0fnu)
-float4_e2m1fn = np.dtype(ml_dtypes.float4_e2m1fn)
-float6_e2m3fn = np.dtype(ml_dtypes.float6_e2m3fn)
-float6_e3m2fn = np.dtype(ml_dtypes.float6_e3m2fn)
-int1 = np.dtype(ml_dtypes.int1)
-uint1 = np.dtype(ml_dtypes.uint1)
-int2 = np.dtype(ml_dtypes.int2)
-int4 = np.dtype(ml_dtypes.int4)
-uint2 = np.dtype(ml_dtypes.uint2)
-uint4 = np.dtype(ml_dtypes.uint4)
+# The ml_dtypes types (bfloat16, float8_*, ...): module attributes once ml_dtypes is loaded
+# (see ``__getattr__``).
+ML_DTYPE_NAMES = dtype_tables.ML_DTYPE_NAMES
 
 # JAX's dtype of tangents of integer/bool values: a zero-size void type.
 float0 = np.dtype([("float0", np.void, 0)])
 
-_FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz,
-           float8_e3m4, float8_e4m3, float8_e8m0fnu)
-_FLOAT4 = (float4_e2m1fn, float6_e2m3fn, float6_e3m2fn)  # the sub-byte floats
-_CUSTOM_FLOATS = (bfloat16,) + _FLOAT8 + _FLOAT4        # kind 'V' in numpy
-_INTN_SIGNED = (int1, int2, int4)
-_INTN_UNSIGNED = (uint1, uint2, uint4)
-_INTN = _INTN_SIGNED + _INTN_UNSIGNED
 
-_SIGNED_SET = frozenset((int8, int16, int32, int64) + _INTN_SIGNED)
-_UNSIGNED_SET = frozenset((uint8, uint16, uint32, uint64) + _INTN_UNSIGNED)
-_INTEGER_SET = _SIGNED_SET | _UNSIGNED_SET
-_FLOATING_SET = frozenset((float16, float32, float64) + _CUSTOM_FLOATS)
-_CUSTOM_FLOAT_SET = frozenset(_CUSTOM_FLOATS)
-_COMPLEX_SET = frozenset((complex64, complex128))
-_INEXACT_SET = _FLOATING_SET | _COMPLEX_SET
-_NUMERIC_SET = _INTEGER_SET | _INEXACT_SET
-_SUPPORTED_SET = _NUMERIC_SET | {bool_, float0}
+def __getattr__(name: str) -> np.dtype:
+    if name in ML_DTYPE_NAMES:
+        ml_dtypes_loader.load()   # its callback, _add_ml_dtypes, sets the module attributes
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-# Every dtype pyjax knows; its position is its lattice node id.
-_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-           float16, bfloat16, float32, float64, complex64, complex128) \
-    + _FLOAT8 + _FLOAT4 + _INTN + (float0,)
-_DT_INDEX: dict[np.dtype, int] = {dt: i for i, dt in enumerate(_DTYPES)}
-_N = len(_DTYPES)
-_I_WEAK, _F_WEAK, _C_WEAK = _N, _N + 1, _N + 2       # the i*, f*, c* nodes
-_NODE_DTYPE = _DTYPES + (int64, float64, complex128)  # dtype a node stands for (uncanonical)
-_NODE_NAME = tuple(str(dt) for dt in _DTYPES) + ("int", "float", "complex")
+
+def _build_tables(ext: dict[str, np.dtype]) -> None:
+    """(Re)builds every table that lists dtypes (``dtype_tables.build``), with the ml_dtypes
+    types in ``ext`` (empty until ml_dtypes is loaded), and clears the caches of lattice
+    nodes and results. The tables are module globals used below: ``_DTYPES``,
+    ``_DT_INDEX``, ``_N`` and the weak nodes ``_I_WEAK``/``_F_WEAK``/``_C_WEAK``,
+    ``_NODE_DTYPE``/``_NODE_NAME``, the kind sets (``_FLOATING_SET``, ``_INTEGER_SET``, ...),
+    ``_KIND_DEFAULT``, ``_UPPER``, ``_VALUE_TYPE_ENTRY``/``_PYTYPE_ARG_ENTRY``,
+    ``_ISDTYPE_KINDS`` and ``_SUB_BYTE_BITS``."""
+    globals().update(dtype_tables.build(globals(), ext))
+    _join_cache.clear()
+    _clear_caches()
+
+
+def _add_ml_dtypes(ml_dtypes) -> None:
+    ext = {n: np.dtype(getattr(ml_dtypes, n)) for n in ML_DTYPE_NAMES}
+    globals().update(ext)
+    _build_tables(ext)
 
 
 # ---------------------------------------------------------------------------------------
@@ -175,9 +160,21 @@ def _to_np_dtype(dtype: Any) -> np.dtype:
     if isinstance(dt, np.dtype) and not isinstance(dtype, type):
         return dt
     try:
-        return np.dtype(dtype)
+        return np_dtype(dtype)
     except (TypeError, ValueError) as e:
         raise TypeError(f"Cannot interpret {dtype!r} as a data type") from e
+
+
+def np_dtype(dtype: Any) -> np.dtype:
+    """``np.dtype(dtype)`` that also knows the ml_dtypes names ('bfloat16', ...) before
+    ml_dtypes is imported (it imports it then)."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        if not (isinstance(dtype, str) and ml_dtypes_loader.loaded() is None):
+            raise
+    ml_dtypes_loader.load()
+    return np.dtype(dtype)
 
 
 def default_int_dtype() -> np.dtype:
@@ -198,15 +195,6 @@ def default_float_dtype() -> np.dtype:
 def default_complex_dtype() -> np.dtype:
     """complex128 with x64 on, else complex64."""
     return complex128 if config.jax_enable_x64 else complex64
-
-
-# dtype -> the function giving its kind's default (it depends on x64); custom floats are floats
-_KIND_DEFAULT = {
-    **dict.fromkeys(_FLOATING_SET, default_float_dtype),
-    **dict.fromkeys(_SIGNED_SET, default_int_dtype),
-    **dict.fromkeys(_UNSIGNED_SET, default_uint_dtype),
-    **dict.fromkeys(_COMPLEX_SET, default_complex_dtype),
-}
 
 
 def _default_for_kind(dt: np.dtype) -> np.dtype:
@@ -239,7 +227,7 @@ def check_user_dtype(dtype: Any, fun_name: str | None = None, *,
         dt = dtype
     else:
         try:
-            dt = np.dtype(dtype)
+            dt = np_dtype(dtype)
         except (TypeError, ValueError):
             where = f" in {fun_name}" if fun_name else ""
             raise TypeError(f"Cannot interpret {dtype!r} as a data type{where}") from None
@@ -320,51 +308,6 @@ def coerce_to_array(x: Any, dtype: Any = None) -> np.ndarray:
 # the promotion lattice
 # ---------------------------------------------------------------------------------------
 
-def _n(dt: np.dtype) -> int:
-    return _DT_INDEX[dt]
-
-
-def _standard_lattice() -> dict[int, list[int]]:
-    b1, i1, i2, i4, i8 = _n(bool_), _n(int8), _n(int16), _n(int32), _n(int64)
-    u1, u2, u4, u8 = _n(uint8), _n(uint16), _n(uint32), _n(uint64)
-    f2, bf, f4, f8 = _n(float16), _n(bfloat16), _n(float32), _n(float64)
-    c8, c16 = _n(complex64), _n(complex128)
-    edges = {
-        b1: [_I_WEAK],
-        _I_WEAK: [u1, i1] + [_n(t) for t in _INTN],
-        u1: [u2, i2], u2: [u4, i4], u4: [u8, i8], u8: [_F_WEAK],
-        i1: [i2], i2: [i4], i4: [i8], i8: [_F_WEAK],
-        _F_WEAK: [_C_WEAK, f2, bf] + [_n(t) for t in _FLOAT8 + _FLOAT4],
-        f2: [f4], bf: [f4], f4: [f8, c8], f8: [c16],
-        _C_WEAK: [c8], c8: [c16], c16: [],
-    }
-    return edges
-
-
-def _strict_lattice() -> dict[int, list[int]]:
-    # Only weak values promote, and only within their kind (or to a wider kind).
-    return {
-        _I_WEAK: [_F_WEAK] + [_n(t) for t in _INTEGER_SET],
-        _F_WEAK: [_C_WEAK] + [_n(t) for t in _FLOATING_SET],
-        _C_WEAK: [_n(t) for t in _COMPLEX_SET],
-    }
-
-
-def _upper_sets(edges: dict[int, list[int]]) -> tuple[frozenset, ...]:
-    ups = []
-    for node in range(_N + 3):
-        seen = {node}
-        stack = [node]
-        while stack:
-            for nxt in edges.get(stack.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        ups.append(frozenset(seen))
-    return tuple(ups)
-
-
-_UPPER = {"standard": _upper_sets(_standard_lattice()), "strict": _upper_sets(_strict_lattice())}
 _join_cache: dict[tuple, int] = {}   # (mode, nodes...) -> node; depends on the mode only
 
 
@@ -447,23 +390,6 @@ def promote_types(a: Any, b: Any) -> np.dtype:
 # Each argument becomes an "entry": 2 * dtype_index + weak. Results are cached per tuple
 # of entries; the cache depends on x64 and the promotion mode and is cleared on change.
 
-_VALUE_TYPE_ENTRY: dict[type, int] = {
-    int: 2 * _DT_INDEX[int64] + 1,
-    float: 2 * _DT_INDEX[float64] + 1,
-    complex: 2 * _DT_INDEX[complex128] + 1,
-    bool: 2 * _DT_INDEX[bool_],
-}
-for _dt in _DTYPES:
-    if _dt is not float0:
-        _VALUE_TYPE_ENTRY.setdefault(_dt.type, 2 * _DT_INDEX[_dt])   # numpy scalar values
-_PYTYPE_ARG_ENTRY = dict(_VALUE_TYPE_ENTRY)   # the same types passed as types, not values
-for _dt in _DTYPES:
-    # np.dtype instances: numpy gives each builtin (and ml_dtypes) type its own dtype
-    # class, whose instances differ only in byte order, which promotion ignores.
-    if _dt is not float0:
-        _VALUE_TYPE_ENTRY.setdefault(type(_dt), 2 * _DT_INDEX[_dt])
-del _dt
-
 _result_cache: dict[Any, tuple[np.dtype, bool]] = {}
 
 
@@ -502,7 +428,7 @@ def _entry(arg: Any) -> int:
         if arg is None:
             return 2 * _DT_INDEX[float64]   # JAX treats None as float_
     try:
-        dt = np.dtype(arg)
+        dt = np_dtype(arg)
     except (TypeError, ValueError):
         raise TypeError(f"Cannot determine dtype of {arg!r}") from None
     return 2 * _DT_INDEX[_valid_np_dtype(dt, arg)]
@@ -657,17 +583,6 @@ def issubdtype(a: Any, b: Any) -> bool:
     return bool(np.issubdtype(dt_a, b))
 
 
-_ISDTYPE_KINDS = {
-    "bool": frozenset((bool_,)),
-    "signed integer": _SIGNED_SET,
-    "unsigned integer": _UNSIGNED_SET,
-    "integral": _INTEGER_SET,
-    "real floating": _FLOATING_SET,
-    "complex floating": _COMPLEX_SET,
-    "numeric": _NUMERIC_SET,
-}
-
-
 def isdtype(dtype: Any, kind: Any) -> bool:
     """Array-API ``isdtype``: ``kind`` is a dtype, a kind name, or a tuple of those."""
     dt = _to_np_dtype(dtype)
@@ -700,12 +615,28 @@ def finfo(dtype: Any):
     Like JAX (``ml_dtypes.finfo``), the dtype is not canonicalized:
     ``finfo(float64)`` describes float64 even with x64 off. Arrays are accepted.
     """
-    return ml_dtypes.finfo(_info_dtype(dtype))
+    return _info(dtype, "finfo")
 
 
 def iinfo(dtype: Any):
     """Machine limits of an integer dtype (int4/uint4 included). Not canonicalized."""
-    return ml_dtypes.iinfo(_info_dtype(dtype))
+    return _info(dtype, "iinfo")
+
+
+def _info(dtype: Any, which: str):
+    dtype = _info_dtype(dtype)
+    ml = ml_dtypes_loader.loaded()
+    if ml is None:
+        # NumPy's own types need no ml_dtypes (whose finfo/iinfo subclass NumPy's, with the
+        # same values): only an ml_dtypes name or type imports it.
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            dt = None
+        if dt is not None and dt.type.__module__ == "numpy":
+            return getattr(np, which)(dtype)
+        ml = ml_dtypes_loader.load()
+    return getattr(ml, which)(dtype)
 
 
 # ---------------------------------------------------------------------------------------
@@ -787,9 +718,6 @@ class prng_key(extended):  # noqa: N801 - JAX's name
     """The scalar type of PRNG key arrays' dtypes (``issubdtype(key.dtype, prng_key)``)."""
 
 
-_SUB_BYTE_BITS = {int2: 2, uint2: 2, int4: 4, uint4: 4, float4_e2m1fn: 4}
-
-
 def itemsize_bits(dtype: Any) -> int:
     """The size of one element of ``dtype`` in bits (4 for int4, 8 for bool)."""
     if dtype is None:
@@ -799,3 +727,6 @@ def itemsize_bits(dtype: Any) -> int:
     dt = _to_np_dtype(dtype)
     return _SUB_BYTE_BITS.get(dt, dt.itemsize * 8)
 
+
+_build_tables({})
+ml_dtypes_loader.on_load(_add_ml_dtypes)

@@ -55,6 +55,9 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
         _log.warning("Compiling %s with global shapes and types %s.", name,
                      [a.str_short() for a in [v.aval for v in jaxpr.constvars] +
                       jaxpr.in_avals])
+    client = runtime.get_client()
+    # lowering rules pick per platform ('cpu': LAPACK custom calls, host callbacks, ...)
+    lower_kw.setdefault("platform", client.pjrt_platform_name)
     with profiling.span(f"lower {name}", "compile"):
         text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
                                      num_replicas=num_replicas, num_partitions=num_partitions,
@@ -62,7 +65,6 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     in_types = [(a.dtype, a.shape) for a in
                 [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
-    client = runtime.get_client()
     with profiling.span(f"compile {name}", "compile"):
         exe = client.compile(text, in_types, out_types, num_replicas=num_replicas,
                              num_partitions=num_partitions, device_assignment=device_assignment,

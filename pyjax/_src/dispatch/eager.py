@@ -49,7 +49,7 @@ def _on_default_device_change(_):
 def _check_default_device(value):
     if value is None or value == "cpu":
         return
-    if not isinstance(value, runtime.Device) or value.client is not runtime.get_client():
+    if not isinstance(value, runtime.Device):
         raise TypeError(f"jax_default_device must be a device of pyjax.devices(), got {value!r}")
 
 
@@ -58,6 +58,8 @@ config.add_validator("jax_default_device", _check_default_device)
 # Updates of the CPU device count go to the runtime, which refuses a different count once the
 # client exists (its initial value, from the environment, the runtime reads itself).
 config.add_validator("jax_num_cpu_devices", runtime.set_cpu_device_count)
+config.add_validator("jax_platforms", runtime.check_platforms)
+config.on_change("jax_platforms", runtime.set_platforms)
 
 
 def scalar_to_array(x, device=None) -> ArrayImpl:

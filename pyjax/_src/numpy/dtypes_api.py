@@ -60,28 +60,24 @@ uint16 = _make_scalar_type("uint16", _dt.uint16)
 uint32 = _make_scalar_type("uint32", _dt.uint32)
 uint64 = _make_scalar_type("uint64", _dt.uint64)
 float16 = _make_scalar_type("float16", _dt.float16)
-bfloat16 = _make_scalar_type("bfloat16", _dt.bfloat16)
 float32 = _make_scalar_type("float32", _dt.float32)
 float64 = _make_scalar_type("float64", _dt.float64)
 complex64 = _make_scalar_type("complex64", _dt.complex64)
 complex128 = _make_scalar_type("complex128", _dt.complex128)
-int4 = _make_scalar_type("int4", _dt.int4)
-uint4 = _make_scalar_type("uint4", _dt.uint4)
-int2 = _make_scalar_type("int2", _dt.int2)
-uint2 = _make_scalar_type("uint2", _dt.uint2)
-float8_e4m3fn = _make_scalar_type("float8_e4m3fn", _dt.float8_e4m3fn)
-float8_e5m2 = _make_scalar_type("float8_e5m2", _dt.float8_e5m2)
-float8_e4m3b11fnuz = _make_scalar_type("float8_e4m3b11fnuz", _dt.float8_e4m3b11fnuz)
-float8_e4m3fnuz = _make_scalar_type("float8_e4m3fnuz", _dt.float8_e4m3fnuz)
-float8_e5m2fnuz = _make_scalar_type("float8_e5m2fnuz", _dt.float8_e5m2fnuz)
-float8_e3m4 = _make_scalar_type("float8_e3m4", _dt.float8_e3m4)
-float8_e4m3 = _make_scalar_type("float8_e4m3", _dt.float8_e4m3)
-float8_e8m0fnu = _make_scalar_type("float8_e8m0fnu", _dt.float8_e8m0fnu)
-float4_e2m1fn = _make_scalar_type("float4_e2m1fn", _dt.float4_e2m1fn)
-float6_e2m3fn = _make_scalar_type("float6_e2m3fn", _dt.float6_e2m3fn)
-float6_e3m2fn = _make_scalar_type("float6_e3m2fn", _dt.float6_e3m2fn)
-int1 = _make_scalar_type("int1", _dt.int1)
-uint1 = _make_scalar_type("uint1", _dt.uint1)
+
+
+
+def __getattr__(name):
+    """The ml_dtypes scalar types (``bfloat16``, ``float8_*``, ``int4``, ...), made on first
+    use: making them imports ml_dtypes (runtime/ml_dtypes_loader.py says why that waits)."""
+    if name in _dt.ML_DTYPE_NAMES:
+        # setdefault: two threads asking at once still get one class
+        return globals().setdefault(name, _make_scalar_type(name, getattr(_dt, name)))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+ML_SCALAR_TYPE_NAMES = _dt.ML_DTYPE_NAMES   # not in __all__: a star import would make them
+
 
 # NumPy's 64-bit default names (canonicalized to 32 bits when x64 is off, as in JAX).
 int_ = int64
@@ -213,8 +209,7 @@ def isscalar(element):
     d = getattr(element, "dtype", None)
     shp = getattr(element, "shape", None)
     if isinstance(d, np.dtype) and shp is not None and not isinstance(element, type):
-        return len(shp) == 0 and (d.kind in "biufc" or d == _dt.bfloat16
-                                  or _dt.is_numeric(d))
+        return len(shp) == 0 and (d.kind in "biufc" or _dt.is_numeric(d))
     return False
 
 
@@ -250,10 +245,7 @@ def size(a, axis=None):
 
 __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "int4", "uint4",
-    "int2", "uint2", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
-    "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn",
-    "float6_e2m3fn", "float6_e3m2fn", "int1", "uint1",
+    "float16", "float32", "float64", "complex64", "complex128",
     "int_", "uint", "float_", "complex_", "single", "double", "half", "csingle", "cdouble",
     "bool", "generic", "number", "inexact", "floating", "complexfloating", "integer",
     "signedinteger", "unsignedinteger", "flexible", "character", "object_", "dtype",

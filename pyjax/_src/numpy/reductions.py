@@ -34,7 +34,7 @@ __all__ = [
 
 _sum, _max, _min, _all, _any = builtins.sum, builtins.max, builtins.min, builtins.all, \
     builtins.any
-_F16 = (np.dtype(np.float16), dtypes.bfloat16)
+_F16 = ("float16", "bfloat16")   # dtype names: bfloat16 may not be loaded yet
 
 
 # ---------------------------------------------------------------------------------------
@@ -92,7 +92,7 @@ def _promote_integer(dt):
 
 
 def _upcast(dt):
-    return np.dtype(np.float32) if dt in _F16 else dt
+    return np.dtype(np.float32) if dt.name in _F16 else dt
 
 
 def _mask(a, where, fill):

@@ -15,40 +15,53 @@ from pyjax._src.random import prng
 from pyjax._src.random.distributions import canonical_shape
 from pyjax._src.random.prng import PRNGKeyArray, check_key, check_key_data
 
-_IMPL_NAMES = ("threefry2x32", "threefry")
+_IMPL_ALIASES = {"threefry2x32": "threefry2x32", "threefry": "threefry2x32", "rbg": "rbg",
+                 "unsafe_rbg": "unsafe_rbg"}
 
 
-def _check_impl(name, impl):
-    if impl is None:
-        return
-    spec = getattr(impl, "impl_name", impl)
-    if spec in ("rbg", "unsafe_rbg"):
-        raise NotImplementedError(f"{name}: the {spec!r} PRNG implementation is not supported "
-                                  f'by pyjax yet; "threefry2x32" is')
-    if spec not in _IMPL_NAMES:
-        raise ValueError(f'{name}: unrecognized PRNG implementation {impl!r}. pyjax implements '
-                         f'"threefry2x32" only.')
+def _key_dtype(name, impl, dtype=None):
+    """The key dtype named by ``impl`` or ``dtype`` (an implementation name, a key dtype, or
+    None: ``jax_default_prng_impl``)."""
+    spec = impl if impl is not None else dtype
+    if spec is None:
+        return prng.default_key_dtype()
+    if isinstance(spec, prng.KeyTy):
+        return spec
+    impl_name = _IMPL_ALIASES.get(getattr(spec, "impl_name", spec)) \
+        if isinstance(getattr(spec, "impl_name", spec), str) else None
+    if impl_name is None:
+        raise ValueError(f"{name}: unrecognized PRNG implementation {spec!r}; pyjax implements "
+                         '"threefry2x32", "rbg" and "unsafe_rbg".')
+    return prng.KEY_DTYPES[impl_name]
+
+
+def _seed_data(name, seed, dtype):
+    kd = prng.key_data_from_seed(name, seed)
+    if dtype.width == 4:
+        from pyjax._src.random import rbg
+        kd = rbg.seed_data(kd)
+    return kd
 
 
 def key(seed, *, impl=None, dtype=None):
-    """A typed PRNG key (a scalar key array of dtype ``key<fry>``) from an integer seed.
+    """A typed PRNG key (a scalar key array) from an integer seed.
 
     Parameters
     ----------
     seed : a Python int (as JAX reads it: an int64, whose high 32 bits are kept only with
         x64 enabled) or a scalar integer array.
-    impl : optional, ``"threefry2x32"`` (the only implementation).
-    dtype : optional, a key dtype (``key_dtype("threefry2x32")``) or its implementation's name.
+    impl : optional, ``"threefry2x32"``, ``"rbg"`` or ``"unsafe_rbg"`` (default:
+        ``jax_default_prng_impl``); dtypes ``key<fry>``, ``key<rbg>``, ``key<urbg>``.
+    dtype : optional, a key dtype (``key_dtype("rbg")``) or its implementation's name.
     """
-    _check_impl("key", impl)
-    _check_impl("key", dtype)
-    return PRNGKeyArray._wrap(prng.key_data_from_seed("key", seed))
+    kdt = _key_dtype("key", impl, dtype)
+    return PRNGKeyArray._wrap(_seed_data("key", seed, kdt), kdt)
 
 
 def PRNGKey(seed, *, impl=None):  # noqa: N802 - JAX's name
-    """A legacy raw PRNG key: ``uint32[2]`` key data from an integer seed (see ``key``)."""
-    _check_impl("PRNGKey", impl)
-    return prng.key_data_from_seed("PRNGKey", seed)
+    """A legacy raw PRNG key from an integer seed (see ``key``): ``uint32[2]`` key data for
+    threefry, ``uint32[4]`` for rbg / unsafe_rbg."""
+    return _seed_data("PRNGKey", seed, _key_dtype("PRNGKey", impl))
 
 
 def key_data(keys):
@@ -60,25 +73,24 @@ def key_data(keys):
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
     """A typed key array over ``uint32[..., 2]`` key data (the inverse of ``key_data``);
     ``impl``/``dtype`` as in ``key``."""
-    _check_impl("wrap_key_data", impl)
-    _check_impl("wrap_key_data", dtype)
+    kdt = _key_dtype("wrap_key_data", impl, dtype)
     if isinstance(key_bits_array, PRNGKeyArray):
         raise TypeError("wrap_key_data: expected uint32 key data, got a key array that is "
                         "already typed")
-    return PRNGKeyArray(key_bits_array)
+    return PRNGKeyArray(key_bits_array, kdt)
 
 
 def key_dtype(impl_spec=None):
     """The dtype of key arrays of the PRNG implementation ``impl_spec`` (default: the
-    ``jax_default_prng_impl``, threefry2x32): ``key<fry>``."""
-    _check_impl("key_dtype", impl_spec)
-    return prng.KEY_DTYPE
+    ``jax_default_prng_impl``): ``key<fry>``, ``key<rbg>`` or ``key<urbg>``."""
+    return _key_dtype("key_dtype", impl_spec)
 
 
 def key_impl(keys):
-    """The name of the PRNG implementation of ``keys``: ``"threefry2x32"``."""
-    check_key("key_impl", keys, allow_batched=True)
-    return "threefry2x32"
+    """The name of the PRNG implementation of ``keys``: ``"threefry2x32"``, ``"rbg"`` or
+    ``"unsafe_rbg"`` (raw keys: ``jax_default_prng_impl``)."""
+    _, typed = check_key("key_impl", keys, allow_batched=True)
+    return prng.key_dtype_of(typed).impl_name
 
 
 def split(key, num=2):
@@ -89,7 +101,8 @@ def split(key, num=2):
     kd, typed = check_key("split", key)
     shape = tuple(num) if isinstance(num, Sequence) else (num,)
     shape = canonical_shape("split", shape, "num")
-    return prng.wrap(prng._split_jit(kd, shape), typed)
+    unsafe = prng.key_dtype_of(typed).impl_name == "unsafe_rbg"
+    return prng.wrap(prng._split_jit(kd, shape, unsafe), typed)
 
 
 def _fold_in_message(data):
@@ -120,7 +133,8 @@ def fold_in(key, data):
     msg = _fold_in_message(data)
     if isinstance(msg, Tracer) and aval_of(msg).ndim:
         raise TypeError("fold_in accepts a scalar message")
-    return prng.wrap(prng._fold_in_jit(kd, msg), typed)
+    unsafe = prng.key_dtype_of(typed).impl_name == "unsafe_rbg"
+    return prng.wrap(prng._fold_in_jit(kd, msg, unsafe), typed)
 
 
 def _threefry_2x32_impl(keypair, count):

@@ -50,7 +50,7 @@ _PARITY = np.uint32(0x1BD11BDA)
 
 KEY_DESCRIPTION = ("a PRNG key is a typed key array made by random.key(seed) (dtype key<fry>), or "
                    "a legacy raw key made by random.PRNGKey(seed): a uint32 array whose last "
-                   "dimension has size 2")
+                   "dimension has size 2 (4 for the rbg implementations)")
 
 
 # ---------------------------------------------------------------------------------------
@@ -165,8 +165,16 @@ def partitionable():
     return config.jax_threefry_partitionable
 
 
-def split_data(kd, shape):
-    """``uint32[*batch, 2]`` keys -> ``uint32[*batch, *shape, 2]`` new keys."""
+def _is_rbg(kd):
+    return aval_of(kd).shape[-1] == 4   # rbg / unsafe_rbg key data (random/rbg.py)
+
+
+def split_data(kd, shape, unsafe=False):
+    """``uint32[*batch, 2]`` keys -> ``uint32[*batch, *shape, 2]`` new keys (``[..., 4]``: rbg
+    keys, split as ``unsafe_rbg`` when ``unsafe``)."""
+    if _is_rbg(kd):
+        from pyjax._src.random import rbg
+        return rbg.split_data(kd, tuple(shape), unsafe)
     batch = tuple(aval_of(kd).shape[:-1])
     if math.prod(shape) == 0:
         return _full_u32(0, batch + tuple(shape) + (2,))
@@ -210,6 +218,9 @@ def _random_bits_original(kd, bit_width, shape):
 
 def random_bits_data(kd, bit_width, shape):
     """``uint<bit_width>[*batch, *shape]`` uniformly random bits under each key of ``kd``."""
+    if _is_rbg(kd):
+        from pyjax._src.random import rbg
+        return rbg.random_bits_data(kd, bit_width, tuple(shape))
     dtype = UINT_DTYPES[bit_width]
     full = tuple(aval_of(kd).shape[:-1]) + tuple(shape)
     if math.prod(full) == 0:
@@ -227,9 +238,12 @@ def random_bits_data(kd, bit_width, shape):
     return bits
 
 
-def fold_in_data(kd, data):
+def fold_in_data(kd, data, unsafe=False):
     """Fold the ``uint32`` message ``data`` (shape = the key batch shape, or scalar) into
-    each key: ``threefry(key, (0, data))``."""
+    each key: ``threefry(key, (0, data))`` (rbg keys: see random/rbg.py)."""
+    if _is_rbg(kd):
+        from pyjax._src.random import rbg
+        return rbg.fold_in_data(kd, data, unsafe)
     batch = tuple(aval_of(kd).shape[:-1])
     k1, k2 = _key_words(kd, batch)
     if tuple(aval_of(data).shape) != batch:
@@ -252,8 +266,8 @@ def seed_data(seed):
 
 
 # jitted entry points: eager calls compile once per signature
-_split_jit = jit(split_data, static_argnums=(1,))
-_fold_in_jit = jit(fold_in_data)
+_split_jit = jit(split_data, static_argnums=(1, 2))
+_fold_in_jit = jit(fold_in_data, static_argnums=(2,))
 _bits_jit = jit(random_bits_data, static_argnums=(1, 2))
 _seed_jit = jit(seed_data)
 
@@ -263,16 +277,21 @@ _seed_jit = jit(seed_data)
 # ---------------------------------------------------------------------------------------
 
 class KeyTy:
-    """The dtype of typed key arrays; prints as ``key<fry>``."""
+    """The dtype of typed key arrays of one PRNG implementation: ``key<fry>`` (threefry2x32,
+    ``uint32[..., 2]`` key data), ``key<rbg>`` and ``key<urbg>`` (rbg, unsafe_rbg:
+    ``uint32[..., 4]``)."""
 
-    __slots__ = ()
-    name = "key<fry>"
-    impl_name = "threefry2x32"
-    tag = "fry"
-    itemsize = 8  # two uint32 words
+    __slots__ = ("impl_name", "tag", "name", "key_shape", "itemsize")
     kind = "V"
-    key_shape = (2,)
     type = dtypes.prng_key  # so that issubdtype(key.dtype, dtypes.prng_key) holds, as in JAX
+
+    def __init__(self, impl_name, tag, width):
+        self.impl_name, self.tag, self.name = impl_name, tag, f"key<{tag}>"
+        self.key_shape, self.itemsize = (width,), 4 * width
+
+    @property
+    def width(self):
+        return self.key_shape[0]
 
     def __repr__(self):
         return self.name
@@ -280,50 +299,60 @@ class KeyTy:
     __str__ = __repr__
 
     def __eq__(self, other):
-        return type(other) is KeyTy
+        return type(other) is KeyTy and other.impl_name == self.impl_name
 
     def __ne__(self, other):
-        return type(other) is not KeyTy
+        return not self.__eq__(other)
 
     def __hash__(self):
         return hash(("KeyTy", self.tag))
 
 
-KEY_DTYPE = KeyTy()
+KEY_DTYPES = {"threefry2x32": KeyTy("threefry2x32", "fry", 2), "rbg": KeyTy("rbg", "rbg", 4),
+              "unsafe_rbg": KeyTy("unsafe_rbg", "urbg", 4)}
+KEY_DTYPE = KEY_DTYPES["threefry2x32"]
 
 
 class KeyShapedArray(ShapedArray):
     """The abstract value of a key array, what `jax.typeof(keys)` gives: shape and dtype
-    `key<fry>` (JAX's `ShapedArray((), key<fry>)`). Only `typeof` makes it: traced key arrays
-    carry their `uint32[..., 2]` key data, whose avals are ordinary ShapedArrays."""
+    `key<fry>`, `key<rbg>`, ... (JAX's `ShapedArray((), key<fry>)`). Only `typeof` makes it:
+    traced key arrays carry their `uint32[..., 2|4]` key data, whose avals are ordinary
+    ShapedArrays."""
 
     __slots__ = ()
 
-    def __init__(self, shape):
+    def __init__(self, shape, dtype=KEY_DTYPE):
         self.shape = tuple(shape)
-        self.dtype = KEY_DTYPE
+        self.dtype = dtype
         self.weak_type = False
-        self._hash = hash((self.shape, "key<fry>"))
+        self._hash = hash((self.shape, str(dtype)))
 
     def __eq__(self, other):
-        return type(other) is KeyShapedArray and self.shape == other.shape
+        return (type(other) is KeyShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype)
 
     __hash__ = ShapedArray.__hash__
 
     def update(self, shape=None, dtype=None, weak_type=None):
-        if dtype not in (None, KEY_DTYPE) or weak_type:
-            raise TypeError(f"the abstract value of a key array keeps dtype {KEY_DTYPE}")
-        return KeyShapedArray(self.shape if shape is None else shape)
+        if dtype not in (None, self.dtype) or weak_type:
+            raise TypeError(f"the abstract value of a key array keeps dtype {self.dtype}")
+        return KeyShapedArray(self.shape if shape is None else shape, self.dtype)
 
     def str_short(self):
-        return f"{KEY_DTYPE}[{','.join(map(str, self.shape))}]"
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
 
     __str__ = str_short
 
 
-def _arithmetic_error(*_):
+def default_key_dtype():
+    """The key dtype of ``jax_default_prng_impl`` (what raw keys and ``key(seed)`` use)."""
+    return KEY_DTYPES[config.jax_default_prng_impl]
+
+
+def _arithmetic_error(*args):
+    dt = next((a.dtype for a in args if isinstance(a, PRNGKeyArray)), KEY_DTYPE)
     raise TypeError(
-        f"key arrays (dtype {KEY_DTYPE}) hold PRNG keys, not numbers: they cannot be used in "
+        f"key arrays (dtype {dt}) hold PRNG keys, not numbers: they cannot be used in "
         "arithmetic or converted to numeric arrays. Use random.key_data(keys) for the raw "
         "uint32 key data.")
 
@@ -333,28 +362,35 @@ def _base_shape(base):
 
 
 class PRNGKeyArray(Array, HasShape):
-    """An array of Threefry PRNG keys (dtype ``key<fry>``) over ``uint32[*shape, 2]`` key data.
+    """An array of PRNG keys (dtype ``key<fry>``, ``key<rbg>`` or ``key<urbg>``) over
+    ``uint32[*shape, 2]`` (threefry) or ``uint32[*shape, 4]`` (rbg) key data.
 
     Behaves like an array whose elements are keys: it has ``shape``, ``ndim``, ``size`` and
     ``dtype``, and can be indexed, reshaped and transposed, but refuses arithmetic.
     """
 
-    __slots__ = ("_base_array",)
+    __slots__ = ("_base_array", "_dtype")
     __array_priority__ = 100
     __hash__ = None
 
-    def __init__(self, key_data):
-        check_key_data("wrap_key_data", key_data)
+    def __init__(self, key_data, dtype=None):
+        dtype = default_key_dtype() if dtype is None else dtype
+        check_key_data("wrap_key_data", key_data, dtype)
         if isinstance(key_data, np.ndarray):
             from pyjax._src.dispatch import eager as dispatch
             key_data = dispatch.to_array(np.asarray(key_data, _U32))
         self._base_array = key_data
+        self._dtype = dtype
 
     @classmethod
-    def _wrap(cls, base):
+    def _wrap(cls, base, dtype=KEY_DTYPE):
         obj = object.__new__(cls)
         obj._base_array = base
+        obj._dtype = dtype
         return obj
+
+    def _rewrap(self, base):
+        return PRNGKeyArray._wrap(base, self._dtype)
 
     # -- metadata --
     @property
@@ -363,15 +399,15 @@ class PRNGKeyArray(Array, HasShape):
 
     @property
     def dtype(self):
-        return KEY_DTYPE
+        return self._dtype
 
     @property
     def itemsize(self):
-        return KEY_DTYPE.itemsize
+        return self._dtype.itemsize
 
     @property
     def nbytes(self):
-        return self.size * KEY_DTYPE.itemsize
+        return self.size * self._dtype.itemsize
 
     @property
     def device(self):
@@ -399,32 +435,32 @@ class PRNGKeyArray(Array, HasShape):
         self._base_array.delete()
 
     def copy(self):
-        return PRNGKeyArray._wrap(self._base_array)
+        return self._rewrap(self._base_array)
 
     __copy__ = copy
 
     def __deepcopy__(self, memo):
-        return PRNGKeyArray._wrap(self._base_array)
+        return self._rewrap(self._base_array)
 
     # -- printing --
     def __repr__(self):
         base = self._base_array
         if isinstance(base, Tracer):
-            return f"Traced<key<fry>[{','.join(map(str, self.shape))}]> overlaying {base!r}"
+            return f"Traced<{self._dtype.name}[{','.join(map(str, self.shape))}]> overlaying {base!r}"
         if not isinstance(base, (ArrayImpl, np.ndarray)):  # e.g. eval_shape's output
-            return f"ShapeDtypeStruct(shape={self.shape}, dtype={KEY_DTYPE.name})"
-        return f"Array({self.shape}, dtype={KEY_DTYPE.name}) overlaying:\n{np.asarray(base)}"
+            return f"ShapeDtypeStruct(shape={self.shape}, dtype={self._dtype.name})"
+        return f"Array({self.shape}, dtype={self._dtype.name}) overlaying:\n{np.asarray(base)}"
 
     __str__ = __repr__
 
     # -- no numeric use --
     def __array__(self, dtype=None, copy=None):
         raise TypeError(
-            f"a key array (dtype {KEY_DTYPE}) cannot be converted to a NumPy array. Use "
+            f"a key array (dtype {self._dtype}) cannot be converted to a NumPy array. Use "
             "random.key_data(keys) for the raw uint32 key data.")
 
     def __bool__(self):
-        raise TypeError(f"the truth value of a key array (dtype {KEY_DTYPE}) is undefined")
+        raise TypeError(f"the truth value of a key array (dtype {self._dtype}) is undefined")
 
     __int__ = __float__ = __complex__ = __index__ = _arithmetic_error
 
@@ -452,7 +488,7 @@ class PRNGKeyArray(Array, HasShape):
             raise IndexError(f"too many indices for a key array: array is {self.ndim}-"
                              f"dimensional, but {used} were indexed")
         idx = idx + (slice(None),) * (self.ndim - used)
-        return PRNGKeyArray._wrap(self._base_array[idx + (slice(None),)])
+        return self._rewrap(self._base_array[idx + (slice(None),)])
 
     # -- shape manipulation --
     def reshape(self, *shape, order="C"):
@@ -467,7 +503,7 @@ class PRNGKeyArray(Array, HasShape):
                 raise
             raise ValueError(f"cannot reshape a key array of shape {self.shape} (size "
                              f"{self.size}) into shape {shape}") from None
-        return PRNGKeyArray._wrap(shape_ops.reshape(self._base_array, shape + (2,)))
+        return self._rewrap(shape_ops.reshape(self._base_array, shape + self._dtype.key_shape))
 
     def ravel(self, order="C"):
         return self.reshape(self.size, order=order)
@@ -483,7 +519,7 @@ class PRNGKeyArray(Array, HasShape):
         else:
             axes = tuple(self._axis(a) for a in (axis if isinstance(axis, (tuple, list))
                                                   else (axis,)))
-        return PRNGKeyArray._wrap(shape_ops.squeeze(self._base_array, axes))
+        return self._rewrap(shape_ops.squeeze(self._base_array, axes))
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
@@ -491,7 +527,7 @@ class PRNGKeyArray(Array, HasShape):
         if not axes or axes == (None,):
             axes = tuple(range(self.ndim))[::-1]
         perm = tuple(self._axis(a) for a in axes) + (self.ndim,)
-        return PRNGKeyArray._wrap(shape_ops.transpose(self._base_array, perm))
+        return self._rewrap(shape_ops.transpose(self._base_array, perm))
 
     @property
     def T(self):  # noqa: N802 - NumPy's name
@@ -507,7 +543,7 @@ class PRNGKeyArray(Array, HasShape):
         from pyjax._src.numpy import indexing
         if axis is None:
             return self.ravel().take(indices, axis=0)
-        return PRNGKeyArray._wrap(indexing.take(self._base_array, indices,
+        return self._rewrap(indexing.take(self._base_array, indices,
                                                 axis=self._axis(axis)))
 
     # -- comparisons: keys are equal when their key data are --
@@ -537,11 +573,11 @@ for _op in ("neg", "pos", "abs", "invert"):
 
 
 def _keys_flatten(k):
-    return (k._base_array,), None
+    return (k._base_array,), k._dtype
 
 
-def _keys_unflatten(_, children):
-    return PRNGKeyArray._wrap(children[0])
+def _keys_unflatten(dtype, children):
+    return PRNGKeyArray._wrap(children[0], dtype)
 
 
 pytree.register_pytree_node(PRNGKeyArray, _keys_flatten, _keys_unflatten)
@@ -553,23 +589,27 @@ def _is_arraylike(x):
     return isinstance(x, (ArrayImpl, Tracer, np.ndarray, np.generic))
 
 
-def check_key_data(name, data):
-    """Raise TypeError unless ``data`` looks like raw Threefry key data ``uint32[..., 2]``."""
+def check_key_data(name, data, dtype=None):
+    """Raise TypeError unless ``data`` looks like raw key data of the key dtype ``dtype``
+    (default: ``jax_default_prng_impl``'s): ``uint32[..., 2]`` for threefry, ``[..., 4]``
+    for rbg."""
+    dtype = default_key_dtype() if dtype is None else dtype
     if not _is_arraylike(data) and not hasattr(data, "shape"):
         raise TypeError(f"{name}: expected a PRNG key, got a value of type "
                         f"{type(data).__name__}; {KEY_DESCRIPTION}.")
     shape, dt = tuple(np.shape(data)), getattr(data, "dtype", None)
-    if dt != _U32 or not shape or shape[-1] != 2:
+    if dt != _U32 or not shape or shape[-1] != dtype.width:
         what = f"{getattr(dt, 'name', dt)}{list(shape)}"
         raise TypeError(f"{name}: expected a PRNG key, got an array of {what}; "
-                        f"{KEY_DESCRIPTION}.")
+                        f"{KEY_DESCRIPTION} (the {dtype.impl_name} implementation's key data "
+                        f"is uint32[..., {dtype.width}]).")
 
 
 def check_key(name, key, allow_batched=False):
     """``(key_data, typed)`` for a key argument: typed key arrays and legacy raw keys are
     accepted, anything else raises TypeError saying what a key is."""
     if isinstance(key, PRNGKeyArray):
-        kd, typed = key._base_array, True
+        kd, typed = key._base_array, key._dtype
     else:
         check_key_data(name, key)
         kd, typed = key, False
@@ -583,7 +623,13 @@ def check_key(name, key, allow_batched=False):
 
 
 def wrap(kd, typed):
-    return PRNGKeyArray._wrap(kd) if typed else kd
+    """Typed keys again (``typed``: the key dtype check_key returned) or raw data (False)."""
+    return PRNGKeyArray._wrap(kd, typed) if typed else kd
+
+
+def key_dtype_of(typed):
+    """The key dtype for ``check_key``'s second result: its own, or the default's (raw)."""
+    return typed if typed else default_key_dtype()
 
 
 # ---------------------------------------------------------------------------------------

@@ -4,28 +4,48 @@ import ctypes
 import threading
 from ctypes import byref
 
-import ml_dtypes
 import numpy as np
 
-from . import capi
+from . import capi, ml_dtypes_loader
 from .errors import DeletedBufferError, XlaRuntimeError
 
 # PJRT_Buffer_Type values (pjrt_c_api.h enum order).
 _PJRT_TYPES = [
     (np.bool_, 1), (np.int8, 2), (np.int16, 3), (np.int32, 4), (np.int64, 5),
     (np.uint8, 6), (np.uint16, 7), (np.uint32, 8), (np.uint64, 9),
-    (np.float16, 10), (np.float32, 11), (np.float64, 12), (ml_dtypes.bfloat16, 13),
+    (np.float16, 10), (np.float32, 11), (np.float64, 12),
     (np.complex64, 14), (np.complex128, 15),
-    (ml_dtypes.float8_e5m2, 16), (ml_dtypes.float8_e4m3fn, 17),
-    (ml_dtypes.float8_e4m3b11fnuz, 18), (ml_dtypes.float8_e5m2fnuz, 19),
-    (ml_dtypes.float8_e4m3fnuz, 20),
-    # 21-25: S4, U4, TOKEN, S2, U2. float8_e8m0fnu (28) and float4_e2m1fn (29) are left out:
-    # e8m0fnu has no zero (sums start at 0), and the plugin reads float4 host data packed
-    # two to a byte where ml_dtypes stores one per byte (1 + 1 came back as -2).
-    (ml_dtypes.float8_e4m3, 26), (ml_dtypes.float8_e3m4, 27),
+]
+# The ml_dtypes types, added once ml_dtypes is imported (runtime/ml_dtypes_loader.py).
+# 21-25: S4, U4, TOKEN, S2, U2. float8_e8m0fnu (28) and float4_e2m1fn (29) are left out:
+# e8m0fnu has no zero (sums start at 0), and the plugin reads float4 host data packed
+# two to a byte where ml_dtypes stores one per byte (1 + 1 came back as -2).
+_ML_PJRT_TYPES = [
+    ("bfloat16", 13), ("float8_e5m2", 16), ("float8_e4m3fn", 17),
+    ("float8_e4m3b11fnuz", 18), ("float8_e5m2fnuz", 19), ("float8_e4m3fnuz", 20),
+    ("float8_e4m3", 26), ("float8_e3m4", 27),
 ]
 DTYPE_TO_PJRT = {np.dtype(t): v for t, v in _PJRT_TYPES}
 PJRT_TO_DTYPE = {v: d for d, v in DTYPE_TO_PJRT.items()}
+
+
+def _add_ml_dtypes(ml_dtypes):
+    for name, v in _ML_PJRT_TYPES:   # the dicts are updated in place: others hold them
+        DTYPE_TO_PJRT[np.dtype(getattr(ml_dtypes, name))] = v
+        PJRT_TO_DTYPE[v] = np.dtype(getattr(ml_dtypes, name))
+
+
+ml_dtypes_loader.on_load(_add_ml_dtypes)
+
+
+def pjrt_type_to_dtype(pjrt_type):
+    """The numpy dtype of a ``PJRT_Buffer_Type`` value (None if pyjax has none for it);
+    an ml_dtypes type imports ml_dtypes."""
+    dt = PJRT_TO_DTYPE.get(pjrt_type)
+    if dt is None and any(v == pjrt_type for _, v in _ML_PJRT_TYPES):
+        ml_dtypes_loader.load()
+        dt = PJRT_TO_DTYPE.get(pjrt_type)
+    return dt
 
 
 def dtype_to_pjrt_type(dtype):

@@ -15,7 +15,8 @@ from .buffer import DTYPE_TO_PJRT, Buffer, dtype_to_pjrt_type
 from .compile_options import build_compile_options
 from .errors import XlaRuntimeError
 from .executable import Executable
-from .plugin import load_plugin, xla_flags_device_count
+from .plugin import (CUDA_INSTALL_HINT, cuda_client_options, find_cuda_plugin_path, load_plugin,
+                     preload_cuda_libraries, set_cuda_data_dir, xla_flags_device_count)
 
 CPU_DEVICES_ENV = "PYJAX_CPU_DEVICES"
 _MAX_FAST_RANK = 64
@@ -90,7 +91,12 @@ class Client:
         self._ptr = args.client
         name = api.call("Client_PlatformName",
                         capi.Client_PlatformName_Args(client=self._ptr))
-        self.platform = capi.string_out(name.platform_name, name.platform_name_size)
+        # JAX's platform names: a CUDA (or ROCm) client is the 'gpu' backend, its devices'
+        # platform is 'gpu'; pjrt_platform_name keeps the plugin's own name ('cuda').
+        self.pjrt_platform_name = capi.string_out(name.platform_name,
+                                                  name.platform_name_size)
+        self.platform = _JAX_PLATFORM_NAME.get(self.pjrt_platform_name,
+                                               self.pjrt_platform_name)
         ver = api.call("Client_PlatformVersion",
                        capi.Client_PlatformVersion_Args(client=self._ptr))
         self.platform_version = capi.string_out(ver.platform_version,
@@ -528,23 +534,132 @@ _MAX_CPU_DEVICES = 2**31 - 1
 
 # JAX's names for platform families (a backend name may name one of several platforms)
 _PLATFORM_ALIASES = {"gpu": ("cuda", "rocm")}
+_JAX_PLATFORM_NAME = {"cuda": "gpu", "rocm": "gpu"}   # plugin platform name -> JAX's
+_KNOWN_PLATFORMS = ("cpu", "cuda")                     # what pyjax can load a plugin for
+_platforms_setting = []   # set_platforms' value (the jax_platforms config), if called
+_default_platform = []    # the platform chosen for the default backend, once chosen
+
+
+def check_platforms(value):
+    """Raises RuntimeError when the ``jax_platforms`` setting ``value`` ('cpu', 'cuda', 'gpu',
+    'cuda,cpu', ... or None/'') comes after the default backend was chosen and names another
+    first platform; stores nothing (``set_platforms`` does, once the config took the value)."""
+    if _default_platform and value:
+        first = value.split(",")[0].strip()
+        first = "cuda" if first == "gpu" else first
+        if first in _KNOWN_PLATFORMS and first != _default_platform[0]:  # (others: config)
+            raise RuntimeError("jax_platforms config should be updated before backends are "
+                               "initialized: the default backend is already "
+                               f"'{_default_platform[0]}'")
+
+
+def set_platforms(value):
+    """Takes the ``jax_platforms`` setting (see ``check_platforms``) for the default backend."""
+    check_platforms(value)
+    _platforms_setting[:] = [value or None]
+
+
+def _platforms_requested():
+    if _platforms_setting:
+        return _platforms_setting[0]
+    return (os.environ.get("PYJAX_PLATFORMS") or os.environ.get("JAX_PLATFORMS")
+            or None)
+
+
+def _try_client(platform):
+    """The client of ``platform`` ('cpu' or 'cuda'), or the exception that stopped it."""
+    try:
+        return get_client(platform)
+    except Exception as e:  # noqa: BLE001 - reported by the caller, as JAX does
+        return e
+
+
+def default_platform():
+    """The platform of the default backend, chosen once per process as JAX chooses it:
+    the first platform of ``JAX_PLATFORMS`` (``jax_platforms``) that initializes ('gpu'
+    names 'cuda'), else, with no setting, 'cuda' when a CUDA plugin is installed and finds
+    a GPU (with a warning when it is installed and fails), else 'cpu'."""
+    if _default_platform:
+        return _default_platform[0]
+    with _default_lock:
+        if _default_platform:
+            return _default_platform[0]
+        requested = _platforms_requested()
+        if requested:
+            names = [p.strip() for p in requested.split(",") if p.strip()]
+            errors = []
+            for name in names:
+                platform = "cuda" if name == "gpu" else name
+                if platform not in _KNOWN_PLATFORMS:
+                    errors.append((name, f"Backend '{name}' is not in the list of known "
+                                         f"backends: {list(_KNOWN_PLATFORMS)}."))
+                    continue
+                got = _try_client(platform)
+                if isinstance(got, Client):
+                    _default_platform.append(platform)
+                    return platform
+                errors.append((name, str(got)))
+            name, why = errors[0]
+            raise RuntimeError(f"Unable to initialize backend '{name}': {why} (set "
+                               "JAX_PLATFORMS='' to automatically choose an available "
+                               "backend)")
+        platform = "cpu"
+        if find_cuda_plugin_path() is not None:
+            got = _try_client("cuda")
+            if isinstance(got, Client):
+                platform = "cuda"
+            else:
+                import warnings
+                warnings.warn(f"pyjax: the CUDA plugin is installed but could not start "
+                              f"({got}); falling back to cpu.", RuntimeWarning, stacklevel=3)
+        _default_platform.append(platform)
+        return platform
+
+
+_default_lock = threading.Lock()
+
+
+def _canonical_backend(backend):
+    """'cpu' or 'cuda' for a backend name, or None when this process cannot have it (as in
+    JAX, a JAX_PLATFORMS list also leaves out the platforms it does not name)."""
+    platform = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda"}.get(backend)
+    requested = _platforms_requested()
+    if requested:
+        default_platform()   # JAX starts the listed backends first; raises if none starts
+        listed = {"cuda" if p.strip() == "gpu" else p.strip() for p in requested.split(",")}
+        if platform not in listed:
+            return None
+    if platform == "cuda" and find_cuda_plugin_path() is None:
+        return None
+    return platform
 
 
 def backend_client(backend=None):
     """The client of ``backend`` (None: the default one); for a backend this process does not
-    have, the RuntimeError JAX raises (pyjax has the CPU backend only)."""
+    have, the RuntimeError JAX raises."""
+    if backend is None:
+        return get_client()
     check_backend(backend)
-    return get_client()
+    return get_client(_canonical_backend(backend))
 
 
 def check_backend(backend):
     """Raises JAX's RuntimeError unless ``backend`` is None or a backend this process has;
-    creates no client."""
-    if backend is None or backend == "cpu":
+    creates no client unless ``backend`` names the GPU (to see whether one is there)."""
+    if backend is None:
         return
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a str or None, got {backend!r}")
-    present = "cpu"
+    platform = _canonical_backend(backend)
+    if platform == "cpu":
+        return
+    present = "gpu" if _default_platform == ["cuda"] else "cpu"
+    if platform == "cuda":
+        got = _try_client("cuda")
+        if isinstance(got, Client):
+            return
+        raise RuntimeError(f"Backend '{backend}' failed to initialize: {got}. Available "
+                           f"backends are ['{present}']")
     if backend in _PLATFORM_ALIASES:
         raise RuntimeError(
             f"Unknown backend: '{backend}' requested, but no platforms that are instances "
@@ -552,28 +667,49 @@ def check_backend(backend):
     raise RuntimeError(f"Unknown backend {backend}. Available backends are ['{present}']")
 
 
-def get_client(platform="cpu"):
-    """Returns the process-wide client for ``platform``, creating it on first use.
+def get_client(platform=None):
+    """Returns the process-wide client for ``platform`` ('cpu' or 'cuda'; None: the default
+    backend's, see :func:`default_platform`), creating it on first use.
 
-    Only "cpu" is supported. The CPU client has ``PYJAX_CPU_DEVICES`` devices
-    (default 1).
+    The CPU client has ``PYJAX_CPU_DEVICES`` devices (default 1); the CUDA client the GPUs
+    the plugin sees, with JAX's create options (:func:`plugin.cuda_client_options`).
     """
+    if platform is None:
+        platform = _default_platform[0] if _default_platform else default_platform()
     client = _clients.get(platform)
     if client is not None:
         return client
-    if platform != "cpu":
-        raise ValueError(f"unsupported platform {platform!r}; pyjax supports 'cpu'")
+    if platform not in _KNOWN_PLATFORMS:
+        raise ValueError(f"unsupported platform {platform!r}; pyjax supports "
+                         f"{', '.join(map(repr, _KNOWN_PLATFORMS))}")
     with _clients_lock:
         client = _clients.get(platform)
         if client is None:
-            n = cpu_device_count()
-            api = load_plugin()
-            # The option must be an int64 NamedValue: other types abort some plugins.
-            client = Client(api, {"cpu_device_count": int(n)})
-            if len(client.devices) != n:
-                raise RuntimeError(f"asked the XLA CPU plugin for {n} CPU devices "
-                                   f"({CPU_DEVICES_ENV}), but it created {len(client.devices)}")
+            client = _new_cpu_client() if platform == "cpu" else _new_cuda_client()
             _clients[platform] = client
+    return client
+
+
+def _new_cpu_client():
+    n = cpu_device_count()
+    api = load_plugin()
+    # The option must be an int64 NamedValue: other types abort some plugins.
+    client = Client(api, {"cpu_device_count": int(n)})
+    if len(client.devices) != n:
+        raise RuntimeError(f"asked the XLA CPU plugin for {n} CPU devices "
+                           f"({CPU_DEVICES_ENV}), but it created {len(client.devices)}")
+    return client
+
+
+def _new_cuda_client():
+    path = find_cuda_plugin_path()
+    if path is None:
+        raise RuntimeError(f"no CUDA PJRT plugin is installed: {CUDA_INSTALL_HINT}")
+    preload_cuda_libraries(path)
+    set_cuda_data_dir()
+    client = Client(load_plugin(path, CUDA_INSTALL_HINT), cuda_client_options())
+    if not client.devices:
+        raise RuntimeError("the CUDA PJRT plugin started but found no GPU")
     return client
 
 

@@ -6,7 +6,7 @@ from ctypes import addressof, byref, c_void_p
 import numpy as np
 
 from . import capi
-from .buffer import PJRT_TO_DTYPE, Buffer, _Result, aval_str, deleted_or
+from .buffer import Buffer, pjrt_type_to_dtype, _Result, aval_str, deleted_or
 from .errors import DeletedBufferError, XlaRuntimeError
 
 
@@ -132,7 +132,7 @@ class Executable:
         out, pos = [], 0
         for i in range(n):
             rank = d.dim_sizes[i]
-            out.append((PJRT_TO_DTYPE.get(t.output_types[i]),
+            out.append((pjrt_type_to_dtype(t.output_types[i]),
                         tuple(d.dims[pos + k] for k in range(rank))))
             pos += rank
         return out

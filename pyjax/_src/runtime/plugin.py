@@ -176,7 +176,7 @@ def xla_flags_device_count():
 _ENTRY_SYMBOL = b"GetPjrtApi"
 
 
-def check_plugin_file(path):
+def check_plugin_file(path, install_hint=_INSTALL_HINT):
     """Raises PluginNotFoundError saying what is wrong with ``path`` when it cannot be a
     loadable PJRT plugin. Loading a truncated shared object kills the process (SIGBUS inside
     the dynamic loader, which maps sections past the end of the file), so before dlopen this
@@ -187,7 +187,7 @@ def check_plugin_file(path):
 
     def bad(why):
         return PluginNotFoundError(f"Could not load the PJRT plugin {path}: {why}. "
-                                   f"{_INSTALL_HINT}.")
+                                   f"{install_hint}.")
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as f:
@@ -244,8 +244,9 @@ _loaded = {}
 _load_lock = threading.Lock()
 
 
-def load_plugin(path=None):
-    """Loads (once per path) and initializes a PJRT plugin; returns its ``capi.Api``."""
+def load_plugin(path=None, install_hint=_INSTALL_HINT):
+    """Loads (once per path) and initializes a PJRT plugin; returns its ``capi.Api``.
+    ``install_hint`` ends the errors (how to install the right plugin)."""
     if path is None:
         path = find_plugin_path()
     path = os.path.abspath(path)
@@ -253,18 +254,18 @@ def load_plugin(path=None):
         api = _loaded.get(path)
         if api is not None:
             return api
-        check_plugin_file(path)
+        check_plugin_file(path, install_hint)
         prepare_environment(path)
         try:
             lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
         except OSError as e:
             raise PluginNotFoundError(
-                f"Could not load the PJRT plugin {path}: {e}. {_INSTALL_HINT}.") from e
+                f"Could not load the PJRT plugin {path}: {e}. {install_hint}.") from e
         try:
             get_api = lib.GetPjrtApi
         except AttributeError as e:
             raise PluginNotFoundError(
-                f"{path} is not a PJRT plugin (no GetPjrtApi symbol). {_INSTALL_HINT}.") from e
+                f"{path} is not a PJRT plugin (no GetPjrtApi symbol). {install_hint}.") from e
         get_api.restype = ctypes.c_void_p
         get_api.argtypes = []
         api_ptr = get_api()
@@ -287,3 +288,121 @@ def load_plugin(path=None):
             api.attributes = {}
         _loaded[path] = api
         return api
+
+
+# --- the CUDA plugin ---------------------------------------------------------------------
+# The jax-cuda13-pjrt / jax-cuda12-pjrt wheels (``pip install 'pyjax[cuda13]'``) install
+# ``jax_plugins/xla_cuda13/xla_cuda_plugin.so`` (resp. xla_cuda12). Their Python package
+# imports jax, so pyjax never imports it: it looks for the .so on sys.path.
+
+CUDA_PLUGIN_PATH_ENV = "PYJAX_CUDA_PLUGIN_PATH"
+_CUDA_PLUGIN_DIRS = ("xla_cuda13", "xla_cuda12")   # the newer CUDA first
+_CUDA_SO_NAME = "xla_cuda_plugin.so"
+CUDA_INSTALL_HINT = ("install the CUDA PJRT plugin with: pip install 'pyjax[cuda13]' (or "
+                     f"'pyjax[cuda12]'), or set {CUDA_PLUGIN_PATH_ENV} to its .so")
+
+# Libraries the plugin links against by soname, in dependency order, as the nvidia-* wheels
+# install them (nvidia/<package>/lib/, or nvidia/cu13/lib/ for CUDA 13). The wheels' folders
+# are not on the dynamic loader's path, so they are loaded first, with RTLD_GLOBAL; a library
+# found nowhere is left to the system (a local CUDA install on LD_LIBRARY_PATH).
+_CUDA_LIBRARIES = {
+    "xla_cuda13": ("libcudart.so.13", "libnvrtc.so.13", "libnvJitLink.so.13",
+                   "libcublasLt.so.13", "libcublas.so.13", "libcupti.so.13",
+                   "libcusparse.so.12", "libcusolver.so.12", "libcufft.so.12", "libnccl.so.2",
+                   "libnvshmem_host.so.3", "libcudnn.so.9"),
+    "xla_cuda12": ("libcudart.so.12", "libnvrtc.so.12", "libnvJitLink.so.12",
+                   "libcublasLt.so.12", "libcublas.so.12", "libcupti.so.12",
+                   "libcusparse.so.12", "libcusolver.so.11", "libcufft.so.11", "libnccl.so.2",
+                   "libnvshmem_host.so.3", "libcudnn.so.9"),
+}
+
+
+def find_cuda_plugin_path():
+    """The path of the CUDA PJRT plugin, or None when none is installed.
+
+    ``PYJAX_CUDA_PLUGIN_PATH`` first (it must name a file), then
+    ``jax_plugins/xla_cuda13/xla_cuda_plugin.so`` and ``.../xla_cuda12/...`` on sys.path.
+    """
+    explicit = os.environ.get(CUDA_PLUGIN_PATH_ENV)
+    if explicit:
+        if os.path.isfile(explicit):
+            return explicit
+        raise PluginNotFoundError(
+            f"{CUDA_PLUGIN_PATH_ENV}={explicit!r} does not name an existing file. Fix or "
+            "unset it.")
+    for name in _CUDA_PLUGIN_DIRS:
+        for entry in sys.path:
+            candidate = os.path.join(entry or ".", "jax_plugins", name, _CUDA_SO_NAME)
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+_preloaded = set()
+
+
+def preload_cuda_libraries(plugin_path):
+    """Loads the CUDA libraries of the nvidia-* wheels the plugin at ``plugin_path`` needs;
+    returns the paths loaded."""
+    flavour = next((n for n in _CUDA_PLUGIN_DIRS if f"{os.sep}{n}{os.sep}" in plugin_path),
+                   _CUDA_PLUGIN_DIRS[0])
+    loaded = []
+    for soname in _CUDA_LIBRARIES[flavour]:
+        if soname in _preloaded:
+            continue
+        for entry in sys.path:
+            found = sorted(glob.glob(os.path.join(entry or ".", "nvidia", "*", "lib", soname)))
+            if found:
+                try:
+                    ctypes.CDLL(found[0], mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+                except OSError:
+                    break  # a broken wheel: the plugin's own load will report what is missing
+                _preloaded.add(soname)
+                loaded.append(found[0])
+                break
+    return loaded
+
+
+def cuda_client_options():
+    """The create options JAX gives the CUDA plugin, read from the same environment variables:
+    ``XLA_PYTHON_CLIENT_ALLOCATOR`` (default|platform|bfc|cuda_async|vmm),
+    ``XLA_CLIENT_MEM_FRACTION`` (or the older ``XLA_PYTHON_CLIENT_MEM_FRACTION``),
+    ``XLA_PYTHON_CLIENT_PREALLOCATE``, ``XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB``."""
+    options = {"platform_name": "cuda"}
+    allocator = os.environ.get("XLA_PYTHON_CLIENT_ALLOCATOR", "default").lower()
+    if allocator not in ("default", "platform", "bfc", "cuda_async", "vmm"):
+        raise ValueError('XLA_PYTHON_CLIENT_ALLOCATOR env var must be "default", "platform", '
+                         f'"bfc", "cuda_async", or "vmm", got "{allocator}"')
+    options["allocator"] = allocator
+    fraction = os.environ.get("XLA_CLIENT_MEM_FRACTION", "")
+    old_fraction = os.environ.get("XLA_PYTHON_CLIENT_MEM_FRACTION", "")
+    if old_fraction and fraction:
+        raise ValueError("XLA_CLIENT_MEM_FRACTION is specified together with "
+                         "XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is "
+                         "deprecated.")
+    fraction = fraction or old_fraction
+    if fraction:
+        options["memory_fraction"] = float(fraction)
+    preallocate = os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "")
+    if preallocate:
+        options["preallocate"] = preallocate not in ("false", "False", "0")
+    collective = os.environ.get("XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB", "")
+    if collective:
+        options["collective_memory_size"] = int(collective) * (1 << 20)
+    return options
+
+
+def set_cuda_data_dir():
+    """Points XLA at the ptxas and libdevice of the nvidia-cuda-nvcc / nvvm wheels
+    (``--xla_gpu_cuda_data_dir`` in XLA_FLAGS) unless XLA_FLAGS names a folder already; XLA
+    compiles PTX with them. Returns the folder, or None (a system CUDA is used then)."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "--xla_gpu_cuda_data_dir" in flags:
+        return None
+    for entry in sys.path:
+        for sub in ("cu13", "cuda_nvcc"):
+            folder = os.path.join(entry or ".", "nvidia", sub)
+            if os.path.isfile(os.path.join(folder, "bin", "ptxas")):
+                os.environ["XLA_FLAGS"] = f"{flags} --xla_gpu_cuda_data_dir={folder}".strip()
+                return folder
+    return None

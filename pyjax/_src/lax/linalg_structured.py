@@ -236,18 +236,18 @@ def tridiagonal_solve(dl, d, du, b):
 
 # ---- host kernels: hessenberg, tridiagonal, schur ----
 
-def _per_matrix(kernel, nouts):
+def _per_matrix(kernel):
     """A host function over a batch of matrices from ``kernel`` (one matrix -> outputs)."""
     def run(a):
         batch = a.shape[:-2]
         flat = a.reshape((-1,) + a.shape[-2:])
         results = [kernel(m) for m in flat]
         return [np.stack([r[k] for r in results]).reshape(batch + results[0][k].shape)
-                for k in range(nouts)]
+                for k in range(len(results[0]))]
     return run
 
 
-def _host_lower(name, kernel_for_params, nouts):
+def _host_lower(name, kernel_for_params):
     def lower(ctx, a, **params):
         if ctx.platform != "cpu":
             raise NotImplementedError(f"lax.linalg.{name} is only implemented on CPU (as JAX's)"
@@ -256,7 +256,7 @@ def _host_lower(name, kernel_for_params, nouts):
         if int(np.prod(a.aval.shape[:-2], dtype=np.int64)) == 0:
             return ctx.lower_fun(lambda: [shape_ops.full(v.shape, np.array(0, v.dtype), v.dtype)
                                           for v in avals], [], multiple_results=True)
-        run = _per_matrix(kernel_for_params(**params), nouts)
+        run = _per_matrix(kernel_for_params(**params))
         return base.host_call(ctx, lambda a: [np.asarray(r) for r in run(a)], [a], avals,
                               side_effect=False, key=("pyjax.lax.linalg." + name,
                                                       tuple(sorted(params.items()))))
@@ -271,7 +271,7 @@ def _hessenberg_abstract_eval(a):
 
 
 hessenberg_p = Primitive("hessenberg", abstract_eval=_hessenberg_abstract_eval,
-                         lower=_host_lower("hessenberg", lambda: kernels.hessenberg, 2),
+                         lower=_host_lower("hessenberg", lambda: kernels.hessenberg),
                          jvp=_no_jvp("hessenberg"), multiple_results=True)
 L._set_batch(hessenberg_p)
 
@@ -295,7 +295,7 @@ def _tridiagonal_abstract_eval(a, *, lower):
 tridiagonal_p = Primitive(
     "tridiagonal", abstract_eval=_tridiagonal_abstract_eval,
     lower=_host_lower("tridiagonal",
-                      lambda lower: functools.partial(kernels.tridiagonal, lower=lower), 4),
+                      lambda lower: functools.partial(kernels.tridiagonal, lower=lower)),
     jvp=_no_jvp("tridiagonal"), multiple_results=True)
 L._set_batch(tridiagonal_p)
 
@@ -319,7 +319,7 @@ def _schur_abstract_eval(a, *, compute_schur_vectors):
 schur_p = Primitive(
     "schur", abstract_eval=_schur_abstract_eval,
     lower=_host_lower("schur", lambda compute_schur_vectors: functools.partial(
-        kernels.schur, compute_schur_vectors=compute_schur_vectors), 2),
+        kernels.schur, compute_schur_vectors=compute_schur_vectors)),
     jvp=_no_jvp("schur"), multiple_results=True)
 L._set_batch(schur_p)
 

@@ -56,7 +56,7 @@ def hessenberg(a):
     h = _wide(a).copy()
     n = h.shape[0]
     taus = np.zeros(max(n - 1, 0), h.dtype)
-    for i in range(n - 2):
+    for i in range(n - 1):  # the last reflector makes a complex h[n-1, n-2] real (zlarfg)
         v, tau, beta = householder(h[i + 1:, i].copy())
         taus[i] = tau
         _reflect_right(h[:, i + 1:], v, tau)
@@ -109,7 +109,7 @@ def tridiagonal(a, lower):
 def _q_of_hessenberg(packed, taus):
     n = packed.shape[0]
     q = np.eye(n, dtype=packed.dtype)
-    for i in range(n - 3, -1, -1):
+    for i in range(n - 2, -1, -1):
         v = np.concatenate([[1], packed[i + 2:, i]]).astype(packed.dtype)
         _reflect_left_plain(q[i + 1:, i + 1:], v, taus[i])
     return q
@@ -196,6 +196,8 @@ def _real_schur(t, z):
             v, tau, _ = householder(np.array([x, y, zz]))
             q = max(lo, k - 1)
             _reflect_left_plain(t[k:k + 3, q:], v, tau)
+            if k > lo:  # the bulge moved on: what it leaves behind is zero, not roundoff
+                t[k + 1:k + 3, k - 1] = 0.0
             r = min(k + 4, hi + 1)
             _reflect_right(t[:r, k:k + 3], v, tau)
             _reflect_right(z[:, k:k + 3], v, tau)
@@ -205,6 +207,7 @@ def _real_schur(t, z):
                 zz = t[k + 3, k]
         v, tau, _ = householder(np.array([x, y]))
         _reflect_left_plain(t[hi - 1:hi + 1, hi - 2:], v, tau)
+        t[hi, hi - 2] = 0.0
         _reflect_right(t[:hi + 1, hi - 1:hi + 1], v, tau)
         _reflect_right(z[:, hi - 1:hi + 1], v, tau)
     return True

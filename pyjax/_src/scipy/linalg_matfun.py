@@ -1,0 +1,284 @@
+"""``jax.scipy.linalg`` Schur-based names and matrix functions: ``schur``, ``hessenberg``,
+``rsf2csf``, ``sqrtm``, ``funm``, ``expm``, ``expm_frechet``.
+
+``sqrtm`` and ``funm`` use the complex Schur form (CPU only, as JAX's) and a column-by-column
+recurrence on the triangular factor: each column solves one triangular system (the
+Björck–Hammarling square root, Parlett's recurrence), in a ``fori_loop`` whose systems are
+masked to full size. Both return complex arrays, as JAX's. ``expm`` is Padé scaling and
+squaring (Higham 2005): the degree is picked from the 1-norm by ``lax.switch`` (only the chosen
+approximant runs, and only it is differentiated), then up to ``max_squarings`` squarings.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import pyjax.numpy as jnp
+from pyjax._src.control_flow.cond import switch
+from pyjax._src.control_flow.loops import fori_loop
+from pyjax._src.core import dtypes
+from pyjax._src.lax import linalg as lax_linalg
+from pyjax._src.lax import linalg_structured as structured
+from pyjax._src.transformations.vmap import vmap
+
+__all__ = ["schur", "hessenberg", "rsf2csf", "sqrtm", "funm", "expm", "expm_frechet"]
+
+
+def _square(name, a, batch=False):
+    a = jnp.asarray(a)
+    if a.ndim < 2 or (not batch and a.ndim != 2) or a.shape[-1] != a.shape[-2]:
+        want = "(..., N, N)" if batch else "(N, N)"
+        raise ValueError(f"{name}: expected a square matrix of shape {want}, got shape "
+                         f"{a.shape}")
+    if not dtypes.is_inexact(a.dtype):
+        a = a.astype(dtypes.canonicalize_dtype(np.float64))
+    return a
+
+
+def _complex(a):
+    return a if dtypes.is_complex(a.dtype) else a.astype(dtypes.to_complex_dtype(a.dtype))
+
+
+def schur(a, output: str = "real"):
+    """Schur decomposition ``a = z t z^H``: ``(t, z)``; ``output='complex'`` gives the
+    upper triangular complex form of a real ``a``."""
+    if output not in ("real", "complex"):
+        raise ValueError(f"schur: output must be 'real' or 'complex', got {output!r}")
+    a = _square("schur", a)
+    if output == "complex":
+        a = _complex(a)
+    return structured.schur(a)
+
+
+def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False,
+               check_finite: bool = True):
+    """Upper Hessenberg form ``h = q^H a q``: ``h``, or ``(h, q)`` with ``calc_q``."""
+    a = _square("hessenberg", a)
+    packed, taus = structured.hessenberg(a)
+    h = jnp.triu(packed, -1)
+    if not calc_q:
+        return h
+    n = a.shape[-1]
+    q = jnp.eye(n, dtype=a.dtype)
+    if n > 1:
+        # reflector i acts on rows i+1: (unit first entry on the diagonal of packed[1:, :-1])
+        refl = jnp.tril(packed[1:, :-1])
+        q = q.at[1:, 1:].set(lax_linalg.householder_product(refl, taus))
+    return h, q
+
+
+def rsf2csf(T, Z, check_finite: bool = True):
+    """Convert a real Schur form ``(T, Z)`` to the complex one: each standardized 2 x 2 block
+    ``[[a, b], [c, a]]`` (a complex pair ``a ± i sqrt(-b c)``) is triangularized by a complex
+    Givens rotation applied to ``T`` (rows and columns) and ``Z``."""
+    T, Z = jnp.asarray(T), jnp.asarray(Z)
+    if T.ndim < 2 or T.shape[-1] != T.shape[-2] or Z.shape[-2:] != T.shape[-2:]:
+        raise ValueError(f"rsf2csf: T and Z must be square matrices of equal size, got shapes "
+                         f"{T.shape} and {Z.shape}")
+    shape = jnp.broadcast_shapes(T.shape[:-2], Z.shape[:-2]) + T.shape[-2:]
+    dt = dtypes.to_complex_dtype(jnp.result_type(T.dtype, Z.dtype, np.float32))
+    T = jnp.broadcast_to(T, shape).astype(dt)
+    Z = jnp.broadcast_to(Z, shape).astype(dt)
+    n = shape[-1]
+    for m in range(n - 1, 0, -1):
+        c = T[..., m, m - 1]
+        # eigenvalue of the 2 x 2 block at (m-1, m) closest to T[m, m] (LAPACK's choice)
+        a_, b_, d_ = T[..., m - 1, m - 1], T[..., m - 1, m], T[..., m, m]
+        p = 0.5 * (a_ - d_)
+        r = jnp.sqrt(p * p + b_ * c)
+        mu = d_ + p - r
+        mu2 = d_ + p + r
+        mu = jnp.where(jnp.abs(mu - d_) <= jnp.abs(mu2 - d_), mu, mu2)
+        x, y = mu - T[..., m, m], c
+        # T <- G T G^H, Z <- Z G^H with G^H's first column the unit eigenvector (mu - d, c)
+        # of the block: the block becomes upper triangular
+        nrm = jnp.sqrt(jnp.abs(x) ** 2 + jnp.abs(y) ** 2)
+        act = jnp.abs(c) > 0
+        safe = jnp.where(act, nrm, 1)
+        cs = jnp.where(act, x / safe, 1).astype(dt)
+        sn = jnp.where(act, y / safe, 0).astype(dt)
+        gh = jnp.stack([jnp.stack([cs, -jnp.conj(sn)], -1),
+                        jnp.stack([sn, jnp.conj(cs)], -1)], -2)   # (..., 2, 2) unitary
+        g = jnp.conj(jnp.swapaxes(gh, -1, -2))
+        rows = jnp.matmul(g, T[..., m - 1:m + 1, m - 1:])
+        T = T.at[..., m - 1:m + 1, m - 1:].set(rows)
+        cols = jnp.matmul(T[..., :m + 1, m - 1:m + 1], gh)
+        T = T.at[..., :m + 1, m - 1:m + 1].set(cols)
+        Z = Z.at[..., :, m - 1:m + 1].set(jnp.matmul(Z[..., :, m - 1:m + 1], gh))
+        T = T.at[..., m, m - 1].set(0)
+    return T, Z
+
+
+# ---- triangular recurrences ----
+
+def _column_masks(n, j):
+    idx = jnp.arange(n)
+    before = idx < j
+    return before, before[:, None] & before[None, :]
+
+
+def _triu_sqrt(t):
+    """The upper triangular ``r`` with ``r @ r == t`` (principal square roots on the diagonal):
+    column ``j`` above the diagonal solves ``(r[:j, :j] + r_jj I) x = t[:j, j]``."""
+    n = t.shape[-1]
+    diag = jnp.sqrt(jnp.diagonal(t))
+    r0 = jnp.diag(diag)
+    eye = jnp.eye(n, dtype=t.dtype)
+
+    def column(j, r):
+        before, block = _column_masks(n, j)
+        rjj = diag[j]
+        m = jnp.where(block, r + rjj * eye, eye)
+        rhs = jnp.where(before, t[:, j], 0)
+        x = lax_linalg.triangular_solve(m, rhs[:, None], left_side=True, lower=False)[:, 0]
+        return r.at[:, j].set(jnp.where(before, x, r[:, j]))
+    return fori_loop(1, n, column, r0)
+
+
+def _triu_funm(t, func):
+    """``f(t)`` for the upper triangular ``t`` with distinct diagonal entries (Parlett): ``F``
+    commutes with ``t``, so column ``j`` above the diagonal solves
+    ``(t[:j, :j] - t_jj I) x = F[:j, :j] t[:j, j] - F_jj t[:j, j]``."""
+    n = t.shape[-1]
+    fd = jnp.asarray(func(jnp.diagonal(t))).astype(t.dtype)
+    f0 = jnp.diag(fd)
+    eye = jnp.eye(n, dtype=t.dtype)
+
+    def column(j, f):
+        before, block = _column_masks(n, j)
+        tcol = jnp.where(before, t[:, j], 0)
+        m = jnp.where(block, t - t[j, j] * eye, eye)
+        rhs = jnp.where(before, jnp.matmul(jnp.where(block, f, 0), tcol) - fd[j] * tcol, 0)
+        x = lax_linalg.triangular_solve(m, rhs[:, None], left_side=True, lower=False)[:, 0]
+        return f.at[:, j].set(jnp.where(before, x, f[:, j]))
+    return fori_loop(1, n, column, f0)
+
+
+def sqrtm(A, blocksize: int = 1):
+    """Matrix square root by the complex Schur method: a complex array ``x`` with
+    ``x @ x == A``, the principal root where ``A`` has no eigenvalues on the negative real
+    axis."""
+    if blocksize != 1:
+        raise NotImplementedError("jax.scipy.linalg.sqrtm only supports blocksize=1")
+    a = _square("sqrtm", A)
+    t, z = structured.schur(_complex(a))
+    r = _triu_sqrt(t)
+    return jnp.matmul(jnp.matmul(z, r), jnp.conj(z.T))
+
+
+def funm(A, func, disp: bool = True):
+    """``func`` extended to the square matrix ``A`` (Schur form and Parlett's recurrence;
+    ``A``'s eigenvalues must be distinct); complex, as JAX's. ``func`` maps an array of
+    eigenvalues elementwise."""
+    if not disp:
+        raise NotImplementedError("jax.scipy.linalg.funm: disp=False (an error estimate) is "
+                                  "not implemented")
+    if not callable(func):
+        raise TypeError(f"funm: func must be callable, got {type(func).__name__}")
+    a = _square("funm", A)
+    t, z = structured.schur(_complex(a))
+    f = _triu_funm(t, func)
+    return jnp.matmul(jnp.matmul(z, f), jnp.conj(z.T))
+
+
+# ---- expm: Padé scaling and squaring ----
+
+# Padé numerator coefficients b_0..b_m of degree m (Higham 2005, Table 2.3)
+_PADE = {
+    3: (120., 60., 12., 1.),
+    5: (30240., 15120., 3360., 420., 30., 1.),
+    7: (17297280., 8648640., 1995840., 277200., 25200., 1512., 56., 1.),
+    9: (17643225600., 8821612800., 2075673600., 302702400., 30270240., 2162160., 110880.,
+        3960., 90., 1.),
+    13: (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+         129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+         40840800., 960960., 16380., 182., 1.),
+}
+# the largest 1-norms for which degree m is accurate to the unit roundoff (Higham 2005)
+_THETA = {
+    "double": ((3, 1.495585217958292e-2), (5, 2.539398330063230e-1),
+               (7, 9.504178996162932e-1), (9, 2.097847961257068e0),
+               (13, 5.371920351148152e0)),
+    "single": ((3, 4.258730016922831e-1), (5, 1.880152677804762e0),
+               (7, 3.925724783138660e0)),
+}
+
+
+def _pade(a, m):
+    """``(p, q)`` of the degree-m Padé approximant of ``exp(a)``: ``exp(a) ~ q^-1 p``."""
+    b = _PADE[m]
+    n = a.shape[-1]
+    eye = jnp.eye(n, dtype=a.dtype)
+    a2 = a @ a
+    if m < 13:
+        powers = [eye, a2]
+        while len(powers) <= m // 2:
+            powers.append(powers[-1] @ a2)
+        u = a @ sum(b[2 * k + 1] * powers[k] for k in range(m // 2 + 1))
+        v = sum(b[2 * k] * powers[k] for k in range(m // 2 + 1))
+    else:
+        a4 = a2 @ a2
+        a6 = a4 @ a2
+        u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4
+                 + b[3] * a2 + b[1] * eye)
+        v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
+            + b[0] * eye
+    return u + v, v - u
+
+
+def _expm_one(a, max_squarings):
+    single = np.dtype(a.dtype) in (np.dtype(np.float32), np.dtype(np.complex64),
+                                   np.dtype(np.float16))
+    thetas = _THETA["single" if single else "double"]
+    norm = jnp.max(jnp.sum(jnp.abs(a), axis=0))
+    top_m, top_theta = thetas[-1]
+    # the degree: the first whose theta bounds the norm, else the top one after scaling
+    index = jnp.sum(jnp.stack([norm > th for _, th in thetas[:-1]]).astype(np.int32))
+    s = jnp.where(norm > top_theta, jnp.ceil(jnp.log2(norm / top_theta)), 0)
+    s = jnp.clip(s, 0, max_squarings).astype(np.int32)
+    scaled = a / (2.0 ** s).astype(a.dtype)
+
+    def branch(m):
+        def run(x):
+            p, q = _pade(x, m)
+            return jnp.linalg.solve(q, p)
+        return run
+    r = switch(index, [branch(m) for m, _ in thetas], scaled)
+    return fori_loop(0, max_squarings, lambda i, r: jnp.where(i < s, r @ r, r), r)
+
+
+def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
+    """Matrix exponential of ``A`` (``(..., N, N)``) by Padé scaling and squaring (degree 3 to
+    13 by the 1-norm, at most ``max_squarings`` squarings). ``upper_triangular``: only the
+    upper triangle of ``A`` is read."""
+    a = _square("expm", A, batch=True)
+    if upper_triangular:
+        a = jnp.triu(a)
+    max_squarings = int(max_squarings)
+    if max_squarings < 0:
+        raise ValueError(f"expm: max_squarings must be >= 0, got {max_squarings}")
+    batch = a.shape[:-2]
+    flat = a.reshape((-1,) + a.shape[-2:])
+    out = vmap(lambda x: _expm_one(x, max_squarings))(flat)
+    return out.reshape(batch + a.shape[-2:])
+
+
+def expm_frechet(A, E, *, method=None, compute_expm: bool = True):
+    """The Fréchet derivative of ``expm`` at ``A`` in the direction ``E``:
+    ``(expm(A), L)`` (``L`` alone without ``compute_expm``), read off the exponential of the
+    block matrix ``[[A, E], [0, A]]`` (whose upper right block is ``L``)."""
+    if method not in (None, "SPS", "blockEnlarge"):
+        raise ValueError(f"expm_frechet: unknown method {method!r}; expected 'SPS' or "
+                         f"'blockEnlarge'")
+    a = _square("expm_frechet", A, batch=True)
+    e = _square("expm_frechet", E, batch=True)
+    if a.shape != e.shape:
+        raise ValueError(f"expm_frechet: A and E must have the same shape, got {a.shape} and "
+                         f"{e.shape}")
+    dt = jnp.result_type(a.dtype, e.dtype)
+    a, e = a.astype(dt), e.astype(dt)
+    n = a.shape[-1]
+    big = jnp.concatenate([jnp.concatenate([a, e], -1),
+                           jnp.concatenate([jnp.zeros_like(a), a], -1)], -2)
+    ex = expm(big)
+    l = ex[..., :n, n:]
+    return (ex[..., :n, :n], l) if compute_expm else l

@@ -18,6 +18,7 @@ from pyjax._src.control_flow.loops import fori_loop
 from pyjax._src.core import dtypes
 from pyjax._src.lax import linalg as lax_linalg
 from pyjax._src.lax import linalg_structured as structured
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.transformations.vmap import vmap
 
 __all__ = ["schur", "hessenberg", "rsf2csf", "sqrtm", "funm", "expm", "expm_frechet"]
@@ -38,6 +39,7 @@ def _complex(a):
     return a if dtypes.is_complex(a.dtype) else a.astype(dtypes.to_complex_dtype(a.dtype))
 
 
+@compiled_when_eager("output")
 def schur(a, output: str = "real"):
     """Schur decomposition ``a = z t z^H``: ``(t, z)``; ``output='complex'`` gives the
     upper triangular complex form of a real ``a``."""
@@ -49,6 +51,7 @@ def schur(a, output: str = "real"):
     return structured.schur(a)
 
 
+@compiled_when_eager("calc_q", "overwrite_a", "check_finite")
 def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False,
                check_finite: bool = True):
     """Upper Hessenberg form ``h = q^H a q``: ``h``, or ``(h, q)`` with ``calc_q``."""
@@ -66,6 +69,7 @@ def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False,
     return h, q
 
 
+@compiled_when_eager("check_finite")
 def rsf2csf(T, Z, check_finite: bool = True):
     """Convert a real Schur form ``(T, Z)`` to the complex one: each standardized 2 x 2 block
     ``[[a, b], [c, a]]`` (a complex pair ``a ± i sqrt(-b c)``) is triangularized by a complex
@@ -153,6 +157,7 @@ def _triu_funm(t, func):
     return fori_loop(1, n, column, f0)
 
 
+@compiled_when_eager("blocksize")
 def sqrtm(A, blocksize: int = 1):
     """Matrix square root by the complex Schur method: a complex array ``x`` with
     ``x @ x == A``, the principal root where ``A`` has no eigenvalues on the negative real
@@ -165,6 +170,7 @@ def sqrtm(A, blocksize: int = 1):
     return jnp.matmul(jnp.matmul(z, r), jnp.conj(z.T))
 
 
+@compiled_when_eager("func", "disp")
 def funm(A, func, disp: bool = True):
     """``func`` extended to the square matrix ``A`` (Schur form and Parlett's recurrence;
     ``A``'s eigenvalues must be distinct); complex, as JAX's. ``func`` maps an array of
@@ -246,6 +252,7 @@ def _expm_one(a, max_squarings):
     return fori_loop(0, max_squarings, lambda i, r: jnp.where(i < s, r @ r, r), r)
 
 
+@compiled_when_eager("upper_triangular", "max_squarings")
 def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     """Matrix exponential of ``A`` (``(..., N, N)``) by Padé scaling and squaring (degree 3 to
     13 by the 1-norm, at most ``max_squarings`` squarings). ``upper_triangular``: only the
@@ -262,6 +269,7 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     return out.reshape(batch + a.shape[-2:])
 
 
+@compiled_when_eager("method", "compute_expm")
 def expm_frechet(A, E, *, method=None, compute_expm: bool = True):
     """The Fréchet derivative of ``expm`` at ``A`` in the direction ``E``:
     ``(expm(A), L)`` (``L`` alone without ``compute_expm``), read off the exponential of the

@@ -87,3 +87,30 @@ def test_expm_float32_batch_triangular_frechet_and_grads():
         check_grads(pyjax.jit(jsl.expm), (0.5 * A,), order=1, modes=["rev"])
     with pytest.raises(ValueError, match="square"):
         jsl.expm(np.ones((2, 3)))
+
+
+def test_eigh_tridiagonal_polar_solve_sylvester(x64):
+    d, e = RNG.normal(size=6), RNG.normal(size=5)
+    np.testing.assert_allclose(jsl.eigh_tridiagonal(d, e, eigvals_only=True),
+                               sl.eigh_tridiagonal(d, e, eigvals_only=True), atol=1e-12)
+    np.testing.assert_allclose(
+        jsl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 3)),
+        sl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 3)),
+        atol=1e-12)
+    with pytest.raises(NotImplementedError, match="eigenvectors"):
+        jsl.eigh_tridiagonal(d, e)
+    tall = RNG.normal(size=(5, 3))
+    for side, x in (("right", tall), ("left", tall.T)):
+        for got, want in zip(jsl.polar(x, side), sl.polar(x, side)):
+            np.testing.assert_allclose(got, want, atol=1e-12)
+    b = RNG.normal(size=(3, 3))
+    c = RNG.normal(size=(5, 3))
+    x = jsl.solve_sylvester(A, b, c)
+    assert x.dtype == np.float64
+    np.testing.assert_allclose(x, sl.solve_sylvester(A, b, c), atol=1e-11)
+    # a complex C with real A, B: by linearity (SciPy's own answer is wrong for this mix)
+    cc = c + 1j * c[::-1]
+    np.testing.assert_allclose(jsl.solve_sylvester(A, b, cc), sl.solve_sylvester(A, b, c)
+                               + 1j * sl.solve_sylvester(A, b, c[::-1]), atol=1e-11)
+    # A and -A share every eigenvalue: singular, NaN as JAX
+    assert np.isnan(np.asarray(jsl.solve_sylvester(A, -A, A))).all()

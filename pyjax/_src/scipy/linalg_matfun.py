@@ -21,7 +21,8 @@ from pyjax._src.lax import linalg_structured as structured
 from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.transformations.vmap import vmap
 
-__all__ = ["schur", "hessenberg", "rsf2csf", "sqrtm", "funm", "expm", "expm_frechet"]
+__all__ = ["schur", "hessenberg", "rsf2csf", "sqrtm", "funm", "expm", "expm_frechet",
+           "eigh_tridiagonal", "polar", "solve_sylvester"]
 
 
 def _square(name, a, batch=False):
@@ -290,3 +291,102 @@ def expm_frechet(A, E, *, method=None, compute_expm: bool = True):
     ex = expm(big)
     l = ex[..., :n, n:]
     return (ex[..., :n, :n], l) if compute_expm else l
+
+
+# ---- eigh_tridiagonal, polar, solve_sylvester ----
+
+def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
+                     select_range=None, tol=None):
+    """Eigenvalues (ascending) of the symmetric tridiagonal matrix with diagonal ``d`` and
+    off-diagonal ``e``, by the symmetric eigensolver on the dense matrix (so any ``tol`` is
+    met). As JAX, only ``eigvals_only=True``; ``select='i'`` keeps indices
+    ``select_range[0]..select_range[1]`` (inclusive)."""
+    if not eigvals_only:
+        raise NotImplementedError("eigh_tridiagonal: calculation of eigenvectors is not "
+                                  "implemented (as JAX); pass eigvals_only=True")
+    if select not in ("a", "i", "v"):
+        raise ValueError(f"eigh_tridiagonal: select must be 'a', 'i' or 'v', got {select!r}")
+    if select == "v":
+        raise NotImplementedError("eigh_tridiagonal: select='v' (a value range) is not "
+                                  "implemented")
+    d, e = jnp.asarray(d), jnp.asarray(e)
+    if d.ndim != 1 or e.ndim != 1 or e.shape[0] != max(d.shape[0] - 1, 0):
+        raise ValueError(f"eigh_tridiagonal: d must have shape (n,) and e (n-1,), got "
+                         f"{d.shape} and {e.shape}")
+    dt = jnp.result_type(d.dtype, e.dtype, np.float32)
+    n = d.shape[0]
+    t = jnp.diag(d.astype(dt))
+    if n > 1:
+        t = t + jnp.diag(e.astype(dt), 1) + jnp.diag(jnp.conj(e.astype(dt)), -1)
+    w = jnp.linalg.eigvalsh(t)
+    if select == "i":
+        lo, hi = (int(i) for i in select_range)
+        if not 0 <= lo <= hi < n:
+            raise ValueError(f"eigh_tridiagonal: select_range must satisfy 0 <= lo <= hi < "
+                             f"{n}, got {select_range}")
+        w = w[lo:hi + 1]
+    return w
+
+
+def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterations=None):
+    """Polar decomposition: ``(u, p)`` with ``a = u p`` (``side='right'``) or ``a = p u``
+    (``'left'``), ``u`` with orthonormal columns and ``p`` Hermitian positive semidefinite.
+    Computed from the SVD for both methods (so ``eps``/``max_iterations``, which bound QDWH's
+    iterations, are met exactly)."""
+    if side not in ("right", "left"):
+        raise ValueError(f"polar: side must be 'right' or 'left', got {side!r}")
+    if method not in ("qdwh", "svd"):
+        raise ValueError(f"polar: unknown method {method!r}; expected 'qdwh' or 'svd'")
+    a = jnp.asarray(a)
+    if a.ndim != 2:
+        raise ValueError(f"polar: expected a matrix, got shape {a.shape}")
+    if not dtypes.is_inexact(a.dtype):
+        a = a.astype(dtypes.canonicalize_dtype(np.float64))
+    if side == "right" and a.shape[0] < a.shape[1] or side == "left" and a.shape[0] > \
+            a.shape[1]:
+        raise ValueError(f"polar: side={side!r} needs a {'tall' if side == 'right' else 'wide'}"
+                         f" or square matrix, got shape {a.shape}")
+    u_, s, vh = jnp.linalg.svd(a, full_matrices=False)
+    unitary = u_ @ vh
+    if side == "right":
+        p = (jnp.conj(vh.T) * s.astype(a.dtype)) @ vh
+    else:
+        p = (u_ * s.astype(a.dtype)) @ jnp.conj(u_.T)
+    return unitary, p
+
+
+@compiled_when_eager("method", "tol")
+def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
+    """Solve ``A X + X B = C`` by the Bartels–Stewart method on complex Schur forms
+    ``A = Q R Q^H``, ``B = U S U^H``: column ``k`` of ``Y = Q^H X U`` solves
+    ``(R + s_kk I) y_k = f_k - Y s_{:k, k}``. Real inputs give a real ``X``. Where an
+    eigenvalue of ``A`` is within ``tol`` of one of ``-B`` the system is (nearly) singular
+    and the result is NaN, as JAX's."""
+    if method != "schur":
+        raise ValueError(f"solve_sylvester: only method='schur' is supported, got {method!r}")
+    a, b = _square("solve_sylvester", A), _square("solve_sylvester", B)
+    c = jnp.asarray(C)
+    if c.shape != (a.shape[0], b.shape[0]):
+        raise ValueError(f"solve_sylvester: C must have shape {(a.shape[0], b.shape[0])} for A "
+                         f"{a.shape} and B {b.shape}, got {c.shape}")
+    dt = jnp.result_type(a.dtype, b.dtype, c.dtype)
+    real = not dtypes.is_complex(dt)
+    cdt = dtypes.to_complex_dtype(dt) if real else dt
+    r, q = structured.schur(a.astype(cdt))
+    s, u = structured.schur(b.astype(cdt))
+    f = jnp.conj(q.T) @ c.astype(cdt) @ u
+    m, n = a.shape[0], b.shape[0]
+    eye = jnp.eye(m, dtype=cdt)
+    ra, sb = jnp.diagonal(r), jnp.diagonal(s)
+    singular = jnp.any(jnp.abs(ra[:, None] + sb[None, :]) < tol)
+
+    def column(k, y):
+        before = jnp.arange(n) < k
+        rhs = f[:, k] - y @ jnp.where(before, s[:, k], 0)
+        yk = lax_linalg.triangular_solve(r + s[k, k] * eye, rhs[:, None], left_side=True,
+                                         lower=False)[:, 0]
+        return y.at[:, k].set(yk)
+    y = fori_loop(0, n, column, jnp.zeros((m, n), cdt))
+    x = q @ y @ jnp.conj(u.T)
+    x = jnp.where(singular, jnp.full_like(x, np.nan), x)
+    return jnp.real(x).astype(dt) if real else x

@@ -14,5 +14,6 @@ from pyjax._src.scipy.linalg import (  # noqa: F401
 # Schur-based names and matrix functions
 from pyjax._src.scipy.linalg_matfun import (  # noqa: F401,E402
     eigh_tridiagonal as eigh_tridiagonal, expm as expm, expm_frechet as expm_frechet,
-    funm as funm, hessenberg as hessenberg, polar as polar, rsf2csf as rsf2csf, schur as schur,
+    funm as funm, hessenberg as hessenberg, polar as polar, qr_multiply as qr_multiply,
+    rsf2csf as rsf2csf, schur as schur,
     solve_sylvester as solve_sylvester, sqrtm as sqrtm)

@@ -114,3 +114,20 @@ def test_eigh_tridiagonal_polar_solve_sylvester(x64):
                                + 1j * sl.solve_sylvester(A, b, c[::-1]), atol=1e-11)
     # A and -A share every eigenvalue: singular, NaN as JAX
     assert np.isnan(np.asarray(jsl.solve_sylvester(A, -A, A))).all()
+
+
+def test_qr_multiply(x64):
+    for a in (RNG.normal(size=(5, 3)), RNG.normal(size=(3, 5))):
+        m, k = a.shape[0], min(a.shape)
+        for mode, c in (("right", RNG.normal(size=(2, m))), ("right", RNG.normal(size=m)),
+                        ("left", RNG.normal(size=(k, 2))), ("left", RNG.normal(size=k))):
+            got = jsl.qr_multiply(a, c, mode=mode, conjugate=True)
+            for x, y in zip(got, sl.qr_multiply(a, c, mode=mode, conjugate=True)):
+                np.testing.assert_allclose(x, y, atol=1e-12)
+    # a complex c (SciPy casts it to a's real dtype): q @ c by linearity
+    c = RNG.normal(size=(3, 2))
+    got = jsl.qr_multiply(A[:, :3], c + 2j * c, mode="left")[0]
+    np.testing.assert_allclose(got, (1 + 2j) * sl.qr_multiply(A[:, :3], c, mode="left")[0],
+                               atol=1e-12)
+    with pytest.raises(ValueError, match="5 columns"):
+        jsl.qr_multiply(np.ones((5, 3)), np.ones((2, 3)))

@@ -22,7 +22,7 @@ from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.transformations.vmap import vmap
 
 __all__ = ["schur", "hessenberg", "rsf2csf", "sqrtm", "funm", "expm", "expm_frechet",
-           "eigh_tridiagonal", "polar", "solve_sylvester"]
+           "eigh_tridiagonal", "polar", "solve_sylvester", "qr_multiply"]
 
 
 def _square(name, a, batch=False):
@@ -390,3 +390,33 @@ def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
     x = q @ y @ jnp.conj(u.T)
     x = jnp.where(singular, jnp.full_like(x, np.nan), x)
     return jnp.real(x).astype(dt) if real else x
+
+
+def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bool = False,
+                overwrite_a: bool = False, overwrite_c: bool = False):
+    """``(c @ q, r)`` (``mode='right'``) or ``(q @ c, r)`` (``'left'``) for the reduced QR
+    decomposition ``a = q r`` (``q`` is ``M x K``, ``K = min(M, N)``); ``conjugate`` uses
+    ``conj(q)``. A 1-D ``c`` is a row (right) or a column (left), as SciPy."""
+    if mode not in ("right", "left"):
+        raise ValueError(f"qr_multiply: mode must be 'right' or 'left', got {mode!r}")
+    if pivoting:
+        raise NotImplementedError("qr_multiply: pivoting=True is not implemented")
+    a, c = jnp.asarray(a), jnp.asarray(c)
+    if a.ndim != 2:
+        raise ValueError(f"qr_multiply: a must be a matrix, got shape {a.shape}")
+    if not dtypes.is_inexact(a.dtype):
+        a = a.astype(dtypes.canonicalize_dtype(np.float64))
+    m, n = a.shape
+    k = min(m, n)
+    need = m if mode == "right" else k
+    got = c.shape[-1] if mode == "right" else c.shape[0]
+    if c.ndim not in (1, 2) or got != need:
+        what = "columns" if mode == "right" else "rows"
+        raise ValueError(f"qr_multiply: c must have {need} {what} (1-D or 2-D) for a of shape "
+                         f"{a.shape} and mode={mode!r}, got shape {c.shape}")
+    q, r = jnp.linalg.qr(a, mode="reduced")
+    if conjugate:
+        q = jnp.conj(q)
+    dt = jnp.result_type(q.dtype, c.dtype)
+    q, c = q.astype(dt), c.astype(dt)
+    return (c @ q if mode == "right" else q @ c), r

@@ -442,7 +442,7 @@ same("lax.linalg.tridiagonal_solve(jnp.zeros(0), jnp.zeros(0), jnp.zeros(0), jnp
 same("lax.linalg.schur(jnp.zeros((0, 0)))[0]", "np.zeros((0, 0), np.float32)")
 same("lax.linalg.schur(jnp.full((3, 3), jnp.nan))[0]", "np.full((3, 3), np.nan, np.float32)")
 same("jax.scipy.sparse.linalg.cg(jnp.eye(2), jnp.zeros(2))[0]", "np.zeros(2, np.float32)")
-bad("jax.scipy.linalg.qr_multiply(x, x, mode='left')", ValueError, r"c must have 2 rows")
+bad("jax.scipy.linalg.qr_multiply(x, x.T, mode='left')", ValueError, r"c must have 2 rows")
 bad("jax.scipy.linalg.polar(x, side='middle')", ValueError, r"'middle'")
 bad("jax.scipy.linalg.eigh_tridiagonal(x[0], x[0], eigvals_only=True)", ValueError,
     r"e \(n-1,\).*\(3,\)")

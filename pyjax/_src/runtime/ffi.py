@@ -195,4 +195,7 @@ def _write(buf, val, dtype, shape, index):
                         f"result_shape_dtypes says {dtype}{list(shape)}")
     n = val.nbytes
     if n:
-        ctypes.memmove(buf.data, np.ascontiguousarray(val).ctypes.data, n)
+        # keep the C-ordered copy alive through the copy: a temporary freed before memmove
+        # ran gave a Fortran-ordered result (LAPACK's) with its first bytes overwritten
+        src = np.ascontiguousarray(val)
+        ctypes.memmove(buf.data, src.ctypes.data, n)

@@ -645,3 +645,6 @@ from pyjax._src.scipy.special_misc import (  # noqa: E402
     wofz as wofz)
 
 __all__ += ["bessel_jn", "fresnel", "owens_t", "sph_harm_y", "wofz"]
+from pyjax._src.scipy.special_hypergeometric import hyp1f1 as hyp1f1, hyp2f1 as hyp2f1  # noqa
+
+__all__ += ["hyp1f1", "hyp2f1"]

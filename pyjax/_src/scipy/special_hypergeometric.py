@@ -13,7 +13,8 @@ series short and its terms of one sign where possible:
 - ``hyp2f1(a, b, c, x)``: the series for 0 <= x <= 1/2; Pfaff's (1-x)^-a 2F1(a, c-b; c; x/(x-1))
   for x < 0; the 1 - x connection formula for an argument in (1/2, 1) (after Pfaff when
   x < -1), except where c - a - b is within 1e-3 of an integer (its Gamma factors cancel):
-  there the series at that argument (up to 20000 terms: NaN if it has not converged);
+  there the series at that argument (up to 200000 terms, enough for arguments up to about
+  0.9998, i.e. -5000 < x < 0.9998; NaN where it has not converged);
   Gauss's value at x = 1 (inf unless c > a + b); NaN for x > 1 (complex there). A polynomial
   (a or b a non-positive integer) is summed directly.
 
@@ -211,7 +212,7 @@ def _hyp2f1(a, b, c, x):
     tops = [jnp.stack([s[0][i] for s in sets]) for i in range(2)]
     bots = [jnp.stack([s[1][0] for s in sets])]
     zs = jnp.stack([s[2] for s in sets])
-    sums, _, done = _series(tops, bots, zs, 20000, rescale=False)
+    sums, _, done = _series(tops, bots, zs, 200000, rescale=False)
     sums = jnp.where(done, sums, jnp.nan)
     from pyjax._src.scipy.special import gammasgn, gammaln
     s_c, l_c = gammasgn(c), gammaln(c)

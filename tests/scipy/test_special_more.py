@@ -187,8 +187,8 @@ def test_hyp1f1(x64):
     ends = np.asarray(js.hyp1f1(jnp.asarray(np.array([0.0, 1.0, -1.0])),
                                 jnp.asarray(np.array([0.0, -2.0, -2.0])), 1.5))
     np.testing.assert_array_equal(ends, [1.0, np.inf, 1.75])
-    check_grads(lambda v: js.hyp1f1(1.5, 2.5, v), (np.array([-3.0, 0.4, 5.0]),), order=1,
-                rtol=1e-6)
+    check_grads(pyjax.jit(lambda v: js.hyp1f1(1.5, 2.5, v)), (np.array([-3.0, 0.4, 5.0]),),
+                order=1, rtol=1e-6)
     with pytest.raises(NotImplementedError, match="respect to a"):
         pyjax.grad(lambda v: js.hyp1f1(v, 2.0, 1.0))(1.0)
 
@@ -208,7 +208,7 @@ def test_hyp2f1(x64):
     a = np.concatenate([RNG.uniform(-3, 5, k), [1, 1, 0.5, -2, 1, 2, 1.2]])
     b = np.concatenate([RNG.uniform(-3, 5, k), [2, 2, 0.5, 3, 2, 3, 0.7]])
     c = np.concatenate([RNG.uniform(0.2, 6, k), [3, 3, 1.5, 2, 2.5, 5, 2.9]])
-    x = np.concatenate([RNG.uniform(-10, 1, k), [0.5, 0.99, 1.0, 0.7, 1.0, -1e3, 0.999]])
+    x = np.concatenate([RNG.uniform(-10, 1, k), [0.5, 0.99, 1.0, 0.7, 1.0, -1e3, 0.99]])
     got = np.asarray(js.hyp2f1(*[jnp.asarray(v) for v in (a, b, c, x)]))
     want = ss.hyp2f1(a, b, c, x)
     finite = np.isfinite(want)
@@ -218,5 +218,5 @@ def test_hyp2f1(x64):
     out = np.asarray(js.hyp2f1(1.0, 2.0, jnp.asarray(np.array([3.0, -1.0])),
                                jnp.asarray(np.array([1.5, 0.5]))))
     assert np.isnan(out[0]) and out[1] == np.inf
-    check_grads(lambda v: js.hyp2f1(0.5, 1.5, 2.2, v), (np.array([-3.0, 0.3, 0.8]),),
+    check_grads(pyjax.jit(lambda v: js.hyp2f1(0.5, 1.5, 2.2, v)), (np.array([-3.0, 0.3, 0.8]),),
                 order=1, rtol=1e-6)

@@ -12,9 +12,10 @@ series short and its terms of one sign where possible:
   series ends before it; a = b = 0 gives 1 (JAX's convention).
 - ``hyp2f1(a, b, c, x)``: the series for 0 <= x <= 1/2; Pfaff's (1-x)^-a 2F1(a, c-b; c; x/(x-1))
   for x < 0; the 1 - x connection formula for an argument in (1/2, 1) (after Pfaff when
-  x < -1), except where c - a - b is within 1e-3 of an integer (its Gamma factors cancel):
-  there the series at that argument (up to 200000 terms, enough for arguments up to about
-  0.9998, i.e. -5000 < x < 0.9998; NaN where it has not converged);
+  x < -1); where c - a - b (after Pfaff: b - a) is an integer, the limit of that formula
+  with digamma terms (A&S 15.3.10-11); where it is within 1e-3 of an integer but not one (the
+  formula's Gamma factors cancel), the series at the argument itself (up to 200000 terms,
+  enough for arguments up to about 0.9998, i.e. -5000 < x < 0.9998; NaN beyond);
   Gauss's value at x = 1 (inf unless c > a + b); NaN for x > 1 (complex there). A polynomial
   (a or b a non-positive integer) is summed directly.
 
@@ -188,6 +189,66 @@ def _hyp2f1_jvp(primals, tangents):
 hyp2f1.defjvp(_hyp2f1_jvp, symbolic_zeros=True)
 
 
+def _limit_formula(a, b, m, v):
+    """2F1(a, b; a + b + m; 1 - v) for an integer m (A&S 15.3.10-11; m < 0 through Euler's
+    transformation, which turns it into -m > 0), 0 < v <= 1/2:
+    Gamma(m) Gamma(a+b+m) / (Gamma(a+m) Gamma(b+m)) sum_(n<m) (a)_n (b)_n / (n! (1-m)_n) v^n
+    - (-1)^m Gamma(a+b+m) / (Gamma(a) Gamma(b)) v^m sum_n (a+m)_n (b+m)_n / (n! (n+m)!) v^n
+      (log v - psi(n+1) - psi(n+m+1) + psi(a+n+m) + psi(b+n+m))."""
+    from pyjax._src.scipy.special import digamma, gammaln, gammasgn
+    neg = m < 0
+    c = a + b + m
+    a, b = jnp.where(neg, c - a, a), jnp.where(neg, c - b, b)
+    euler = jnp.where(neg, jnp.exp(m * jnp.log(v)), 1.0)
+    m = jnp.abs(m)
+    lv = jnp.log(v)
+    eps = float(np.finfo(v.dtype).eps)
+    am, bm = a + m, b + m
+    # (a, b, m non-positive integers make this a polynomial: the caller sums those directly)
+    u0 = jnp.exp(-gammaln(m + 1.0))
+    p0 = digamma(jnp.ones_like(m)) + digamma(m + 1.0)
+    q0 = digamma(am) + digamma(bm)
+    s2 = u0 * (lv - p0 + q0)
+    state = (jnp.array(0, np.int32), u0, p0, q0, s2, jnp.ones_like(v),
+             jnp.where(m >= 1, 1.0, 0.0).astype(v.dtype), jnp.zeros(v.shape, bool))
+
+    def cond(st):
+        return jnp.logical_and(st[0] < 100000, jnp.logical_not(jnp.all(st[-1])))
+
+    def body(st):
+        n, u, p, q, s2, f, s1, done = st
+        k = n.astype(v.dtype)
+        u_new = u * (am + k) * (bm + k) / ((k + 1.0) * (k + m + 1.0)) * v
+        p_new = p + 1.0 / (k + 1.0) + 1.0 / (k + m + 1.0)
+        q_new = q + 1.0 / (am + k) + 1.0 / (bm + k)
+        t2 = u_new * (lv - p_new + q_new)
+        s2_new = s2 + t2
+        in_first = k + 1.0 < m
+        f_new = jnp.where(in_first, f * (a + k) * (b + k) /
+                          ((k + 1.0) * jnp.where(in_first, 1.0 - m + k, 1.0)) * v, 0.0)
+        s1_new = s1 + f_new
+        r = v * jnp.abs((am + k + 1.0) * (bm + k + 1.0)) / ((k + 2.0) * (k + m + 2.0))
+        tail_ok = (r < 1.0) & (4.0 * jnp.abs(t2) * r <= eps * (1.0 - r) * jnp.abs(s2_new))
+        now = ~in_first & (tail_ok | (t2 == 0) | jnp.isnan(s2_new))
+        keep = done
+        sel = lambda old, new: jnp.where(keep, old, new)  # noqa: E731
+        return (n + 1, sel(u, u_new), sel(p, p_new), sel(q, q_new), sel(s2, s2_new),
+                sel(f, f_new), sel(s1, s1_new), done | now)
+
+    _, _, _, _, s2, _, s1, done = while_loop(cond, body, state)
+    s_ab, l_ab = gammasgn(a + b + m), gammaln(a + b + m)
+    ra, la = _rgamma_sign_log(am)
+    rb, lb = _rgamma_sign_log(bm)
+    mpos = jnp.where(m >= 1, m, 1.0)
+    first = jnp.where(m >= 1, s_ab * ra * rb * jnp.exp(gammaln(mpos) + l_ab + la + lb), 0.0)
+    ra0, la0 = _rgamma_sign_log(a)
+    rb0, lb0 = _rgamma_sign_log(b)
+    sign_m = jnp.where(jnp.fmod(m, 2.0) == 0, -1.0, 1.0)  # -(-1)^m
+    second = sign_m * s_ab * ra0 * rb0 * jnp.exp(l_ab + la0 + lb0 + m * lv)
+    out = euler * (first * s1 + second * s2)
+    return jnp.where(done, out, jnp.nan)
+
+
 @compiled_when_eager()
 def _hyp2f1(a, b, c, x):
     a, b, c, x = [jnp.asarray(v) for v in promote_args_inexact("hyp2f1", a, b, c, x)]
@@ -199,13 +260,21 @@ def _hyp2f1(a, b, c, x):
     w = jnp.where(pfaff, xm / (xm - 1.0), xm)
     bb = jnp.where(pfaff, c - b, b)
     pre = jnp.where(pfaff, jnp.exp(-a * jnp.log1p(-jnp.where(pfaff, xm, 0.0))), 1.0)
+    # 1 - w without cancellation: 1/(1 - x) after Pfaff, else 1 - x (exact for x >= 1/2)
+    one_minus_w = jnp.where(pfaff, 1.0 / (1.0 - xm), 1.0 - xm)
     d = c - a - bb
-    degenerate = jnp.abs(d - jnp.round(d)) < _DEGENERATE
-    direct = poly | (w <= 0.5) | degenerate
+    m_int = jnp.round(d)
+    degenerate = jnp.abs(d - m_int) < _DEGENERATE
+    exact = degenerate & (d == m_int)
+    # near-integer c - a - b: the series at w itself; an integer: the limit formula
+    direct = poly | (w <= 0.5) | (degenerate & ~exact)
+    use_limit = ~direct & exact
+    limit = _limit_formula(a, bb, m_int, jnp.where(use_limit, one_minus_w, 0.25))
+    degenerate = degenerate & ~use_limit
+    direct = direct | use_limit
     # every series of this function runs in one while loop: stack the three argument sets
     wd = jnp.where(direct, w, 0.0)
-    wc = jnp.where(direct, 0.75, w)
-    v = 1.0 - wc
+    v = jnp.where(direct, 0.25, one_minus_w)
     sets = [([a, bb], [c], wd),
             ([a, bb], [1.0 - d], jnp.where(direct, 0.0, v)),
             ([c - a, c - bb], [d + 1.0], jnp.where(direct, 0.0, v))]
@@ -224,7 +293,7 @@ def _hyp2f1(a, b, c, x):
     big_a = s_c * gammasgn(dd) * s1 * s2 * jnp.exp(l_c + gammaln(dd) + l1 + l2)
     big_b = s_c * gammasgn(-dd) * s3 * s4 * jnp.exp(l_c + gammaln(-dd) + l3 + l4)
     connected = big_a * sums[1] + big_b * jnp.exp(dd * jnp.log(v)) * sums[2]
-    out = pre * jnp.where(direct, sums[0], connected)
+    out = pre * jnp.where(use_limit, limit, jnp.where(direct, sums[0], connected))
     # x = 1: Gauss's sum (inf unless c > a + b); x > 1: complex in general
     gs1, gl1 = _rgamma_sign_log(c - a)
     gs2, gl2 = _rgamma_sign_log(c - b)

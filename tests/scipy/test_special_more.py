@@ -73,8 +73,8 @@ def test_fresnel(x64):
     with mpmath.workdps(30):
         assert _rel(s, [float(mpmath.fresnels(v)) for v in big]).max() < 1e-15
         assert _rel(c, [float(mpmath.fresnelc(v)) for v in big]).max() < 1e-15
-    check_grads(lambda v: js.fresnel(v)[0] + 2 * js.fresnel(v)[1], (np.array([0.3, 1.5, -4.2]),),
-                order=1, rtol=1e-6)
+    check_grads(pyjax.jit(lambda v: js.fresnel(v)[0] + 2 * js.fresnel(v)[1]),
+                (np.array([0.3, 1.5, -4.2]),), order=1, rtol=1e-6)
 
 
 def test_fresnel_float32():
@@ -188,7 +188,7 @@ def test_hyp1f1(x64):
                                 jnp.asarray(np.array([0.0, -2.0, -2.0])), 1.5))
     np.testing.assert_array_equal(ends, [1.0, np.inf, 1.75])
     check_grads(pyjax.jit(lambda v: js.hyp1f1(1.5, 2.5, v)), (np.array([-3.0, 0.4, 5.0]),),
-                order=1, rtol=1e-6)
+                order=1, modes=("fwd",), rtol=1e-6)
     with pytest.raises(NotImplementedError, match="respect to a"):
         pyjax.grad(lambda v: js.hyp1f1(v, 2.0, 1.0))(1.0)
 

@@ -46,6 +46,11 @@ def test_wofz_matches_scipy_and_mpmath(x64):
     r = np.asarray(js.wofz(jnp.asarray(np.array([0.0, 1.0, -3.0]))))
     np.testing.assert_allclose(r.real, np.exp(-np.array([0.0, 1.0, 9.0])), rtol=1e-15)
     assert np.isnan(np.asarray(js.wofz(jnp.asarray(np.nan + 1j)))).all()
+    # the derivative w'(z) = -2 z w(z) + 2i/sqrt(pi), in every region
+    z = jnp.asarray(np.array([0.7 + 0.3j, 3.0 + 0.1j, 7.0 + 1j, 1.0 - 0.5j, 2.0 + 0j]))
+    w, dw = pyjax.jvp(js.wofz, (z,), (jnp.ones_like(z),))
+    want = -2 * np.asarray(z) * np.asarray(w) + 2j / np.sqrt(np.pi)
+    assert _rel(dw, want).max() < 1e-13
 
 
 def test_wofz_complex64():

@@ -192,10 +192,10 @@ def test_hyp1f1(x64):
     ends = np.asarray(js.hyp1f1(jnp.asarray(np.array([0.0, 1.0, -1.0])),
                                 jnp.asarray(np.array([0.0, -2.0, -2.0])), 1.5))
     np.testing.assert_array_equal(ends, [1.0, np.inf, 1.75])
-    check_grads(pyjax.jit(lambda v: js.hyp1f1(1.5, 2.5, v)), (np.array([-3.0, 0.4, 5.0]),),
-                order=1, modes=("fwd",), rtol=1e-6)
-    with pytest.raises(NotImplementedError, match="respect to a"):
-        pyjax.grad(lambda v: js.hyp1f1(v, 2.0, 1.0))(1.0)
+    # all three arguments: the series, Kummer's branch, a polynomial (a = -2), the asymptotic
+    pts = (np.array([1.0, 1.5, -2.0, 0.7]), np.array([2.0, 2.5, 1.5, 1.3]),
+           np.array([1.0, -3.0, 2.0, -200.0]))
+    check_grads(pyjax.jit(js.hyp1f1), pts, order=1, rtol=1e-6)
 
 
 def test_hyp1f1_float32():

@@ -21,7 +21,8 @@ series short and its terms of one sign where possible:
 
 JAX documents both for positive arguments only; these keep SciPy's values on the whole real
 domain above except where noted. Derivatives in x: d/dx 1F1 = a/b 1F1(a+1, b+1, x),
-d/dx 2F1 = ab/c 2F1(a+1, b+1; c+1; x). Derivatives in the parameters raise.
+d/dx 2F1 = ab/c 2F1(a+1, b+1; c+1; x). 1F1's derivatives in a and b are forward-mode sums
+over the same series (and asymptotic series) as the value; 2F1's in a, b, c raise.
 """
 from __future__ import annotations
 
@@ -108,10 +109,16 @@ def hyp1f1(a, b, x):
 def _hyp1f1_jvp(primals, tangents):
     a, b, x = primals
     ta, tb, tx = tangents
-    _no_parameter_tangents("hyp1f1", (ta, "a"), (tb, "b"))
     out = hyp1f1(a, b, x)
     a, b, x = [jnp.asarray(v) for v in promote_args_inexact("hyp1f1", a, b, x)]
-    return out, _x_tangent(tx, out, (a / b) * hyp1f1(a + 1.0, b + 1.0, x))
+    tangent = _x_tangent(tx, out, (a / b) * hyp1f1(a + 1.0, b + 1.0, x))
+    if not (ad_util.is_zero(ta) and ad_util.is_zero(tb)):
+        da, db = _hyp1f1_parameter_derivatives(a, b, x)
+        if not ad_util.is_zero(ta):
+            tangent = tangent + ta * da
+        if not ad_util.is_zero(tb):
+            tangent = tangent + tb * db
+    return out, tangent
 
 
 hyp1f1.defjvp(_hyp1f1_jvp, symbolic_zeros=True)
@@ -129,6 +136,90 @@ def _x_tangent(tx, out, slope):
     if ad_util.is_zero(tx):
         return jnp.zeros_like(out)
     return tx * slope
+
+
+def _series_with_derivatives(p, q, z, max_iter):
+    """(M, dM/dp, dM/dq) of M = sum_k (p)_k / (q)_k z^k / k!, forward-mode through the term
+    recurrence t_(k+1) = t_k r_k, r_k = (p+k) z / ((q+k)(k+1)) (exact where p is a
+    non-positive integer: the terms vanish, their derivatives do not)."""
+    eps = float(np.finfo(z.dtype).eps)
+    big = 1e100 if z.dtype == np.float64 else 1e15
+    zero, one = jnp.zeros_like(z), jnp.ones_like(z)
+    state = (jnp.array(0, np.int32), one, zero, zero, one, zero, zero, zero,
+             jnp.zeros(z.shape, bool))
+
+    def cond(st):
+        return jnp.logical_and(st[0] < max_iter, jnp.logical_not(jnp.all(st[-1])))
+
+    def body(st):
+        k, t, dp, dq, s, sp, sq, logscale, done = st
+        kf = k.astype(z.dtype)
+        base = z / ((q + kf) * (kf + 1.0))
+        r = (p + kf) * base
+        t_new, dp_new = t * r, dp * r + t * base
+        dq_new = (dq - t / (q + kf)) * r
+        s_new, sp_new, sq_new = s + t_new, sp + dp_new, sq + dq_new
+        # a bound on the ratio of following terms, for the derivative terms too (where
+        # (p + k + 1) = 0 ends the value's series, its derivative's goes on)
+        r2 = jnp.abs(z) * (jnp.abs(p + kf + 1.0) + 1.0) / (jnp.abs(q + kf + 1.0) * (kf + 2.0))
+        small = lambda term, total: 4.0 * jnp.abs(term) * r2 <= eps * (1.0 - r2) * (  # noqa
+            jnp.abs(total) + eps * jnp.abs(s_new))
+        now = ((r2 < 1.0) & small(t_new, s_new) & small(dp_new, sp_new)
+               & small(dq_new, sq_new)) | jnp.isnan(s_new)
+        scale = jnp.where(jnp.maximum(jnp.abs(s_new), jnp.abs(sp_new)) > big, 1.0 / big, 1.0)
+        new = [t_new * scale, dp_new * scale, dq_new * scale, s_new * scale, sp_new * scale,
+               sq_new * scale, logscale - jnp.log(scale)]
+        old = [t, dp, dq, s, sp, sq, logscale]
+        return (k + 1, *[jnp.where(done, o, n) for o, n in zip(old, new)], done | now)
+
+    out = while_loop(cond, body, state)
+    _, _, _, _, s, sp, sq, logscale, done = out
+    scale = jnp.where(done, jnp.exp(logscale), jnp.nan)
+    return s * scale, sp * scale, sq * scale, logscale
+
+
+def _hyp1f1_parameter_derivatives(a, b, x):
+    """(d/da, d/db) of 1F1(a; b; x), on the same branches as the value."""
+    from pyjax._src.scipy.special import digamma, gammasgn, gammaln
+    a, b, x = jnp.broadcast_arrays(a, b, x)
+    kummer = x < 0
+    ap = jnp.where(kummer, b - a, a)
+    z = jnp.abs(x)
+    p = jnp.abs(a) + jnp.abs(ap) + jnp.abs(b)
+    use_series = _is_nonpos_int(ap) | (z <= 40.0 + 1.5 * p * jnp.log(np.e + 10.0 * p))
+    # series: G1 = e^x dM/da', G2 = e^x dM/db (e^x only after Kummer)
+    zs = jnp.where(use_series, z, 0.0)
+    _, m1, m2, _ = _series_with_derivatives(ap, b, zs, 20000)
+    ex = jnp.exp(jnp.where(kummer, x, 0.0))
+    g1s, g2s = ex * m1, ex * m2
+    # asymptotic: F = Gamma(b)/Gamma(a') z^(a'-b) e^(z, unless Kummer) S
+    zl = jnp.where(use_series, 100.0, z)
+    term, total = jnp.ones_like(zl), jnp.ones_like(zl)
+    d1, d2 = jnp.zeros_like(zl), jnp.zeros_like(zl)
+    s1, s2 = jnp.zeros_like(zl), jnp.zeros_like(zl)
+    growing = jnp.zeros(zl.shape, bool)
+    for k in range(60):
+        u, v = b - ap + k, 1.0 - ap + k
+        q = u * v / ((k + 1) * zl)
+        nxt = term * q
+        d1n = d1 * q - term * (u + v) / ((k + 1) * zl)
+        d2n = d2 * q + term * v / ((k + 1) * zl)
+        growing = growing | (jnp.abs(nxt) > jnp.abs(term))
+        term = jnp.where(growing, 0.0, nxt)
+        d1, d2 = jnp.where(growing, 0.0, d1n), jnp.where(growing, 0.0, d2n)
+        total, s1, s2 = total + term, s1 + d1, s2 + d2
+    sgn_a, log_ra = _rgamma_sign_log(ap)
+    log_c = gammaln(b) + log_ra + (ap - b) * jnp.log(zl) + jnp.where(kummer, 0.0, zl)
+    c = gammasgn(b) * sgn_a * jnp.exp(log_c)
+    lz = jnp.log(zl)
+    psi_a = digamma(jnp.where(_is_nonpos_int(ap), 0.5, ap))
+    g1a = c * (total * (lz - psi_a) + s1)
+    g2a = c * (total * (digamma(b) - lz) + s2)
+    g1 = jnp.where(use_series, g1s, g1a)
+    g2 = jnp.where(use_series, g2s, g2a)
+    da = jnp.where(kummer, -g1, g1)
+    db = jnp.where(kummer, g1 + g2, g2)
+    return da.astype(x.dtype), db.astype(x.dtype)
 
 
 @compiled_when_eager()

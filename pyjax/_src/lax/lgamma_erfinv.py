@@ -16,8 +16,9 @@ float32 inputs are computed in float64 (cheap on CPU), which also keeps float32'
 accuracy near the negative zeros; float64 there is limited by the reflection's cancellation
 (absolute error a few eps).
 
-``erf_inv``: chlo.erf_inv as the start, then one Newton step on erf (|y| < 1/2) or on erfc with
-1 - |y| formed exactly (|y| >= 1/2), so the tails keep erfc's relative accuracy.
+``erf_inv``: chlo.erf_inv as the start, then (float64 only) one Newton step on erf (|y| < 1/2)
+or on erfc with 1 - |y| formed exactly (|y| >= 1/2), so the tails keep erfc's relative
+accuracy. float32 stays chlo.erf_inv, bit for bit JAX's (random.normal depends on it).
 """
 from __future__ import annotations
 
@@ -169,8 +170,13 @@ def lower_lgamma(ctx, x):
 
 
 def lower_erf_inv(ctx, y):
-    """chlo.erf_inv (1e-10 relative in float64's tails), then one Newton step."""
+    """chlo.erf_inv (1e-10 relative in float64's tails), then one Newton step in float64.
+    float32 keeps chlo.erf_inv's bits (48 ulp at worst, in the tails): they are JAX's, and
+    ``random.normal`` / ``truncated_normal`` draw through them, so float32 samples stay
+    identical to JAX's for the same key."""
     x0 = ctx.op("chlo.erf_inv", [y], ctx.avals_out[0])
+    if ctx.avals_out[0].dtype != np.float64:
+        return x0
     return ctx.lower_fun(_erf_inv_newton, [y, x0])
 
 

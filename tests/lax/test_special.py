@@ -11,7 +11,7 @@ from pyjax.test_util import check_grads
 
 TESTED_PRIMITIVES = {"igamma", "igammac", "igamma_grad_a", "random_gamma_grad",
                      "regularized_incomplete_beta", "polygamma", "zeta", "bessel_i0e",
-                     "bessel_i1e"}
+                     "bessel_i1e", "xla_lgamma"}
 JVP_TESTED = set(TESTED_PRIMITIVES)
 BATCH_TESTED = set(TESTED_PRIMITIVES)
 
@@ -173,3 +173,13 @@ def test_random_gamma_is_differentiable_in_a(x64):
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
     got_log = pyjax.grad(lambda a: pyjax.random.loggamma(key, a).sum())(a)
     np.testing.assert_allclose(np.asarray(got_log), want / x, rtol=1e-6)
+
+
+def test_xla_lgamma_is_chlo_lgamma_and_close_to_lgamma():
+    # the sampler-only primitive: XLA's lgamma (JAX's bits), absolutely accurate
+    from pyjax._src.lax.special import xla_lgamma
+    x = np.array([0.3, 1.0, 1.5, 2.0, 7.25, 30.0], np.float32)
+    got = np.asarray(xla_lgamma(pyjax.numpy.asarray(x)))
+    np.testing.assert_allclose(got, ss.gammaln(x.astype(np.float64)), atol=2e-6, rtol=2e-6)
+    g = np.asarray(pyjax.vmap(pyjax.grad(lambda v: xla_lgamma(v)))(pyjax.numpy.asarray(x)))
+    np.testing.assert_allclose(g, ss.digamma(x.astype(np.float64)), rtol=1e-5)

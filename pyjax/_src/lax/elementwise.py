@@ -192,8 +192,8 @@ _unary = [
     ("square", NUM, _square_lower, None),
     ("erf", FLOAT, _std_lower("chlo.erf"), None),
     ("erfc", FLOAT, _std_lower("chlo.erfc"), None),
-    ("erf_inv", FLOAT, _std_lower("chlo.erf_inv"), None),
-    ("lgamma", FLOAT, _std_lower("chlo.lgamma"), None),
+    ("erf_inv", FLOAT, lambda ctx, x: lgamma_erfinv.lower_erf_inv(ctx, x), None),
+    ("lgamma", FLOAT, lambda ctx, x: lgamma_erfinv.lower_lgamma(ctx, x), None),
     ("digamma", FLOAT, _std_lower("chlo.digamma"), None),
     ("abs", NUM, _abs_lower, lambda d: dtypes.to_real_dtype(d)),
     ("not", LOGICAL, _not_lower, None),
@@ -986,3 +986,4 @@ __all__ = [r[0] for r in _unary if r[0] != "not"] + [
 # Last, and read only inside rules: these modules declare their primitives with this one's.
 from pyjax._src.lax import reductions  # noqa: E402
 from pyjax._src.lax import shape_ops  # noqa: E402
+from pyjax._src.lax import lgamma_erfinv  # noqa: E402  (lowerings of lgamma, erf_inv)

@@ -17,7 +17,7 @@ from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import lower_fun
 from pyjax._src.lax import ad_util, base, batch_util
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.lax import reductions, shape_ops
+from pyjax._src.lax import lgamma_erfinv, reductions, shape_ops
 from pyjax._src.lax.base import aval_of
 
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc", "polygamma",
@@ -187,27 +187,11 @@ def _igamma_parts(ctx, a, x, derivative):
     return [a, x, use_cf, s, ds, cf[7], cf[12]]
 
 
-def _zeta_at_integer(k, n=60):
-    """Riemann zeta(k), k >= 2, by Euler-Maclaurin (a module constant, computed once)."""
-    head = sum(float(j) ** -k for j in range(1, n))
-    return head + n ** (1.0 - k) / (k - 1) + 0.5 * n ** -k + k * n ** (-k - 1.0) / 12 \
-        - k * (k + 1) * (k + 2) * n ** (-k - 3.0) / 720 \
-        + k * (k + 1) * (k + 2) * (k + 3) * (k + 4) * n ** (-k - 5.0) / 30240
-
-
-# log Gamma(1 + a) = -gamma a + sum_k (-1)^k zeta(k) a^k / k: used for |a| < 0.2, where
-# lgamma near 1 keeps only absolute accuracy (float32: relative errors of 1e-3 measured).
-_LGAMMA1P_COEFFS = [-0.5772156649015329] + [(-1) ** k * _zeta_at_integer(k) / k
-                                             for k in range(2, 26)]
-
-
 def _lgamma1p(a):
+    """log Gamma(1 + a): the series in a for |a| < 0.2 (no rounding of 1 + a), lgamma beyond."""
     small = ew.lt(ew.abs(a), 0.2)
     s = _where(small, a, _full(a, 0.0))
-    acc = _full(a, 0.0)
-    for c in reversed(_LGAMMA1P_COEFFS):
-        acc = ew.mul(ew.add(acc, c), s)
-    return _where(small, acc, ew.lgamma(ew.add(a, 1.0)))
+    return _where(small, lgamma_erfinv.lgamma1p(s), ew.lgamma(ew.add(a, 1.0)))
 
 
 def _log_prefactor(a, x):  # log(x^a e^-x / Gamma(a))
@@ -483,6 +467,29 @@ bessel_i0e_p = Primitive("bessel_i0e", abstract_eval=ew._same_dtype_rule("bessel
 bessel_i1e_p = Primitive("bessel_i1e", abstract_eval=ew._same_dtype_rule("bessel_i1e", "f"),
                          lower=ew._std_lower("chlo.bessel_i1e"), jvp=_i1e_jvp,
                          batch=_elementwise_batch)
+
+
+# ---- XLA's own lgamma, for samplers that must reproduce JAX's draws bit for bit ----
+# lax.lgamma is computed to a few ulp (lgamma_erfinv.py); JAX's random.poisson tests
+# acceptance with XLA's chlo.lgamma, whose last bits differ (1e-3 relative near 1 and 2 in
+# float32), which flips about 1 draw in 20000. Not public.
+
+def _xla_lgamma_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = xla_lgamma_p.bind(x)
+    if type(t) is ad_util.Zero:
+        return y, ad_util.zero_tangent(aval_of(y))
+    return y, ew.mul_p.bind(t, ew.digamma_p.bind(x))
+
+
+xla_lgamma_p = Primitive("xla_lgamma", abstract_eval=ew._same_dtype_rule("xla_lgamma", "f"),
+                         lower=ew._std_lower("chlo.lgamma"), jvp=_xla_lgamma_jvp,
+                         batch=_elementwise_batch)
+
+
+def xla_lgamma(x):
+    """log|Gamma(x)| by XLA's chlo.lgamma (JAX's bits; only absolutely accurate near 1, 2)."""
+    return xla_lgamma_p.bind(x)
 
 
 # ---- the lax functions ----

@@ -1,4 +1,5 @@
-"""``jax.nn.dot_product_attention`` (the XLA implementation) and the scaled-matmul names.
+"""``jax.nn.dot_product_attention`` (the XLA implementation); the scaled-matmul names are
+re-exported from ``scaled_matmul.py``.
 
 Shapes follow JAX's letters: B batch, T query length, S key/value length, N query heads,
 K key/value heads (N a multiple of K: grouped-query attention), H head size. Masked logits are
@@ -164,23 +165,9 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     return jnp.reshape(out, output_shape)
 
 
-def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=np.float32):
-    """Not implemented: JAX's block-scaled (microscaling) matmul."""
-    raise NotImplementedError("jax.nn.scaled_matmul (block-scaled MX/NVFP4 matmul) is not "
-                              "implemented in pyjax")
-
-
-def scaled_dot_general(lhs, rhs, dimension_numbers, preferred_element_type=np.float32,
-                       configs=None, implementation=None):
-    """Not implemented: JAX's block-scaled ``dot_general``."""
-    raise NotImplementedError("jax.nn.scaled_dot_general (block-scaled MX/NVFP4 dot_general) "
-                              "is not implemented in pyjax")
-
-
-def get_scaled_dot_general_config(mode, global_scale=None):
-    """Not implemented: the block-scale configurations of ``scaled_dot_general``."""
-    raise NotImplementedError("jax.nn.get_scaled_dot_general_config (block-scale configs for "
-                              "mxfp8/nvfp4) is not implemented in pyjax")
+from pyjax._src.nn.scaled_matmul import (  # noqa: E402
+    get_scaled_dot_general_config as get_scaled_dot_general_config,
+    scaled_dot_general as scaled_dot_general, scaled_matmul as scaled_matmul)
 
 
 __all__ = ["dot_product_attention", "scaled_matmul", "scaled_dot_general",

@@ -638,3 +638,13 @@ def boxcox1p(x, lmbda):
 from pyjax._src.nn.functions import (  # noqa: E402
     log_softmax as log_softmax, logsumexp as logsumexp, softmax as softmax)
 
+
+# ---- functions with their own modules ----
+from pyjax._src.scipy.special_misc import (  # noqa: E402
+    bessel_jn as bessel_jn, fresnel as fresnel, owens_t as owens_t, sph_harm_y as sph_harm_y,
+    wofz as wofz)
+
+__all__ += ["bessel_jn", "fresnel", "owens_t", "sph_harm_y", "wofz"]
+from pyjax._src.scipy.special_hypergeometric import hyp1f1 as hyp1f1, hyp2f1 as hyp2f1  # noqa
+
+__all__ += ["hyp1f1", "hyp2f1"]

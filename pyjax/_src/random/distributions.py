@@ -22,6 +22,7 @@ from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax import sorting as lax_sort
 from pyjax._src.lax.base import aval_of
+from pyjax._src.lax.special import xla_erf_inv
 from pyjax._src.numpy import creation as jcr
 from pyjax._src.numpy import indexing as jix
 from pyjax._src.numpy import linalg as jla
@@ -193,7 +194,7 @@ def normal_from_bits(bits, dtype):
     (-1, 1)."""
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
     u = uniform_from_bits(bits, dtype, lo, np.array(1.0, dtype))
-    return lax.mul(const(dtype, np.sqrt(2)), lax.erf_inv(u))
+    return lax.mul(const(dtype, np.sqrt(2)), xla_erf_inv(u))  # JAX's bits
 
 
 def uniform_core(kd, shape, dtype, minval=0.0, maxval=1.0):
@@ -510,7 +511,7 @@ def _truncated_normal_jit(kd, shape, dtype, lower, upper):
     a = lax.erf(lax.div(lower, sqrt2))
     b = lax.erf(lax.div(upper, sqrt2))
     u = uniform_core(kd, shape, dtype, a, b)
-    out = lax.mul(sqrt2, lax.erf_inv(u))
+    out = lax.mul(sqrt2, xla_erf_inv(u))  # JAX's bits
     # clamp into the open interval (lower, upper) against rounding
     lo = lax.nextafter(lower, shape_ops.full(aval_of(lower).shape, dtype.type(np.inf), dtype))
     hi = lax.nextafter(upper, shape_ops.full(aval_of(upper).shape, dtype.type(-np.inf), dtype))

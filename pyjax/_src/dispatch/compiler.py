@@ -15,6 +15,7 @@ from pyjax._src.core.config import config
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, cache_for, has_ordered_effects
 from pyjax._src.dispatch import cache
 from pyjax._src.interpreters import lowering
+from pyjax._src.runtime.compile_options import DEFAULT_OPTION_OVERRIDES
 
 # const-free ClosedJaxpr -> {donated_invars: executable}
 _calls: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -64,12 +65,37 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
     client = runtime.get_client()
     with profiling.span(f"compile {name}", "compile"):
-        exe = client.compile(text, in_types, out_types, num_replicas=num_replicas,
-                             num_partitions=num_partitions, device_assignment=device_assignment,
-                             env_option_overrides=option_overrides)
+        if (num_replicas == num_partitions == 1 and device_assignment is None
+                and _tiering_pays(client, text, option_overrides, jaxpr)):
+            exe = runtime.tiered.compile_tiered(client, text.encode(), in_types, out_types,
+                                                DEFAULT_OPTION_OVERRIDES)
+        else:
+            exe = client.compile(text, in_types, out_types, num_replicas=num_replicas,
+                                 num_partitions=num_partitions,
+                                 device_assignment=device_assignment,
+                                 env_option_overrides=option_overrides)
     if has_ordered_effects(jaxpr):  # ordered callbacks: each run ends before the next starts
         exe.synchronous = True
     return exe
+
+
+# Tiered compilation (runtime/tiered.py) pays where LLVM's optimisation dominates the compile:
+# programs with matrix products or convolutions and at least this many StableHLO operations
+# (measured in docs/first_call.md: an MLP's jit(grad) has ~90 and compiles ~3x faster at the
+# low level; elementwise chains gain nothing).
+TIERED_MIN_OPS = 40
+_TIER_WORTHY = ("stablehlo.dot_general", "stablehlo.convolution")
+
+
+def _tiering_pays(client, text, option_overrides, jaxpr):
+    """Whether to compile ``text`` in two tiers: on, on CPU, with pyjax's default XLA
+    options (a user's ``compiler_options`` are compiled as given), no ordered effects, and
+    a long compile expected."""
+    return (config.pyjax_tiered_compilation and client.platform == "cpu"
+            and (option_overrides is None or option_overrides == DEFAULT_OPTION_OVERRIDES)
+            and any(op in text for op in _TIER_WORTHY)
+            and text.count("stablehlo.") >= TIERED_MIN_OPS
+            and not has_ordered_effects(jaxpr))
 
 
 def compiled_call(closed: ClosedJaxpr, name, donated_invars=(), option_overrides=None):

@@ -268,12 +268,9 @@ class Client:
         if not disk_cache.enabled():
             return self._compile_loaded(code, options)
         key = disk_cache.key_of(self._api, code, options)
-        payload = disk_cache.load(key)
-        if payload is not None:
-            try:
-                return self._deserialize_loaded(payload)
-            except XlaRuntimeError as e:  # e.g. written by an incompatible build
-                disk_cache.discard(key, f"the plugin refused it ({e})")
+        owner = self._load_cached(key)
+        if owner is not None:
+            return owner
         start = time.perf_counter()
         owner = self._compile_loaded(code, options)
         seconds = time.perf_counter() - start
@@ -290,6 +287,17 @@ class Client:
             return owner
         disk_cache.store(key, payload, seconds)
         return owner
+
+    def _load_cached(self, key):
+        """The LoadedOwner of the persistent cache's entry ``key`` (``disk_cache.key_of``),
+        or None when there is none (or the plugin refused it)."""
+        payload = disk_cache.load(key)
+        if payload is not None:
+            try:
+                return self._deserialize_loaded(payload)
+            except XlaRuntimeError as e:  # e.g. written by an incompatible build
+                disk_cache.discard(key, f"the plugin refused it ({e})")
+        return None
 
     def _serialize_executable(self, exe_ptr):
         """PJRT_Executable_Serialize of a PJRT_Executable pointer, as bytes."""

@@ -1,0 +1,155 @@
+"""Tiered compilation: a program is compiled quickly at a low LLVM optimisation level and runs
+at once, while a background thread compiles it at the full level and swaps that build into the
+same ``Executable`` (``Executable.install``) when it is ready.
+
+Measured on the MLP ``jit(grad(loss))`` (docs/first_call.md): the low tier compiles about 3x
+faster and runs about 1.3x slower. The tiers are not bit-identical: LLVM at level 0 does not
+contract ``a * b + c`` into fused multiply-adds, so results may differ in the last bits (a few
+float32 ulps; tests/runtime/test_tiered.py checks the tolerance). dispatch/compiler.py decides
+which programs are tiered (only those whose full compile is long) and the flag
+``pyjax_tiered_compilation`` turns it off.
+
+Rules that keep it safe:
+
+* One worker thread, started on demand and ended when the queue is empty, compiles one
+  program at a time (the second core; PJRT compiles and executes concurrently, and ctypes
+  releases the GIL during the compile).
+* The worker holds only a weak reference to the executable between jobs: a program freed
+  before its turn is not compiled.
+* Only the full build reaches the persistent compilation cache: the low tier is compiled with
+  ``Client._compile_loaded`` (never stored); the full one with ``Client._compile_or_load``.
+  A full build already on disk is loaded instead of tiering.
+* At interpreter exit the queue is dropped and a compile in progress is awaited (atexit, run
+  before the client is closed), so no thread is inside the plugin while the process tears it
+  down.
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import contextlib
+import logging
+import threading
+import weakref
+
+from . import disk_cache
+from .compile_options import build_compile_options
+from .executable import Executable
+
+# What the low tier changes, over the program's own XLA options.
+LOW_TIER_OVERRIDES = {"xla_backend_optimization_level": 0}
+
+_log = logging.getLogger("pyjax")
+_cv = threading.Condition()
+_jobs: collections.deque = collections.deque()  # (weakref to Executable, client, code, options)
+_state = {"worker": None, "pending": 0, "closing": False, "held": 0}
+stats = {"low": 0, "installed": 0, "skipped": 0, "failed": 0, "loaded_full": 0}
+
+
+def compile_tiered(client, code, in_types, out_types, overrides):
+    """A portable single-device Executable of the MLIR ``code`` (bytes): the full build from
+    the persistent cache when it is there, else a low-tier build whose full build is queued.
+    ``overrides``: the program's XLA option overrides (the full tier's)."""
+    device = client._default_device
+    full = build_compile_options(1, 1, device_assignment=[device.id],
+                                 env_option_overrides=overrides)
+    portable = build_compile_options(1, 1, portable=True, env_option_overrides=overrides)
+    if disk_cache.enabled():
+        owner = client._load_cached(disk_cache.key_of(client._api, code, full))
+        if owner is not None:
+            stats["loaded_full"] += 1
+            return Executable(client, owner, in_types, out_types, portable=True,
+                              portable_source=(code, portable))
+    low = build_compile_options(1, 1, device_assignment=[device.id],
+                                env_option_overrides={**overrides, **LOW_TIER_OVERRIDES})
+    exe = Executable(client, client._compile_loaded(code, low), in_types, out_types,
+                     portable=True, portable_source=(code, portable))
+    stats["low"] += 1
+    exe.mark_low_tier()  # before the worker may install the full build
+    _submit(exe, client, code, full)  # (not at interpreter exit: it then stays low)
+    return exe
+
+
+def _submit(exe, client, code, options):
+    with _cv:
+        if _state["closing"]:
+            return False
+        _jobs.append((weakref.ref(exe), client, code, options))
+        _state["pending"] += 1
+        if _state["worker"] is None:
+            t = threading.Thread(target=_work, name="pyjax-tiered-compile", daemon=True)
+            _state["worker"] = t
+            t.start()
+    return True
+
+
+def _work():
+    while True:
+        with _cv:
+            _cv.wait_for(lambda: not _state["held"] or _state["closing"])
+            if not _jobs or _state["closing"]:
+                _state["pending"] -= len(_jobs)
+                _jobs.clear()
+                _state["worker"] = None
+                _cv.notify_all()
+                return
+            ref, client, code, options = _jobs.popleft()
+        try:
+            _upgrade(ref, client, code, options)
+        except BaseException as e:  # never let the thread die with an exception
+            stats["failed"] += 1
+            _log.warning("pyjax: the full-level compile of a program failed (%s); it keeps "
+                         "running its quickly compiled build", e)
+        finally:
+            with _cv:
+                _state["pending"] -= 1
+                _cv.notify_all()
+
+
+def _upgrade(ref, client, code, options):
+    if ref() is None or client._closed:  # freed before its turn
+        stats["skipped"] += 1
+        return
+    owner = client._compile_or_load(code, options)  # stores the full build on disk
+    exe = ref()
+    if exe is None or client._closed:
+        stats["skipped"] += 1
+        return  # the owner frees the build when collected
+    exe.install(owner)
+    stats["installed"] += 1
+
+
+def wait_for_upgrades(timeout=None):
+    """Blocks until every queued full-level compile has been installed (or skipped); returns
+    False if ``timeout`` seconds passed first."""
+    with _cv:
+        return _cv.wait_for(lambda: _state["pending"] == 0, timeout)
+
+
+@contextlib.contextmanager
+def hold():
+    """``with hold(): ...``: no full-level compile starts inside the block (tests use it to
+    run a program's low tier deterministically)."""
+    with _cv:
+        _state["held"] += 1
+    try:
+        yield
+    finally:
+        with _cv:
+            _state["held"] -= 1
+            _cv.notify_all()
+
+
+def pending():
+    """The number of programs waiting for (or in) their full-level compile."""
+    return _state["pending"]
+
+
+@atexit.register  # registered after client._shutdown, so it runs before it
+def _shutdown():
+    with _cv:
+        _state["closing"] = True
+        worker = _state["worker"]
+        _cv.notify_all()
+    if worker is not None:
+        worker.join()

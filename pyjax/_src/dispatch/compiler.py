@@ -22,6 +22,14 @@ _calls: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 cache.on_clear(_calls.clear)
 
 
+# (StableHLO text, compile settings, argument and result types) -> the live Executable: equal
+# programs (two jit wrappers of one function, a program retraced after its jitted function was
+# freed) share one executable while either is in use; the text names the function, so only
+# same-named programs can meet here.
+_by_module: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+cache.on_clear(_by_module.clear)
+
+
 _CACHE_FLAGS = ("jax_compilation_cache_dir", "jax_enable_compilation_cache",
                 "jax_persistent_cache_min_compile_time_secs",
                 "jax_persistent_cache_min_entry_size_bytes", "jax_compilation_cache_max_size")
@@ -51,7 +59,6 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
                   **lower_kw):
     """Lower and compile a Jaxpr whose ``@main`` takes constvars then invars.
     ``option_overrides``: XLA options (``runtime.compile_options.option_overrides``)."""
-    compile_count[0] += 1
     if config.jax_log_compiles:
         _log.warning("Compiling %s with global shapes and types %s.", name,
                      [a.str_short() for a in [v.aval for v in jaxpr.constvars] +
@@ -63,6 +70,15 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     in_types = [(a.dtype, a.shape) for a in
                 [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
+    key = (text, num_replicas, num_partitions,
+           None if device_assignment is None else
+           tuple(getattr(d, "id", d) for d in device_assignment),
+           None if option_overrides is None else tuple(sorted(option_overrides.items())),
+           tuple(in_types), tuple(out_types))
+    exe = _by_module.get(key)
+    if exe is not None:  # an equal program (another jit of the same function) is alive
+        return exe
+    compile_count[0] += 1
     client = runtime.get_client()
     with profiling.span(f"compile {name}", "compile"):
         if (num_replicas == num_partitions == 1 and device_assignment is None
@@ -76,6 +92,7 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
                                  env_option_overrides=option_overrides)
     if has_ordered_effects(jaxpr):  # ordered callbacks: each run ends before the next starts
         exe.synchronous = True
+    _by_module[key] = exe
     return exe
 
 

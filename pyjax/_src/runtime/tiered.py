@@ -29,6 +29,7 @@ import atexit
 import collections
 import contextlib
 import logging
+import os
 import threading
 import weakref
 
@@ -39,6 +40,8 @@ from .executable import Executable
 # What the low tier changes, over the program's own XLA options.
 LOW_TIER_OVERRIDES = {"xla_backend_optimization_level": 0}
 
+# The worker's nice value, relative to the process (measured in docs/first_call.md).
+WORKER_NICENESS = int(os.environ.get("PYJAX_TIER_NICE", "10"))
 _log = logging.getLogger("pyjax")
 _cv = threading.Condition()
 _jobs: collections.deque = collections.deque()  # (weakref to Executable, client, code, options)
@@ -84,6 +87,7 @@ def _submit(exe, client, code, options):
 
 
 def _work():
+    _lower_priority()
     while True:
         with _cv:
             _cv.wait_for(lambda: not _state["held"] or _state["closing"])
@@ -104,6 +108,18 @@ def _work():
             with _cv:
                 _state["pending"] -= 1
                 _cv.notify_all()
+
+
+def _lower_priority():
+    """Makes this thread yield the CPU to the program's own threads (Linux: a thread's nice
+    value is its own), so that the first runs of the low tier are not slowed down by the
+    compile that replaces it."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid,
+                       min(19, os.getpriority(os.PRIO_PROCESS, tid) + WORKER_NICENESS))
+    except (AttributeError, OSError):  # not Linux, or not allowed: normal priority
+        pass
 
 
 def _upgrade(ref, client, code, options):

@@ -319,10 +319,12 @@ class Client:
         self._api.call("Executable_DeserializeAndLoad", args)
         return owner
 
-    def _compile_loaded(self, code, options):
+    def _compile_loaded(self, code, options, counted=True):
         """PJRT_Client_Compile: MLIR bytes + CompileOptionsProto bytes -> a LoadedOwner
-        of the new PJRT_LoadedExecutable (take its pointer with ``LoadedOwner.take``)."""
-        xla_compile_count[0] += 1
+        of the new PJRT_LoadedExecutable (take its pointer with ``LoadedOwner.take``).
+        ``counted=False``: not a user's program (not in ``xla_compile_count``)."""
+        if counted:
+            xla_compile_count[0] += 1
         program = capi.Program(code=code, code_size=len(code), format=b"mlir",
                                format_size=4)
         args = capi.Client_Compile_Args(client=self._ptr, program=ctypes.pointer(program),

@@ -33,6 +33,8 @@ import os
 import threading
 import weakref
 
+import numpy as np
+
 from . import disk_cache
 from .compile_options import build_compile_options
 from .executable import Executable
@@ -41,7 +43,7 @@ from .executable import Executable
 LOW_TIER_OVERRIDES = {"xla_backend_optimization_level": 0}
 
 # The worker's nice value, relative to the process (measured in docs/first_call.md).
-WORKER_NICENESS = int(os.environ.get("PYJAX_TIER_NICE", "10"))
+WORKER_NICENESS = 10
 _log = logging.getLogger("pyjax")
 _cv = threading.Condition()
 _jobs: collections.deque = collections.deque()  # (weakref to Executable, client, code, options)
@@ -63,6 +65,7 @@ def compile_tiered(client, code, in_types, out_types, overrides):
             stats["loaded_full"] += 1
             return Executable(client, owner, in_types, out_types, portable=True,
                               portable_source=(code, portable))
+    _warm_up(client)  # on the other core, while this thread compiles
     low = build_compile_options(1, 1, device_assignment=[device.id],
                                 env_option_overrides={**overrides, **LOW_TIER_OVERRIDES})
     exe = Executable(client, client._compile_loaded(code, low), in_types, out_types,
@@ -71,6 +74,46 @@ def compile_tiered(client, code, in_types, out_types, overrides):
     exe.mark_low_tier()  # before the worker may install the full build
     _submit(exe, client, code, full)  # (not at interpreter exit: it then stays low)
     return exe
+
+
+# The first matrix product a process runs costs 50-350 ms more than the next ones (measured;
+# the plugin's one-time set-up of its matrix-product kernels and threads). A small product
+# run in the background while the first long program compiles takes that cost off its first
+# call. Compiled without the persistent cache and not counted as a user's compile.
+_WARM_UP_MODULE = b"""func.func public @main(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}"""
+_warmed: "weakref.WeakSet" = weakref.WeakSet()  # clients warmed up (or being)
+_warm_threads: list = []
+
+
+def _warm_up(client):
+    with _cv:
+        if client in _warmed or _state["closing"]:
+            return
+        _warmed.add(client)
+        t = threading.Thread(target=_run_warm_up, args=(client,), name="pyjax-warm-up",
+                             daemon=True)
+        _warm_threads.append(t)
+        t.start()
+
+
+def _run_warm_up(client):
+    try:
+        device = client._default_device
+        options = build_compile_options(1, 1, device_assignment=[device.id],
+                                        env_option_overrides=LOW_TIER_OVERRIDES)
+        exe = Executable(client, client._compile_loaded(_WARM_UP_MODULE, options, counted=False),
+                         None, None, portable=False)
+        a = client.buffer_from_pyval(np.ones((64, 64), np.float32), device)
+        exe.execute_unchecked([a])[0].block_until_ready()
+    except BaseException as e:  # only a missed speed-up
+        _log.debug("pyjax: the matrix-product warm-up failed: %s", e)
+    finally:
+        with _cv:
+            _warm_threads.remove(threading.current_thread())
+            _cv.notify_all()
 
 
 def _submit(exe, client, code, options):
@@ -136,10 +179,10 @@ def _upgrade(ref, client, code, options):
 
 
 def wait_for_upgrades(timeout=None):
-    """Blocks until every queued full-level compile has been installed (or skipped); returns
-    False if ``timeout`` seconds passed first."""
+    """Blocks until every queued full-level compile has been installed (or skipped) and the
+    warm-up has ended; returns False if ``timeout`` seconds passed first."""
     with _cv:
-        return _cv.wait_for(lambda: _state["pending"] == 0, timeout)
+        return _cv.wait_for(lambda: _state["pending"] == 0 and not _warm_threads, timeout)
 
 
 @contextlib.contextmanager
@@ -161,11 +204,25 @@ def pending():
     return _state["pending"]
 
 
+def _after_fork_in_child():
+    # The worker thread does not exist in a forked child: start from an empty state there.
+    global _cv
+    _cv = threading.Condition()
+    _jobs.clear()
+    _state.update(worker=None, pending=0, held=0)
+    _warm_threads.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 @atexit.register  # registered after client._shutdown, so it runs before it
 def _shutdown():
     with _cv:
         _state["closing"] = True
         worker = _state["worker"]
+        threads = [t for t in [worker] + _warm_threads if t is not None]
         _cv.notify_all()
-    if worker is not None:
-        worker.join()
+    for t in threads:
+        t.join()

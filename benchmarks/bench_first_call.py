@@ -3,8 +3,9 @@
 1. The first call of ``jit(grad(MLP loss))`` (784-512-512-10, batch 128) in a fresh process,
    the persistent compilation cache off on both sides: pyjax with tiered compilation (the
    default), pyjax without it, and JAX; pyjax's call split into trace, lower, compile and run;
-   JAX's split from its ahead-of-time API in a separate fresh process. Then the steady-state
-   step of each (pyjax's after the full build was swapped in).
+   JAX's split from its ahead-of-time API in a separate fresh process; and pyjax with a
+   persistent cache filled by an earlier process. Then the steady-state step of each
+   (pyjax's after the full build was swapped in).
 2. A 100-step SGD loop on the same MLP: its wall time against the sum of its step times
    (each step timed alone, blocking), with device-resident and with NumPy batches, and how
    long the loop's Python waits in one dispatch.
@@ -15,9 +16,11 @@ interleave the libraries and report min and median: the machine is shared, timin
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 
 JAX_PYTHON = "/tmp/jaxvenv/bin/python"
 
@@ -155,7 +158,8 @@ def child(lib, program, **env):
     python = JAX_PYTHON if lib == "jax" else sys.executable
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     e = dict(os.environ, BENCH_LIB=lib, PYTHONPATH=root, PYJAX_COMPILATION_CACHE="0",
-             JAX_ENABLE_COMPILATION_CACHE="0", TF_CPP_MIN_LOG_LEVEL="2", **env)
+             JAX_ENABLE_COMPILATION_CACHE="0", TF_CPP_MIN_LOG_LEVEL="2")
+    e.update(env)
     p = subprocess.run([python, "-c", program], env=e, capture_output=True, text=True,
                        timeout=600)
     if p.returncode:
@@ -170,15 +174,22 @@ def have_jax():
 
 
 def first_calls(repeats, jax_ok):
+    cache_dir = tempfile.mkdtemp(prefix="bench-first-call-")
+    warm = {"PYJAX_COMPILATION_CACHE": "1", "PYJAX_COMPILATION_CACHE_DIR": cache_dir}
+    child("pyjax", FIRST_CALL, **warm)  # fills the cache (it waits for the full build)
     modes = {"pyjax tiered": ("pyjax", {}),
-             "pyjax untiered": ("pyjax", {"PYJAX_TIERED_COMPILATION": "0"})}
+             "pyjax untiered": ("pyjax", {"PYJAX_TIERED_COMPILATION": "0"}),
+             "pyjax warm cache": ("pyjax", warm)}
     if jax_ok:
         modes["jax"] = ("jax", {})
         modes["jax (AOT stages)"] = ("jax", {"BENCH_AOT": "1"})
     runs = {m: [] for m in modes}
-    for _ in range(repeats):  # interleaved: each round runs every mode once
-        for m, (lib, env) in modes.items():
-            runs[m].append(child(lib, FIRST_CALL, **env))
+    try:
+        for _ in range(repeats):  # interleaved: each round runs every mode once
+            for m, (lib, env) in modes.items():
+                runs[m].append(child(lib, FIRST_CALL, **env))
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
     cols = ["first_call", "trace", "lower", "compile", "run", "steady_step",
             "low_tier_step", "upgrade_wait"]
     print(f"\nFirst call of jit(grad(MLP loss)), fresh process, cache off; ms, min / median "
@@ -191,7 +202,7 @@ def first_calls(repeats, jax_ok):
             cells.append(f"{min(v):8.1f}/{statistics.median(v):<8.1f}" if v else f"{'-':>17s}")
         print(f"{m:18s}" + "".join(cells))
     if jax_ok:
-        for m in ("pyjax tiered", "pyjax untiered"):
+        for m in ("pyjax tiered", "pyjax untiered", "pyjax warm cache"):
             mine = [r["first_call"] for r in runs[m]]
             theirs = [r["first_call"] for r in runs["jax"]]
             print(f"{m} / jax first call: min {min(mine) / min(theirs):.2f}, median "

@@ -584,6 +584,8 @@ def get_client(platform="cpu"):
                 raise RuntimeError(f"asked the XLA CPU plugin for {n} CPU devices "
                                    f"({CPU_DEVICES_ENV}), but it created {len(client.devices)}")
             _clients[platform] = client
+            from . import tiered
+            tiered.warm_up(client)  # the plugin's one-time set-up, off the first call
     return client
 
 

@@ -95,6 +95,8 @@ def test_low_and_full_tiers_agree(tier_everything):
             lows.append(f(*args))
             assert _entry(f).exe.tier == "low"
         assert tiered.pending() == len(cases)
+        with pytest.raises(RuntimeError, match="inside tiered.hold"):
+            tiered.wait_for_upgrades()  # would never return
     assert tiered.wait_for_upgrades(timeout=60)
     for (f, args), low in zip(cases, lows):
         assert _entry(f).exe.tier == "full"

@@ -3,6 +3,8 @@ executable pyjax runs is made by ``compile_jaxpr``. ``compiled_call`` keeps it p
 const-free ClosedJaxpr, so a Jaxpr that is both a jitted function's and a ``jit`` equation's
 run eagerly compiles once. That memo is weakly keyed rather than a bounded ``Cache``: its
 executables live exactly as long as the Jaxpr, which the jitted function's caches hold.
+Long-compiling programs are compiled in two tiers (``_tiering_pays``, runtime/tiered.py;
+docs/first_call.md).
 """
 from __future__ import annotations
 
@@ -22,9 +24,9 @@ _calls: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 cache.on_clear(_calls.clear)
 
 
-# (StableHLO text, compile settings, argument and result types) -> the live Executable: equal
-# programs (two jit wrappers of one function, a program retraced after its jitted function was
-# freed) share one executable while either is in use; the text names the function, so only
+# (StableHLO text, compile settings, argument and result types) -> the live Executable: distinct
+# jitted functions that lower to the same program (a lambda re-made on each call of its maker)
+# share one executable while one of them is in use; the text names the function, so only
 # same-named programs can meet here.
 _by_module: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 cache.on_clear(_by_module.clear)

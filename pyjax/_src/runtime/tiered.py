@@ -197,8 +197,12 @@ def _upgrade(ref, client, code, options):
 
 def wait_for_upgrades(timeout=None):
     """Blocks until every queued full-level compile has been installed (or skipped) and the
-    warm-up has ended; returns False if ``timeout`` seconds passed first."""
+    warm-up has ended; returns False if ``timeout`` seconds passed first. Inside ``hold()``
+    nothing can finish: that raises instead of waiting forever."""
     with _cv:
+        if _state["held"] and _state["pending"]:
+            raise RuntimeError("wait_for_upgrades() inside tiered.hold(): the upgrades it "
+                               "waits for cannot start until the hold ends")
         return _cv.wait_for(lambda: _state["pending"] == 0 and not _warm_threads, timeout)
 
 

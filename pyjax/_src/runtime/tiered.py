@@ -95,7 +95,8 @@ def compile_tiered(client, code, in_types, out_types, overrides):
 # first tiered program compiles) takes that cost off the first call. Compiled without the
 # persistent cache (~30 ms of the other core) and not counted as a user's compile.
 _WARM_UP_MODULE = b"""func.func public @main(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  %0 = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %0 = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0]
+      : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }"""
 _warmed: "weakref.WeakSet" = weakref.WeakSet()  # clients warmed up (or being)

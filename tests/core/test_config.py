@@ -330,7 +330,26 @@ def _explain_cache_misses(caplog):
     assert any("seen f32[2], now f32[3]" in r.getMessage() for r in caplog.records)
 
 
+def _tiered_compilation(monkeypatch):
+    """On, a long-compiling program starts on its low tier; off, it is compiled once at the
+    full level (tests/runtime/test_tiered.py tests the tiers themselves)."""
+    from pyjax._src.dispatch import compiler
+    from pyjax._src.runtime import tiered
+    monkeypatch.setattr(compiler, "TIERED_MIN_OPS", 0)
+    tiers = []
+    for on, k in ((True, 7.25), (False, 8.25)):
+        config.update("pyjax_tiered_compilation", on)
+        with tiered.hold():
+            f = pyjax.jit(lambda u, k=k: u @ u + k)
+            f(jnp.ones((2, 2)))
+            tiers.append(next(iter(f._cache.entries.values())).exe.tier)
+    config.update("pyjax_tiered_compilation", True)
+    assert tiered.wait_for_upgrades(timeout=60)
+    assert tiers == ["low", "full"]
+
+
 BEHAVIOUR = {
+    "pyjax_tiered_compilation": _tiered_compilation,
     "jax_threefry_partitionable": _threefry_partitionable,
     "jax_explain_cache_misses": _explain_cache_misses,
     "jax_debug_nans": _debug_nans_infs,

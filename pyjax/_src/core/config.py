@@ -404,6 +404,12 @@ _d("jax_compilation_cache_max_size",
    validator=lambda v: None if v >= -1 else _bad_max_size(v),
    help="Bytes the cache directory may hold before least recently used entries are "
         "evicted (-1: unbounded; pyjax's default 1 GiB).")
+# read by dispatch/compiler.py (runtime/tiered.py does the work; docs/first_call.md)
+_d("pyjax_tiered_compilation", bool_env("PYJAX_TIERED_COMPILATION", default=True), kind=bool,
+   help="Compile long-compiling programs at a low optimisation level first and swap in the "
+        "fully optimised build, compiled in a background thread, when it is ready (results "
+        "may differ in the last bits between the two; PYJAX_TIERED_COMPILATION=0 turns it "
+        "off).")
 del _d
 
 

@@ -3,6 +3,8 @@ executable pyjax runs is made by ``compile_jaxpr``. ``compiled_call`` keeps it p
 const-free ClosedJaxpr, so a Jaxpr that is both a jitted function's and a ``jit`` equation's
 run eagerly compiles once. That memo is weakly keyed rather than a bounded ``Cache``: its
 executables live exactly as long as the Jaxpr, which the jitted function's caches hold.
+Long-compiling programs are compiled in two tiers (``_tiering_pays``, runtime/tiered.py;
+docs/first_call.md).
 """
 from __future__ import annotations
 
@@ -15,10 +17,19 @@ from pyjax._src.core.config import config
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, cache_for, has_ordered_effects
 from pyjax._src.dispatch import cache
 from pyjax._src.interpreters import lowering
+from pyjax._src.runtime.compile_options import DEFAULT_OPTION_OVERRIDES
 
 # const-free ClosedJaxpr -> {donated_invars: executable}
 _calls: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 cache.on_clear(_calls.clear)
+
+
+# (StableHLO text, compile settings, argument and result types) -> the live Executable: distinct
+# jitted functions that lower to the same program (a lambda re-made on each call of its maker)
+# share one executable while one of them is in use; the text names the function, so only
+# same-named programs can meet here.
+_by_module: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+cache.on_clear(_by_module.clear)
 
 
 _CACHE_FLAGS = ("jax_compilation_cache_dir", "jax_enable_compilation_cache",
@@ -50,7 +61,6 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
                   **lower_kw):
     """Lower and compile a Jaxpr whose ``@main`` takes constvars then invars.
     ``option_overrides``: XLA options (``runtime.compile_options.option_overrides``)."""
-    compile_count[0] += 1
     if config.jax_log_compiles:
         _log.warning("Compiling %s with global shapes and types %s.", name,
                      [a.str_short() for a in [v.aval for v in jaxpr.constvars] +
@@ -65,13 +75,48 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     in_types = [(a.dtype, a.shape) for a in
                 [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
+    key = (text, num_replicas, num_partitions,
+           None if device_assignment is None else
+           tuple(getattr(d, "id", d) for d in device_assignment),
+           None if option_overrides is None else tuple(sorted(option_overrides.items())),
+           tuple(in_types), tuple(out_types))
+    exe = _by_module.get(key)
+    if exe is not None:  # an equal program (another jit of the same function) is alive
+        return exe
+    compile_count[0] += 1
     with profiling.span(f"compile {name}", "compile"):
-        exe = client.compile(text, in_types, out_types, num_replicas=num_replicas,
-                             num_partitions=num_partitions, device_assignment=device_assignment,
-                             env_option_overrides=option_overrides)
+        if (num_replicas == num_partitions == 1 and device_assignment is None
+                and _tiering_pays(client, text, option_overrides, jaxpr)):
+            exe = runtime.tiered.compile_tiered(client, text.encode(), in_types, out_types,
+                                                DEFAULT_OPTION_OVERRIDES)
+        else:
+            exe = client.compile(text, in_types, out_types, num_replicas=num_replicas,
+                                 num_partitions=num_partitions,
+                                 device_assignment=device_assignment,
+                                 env_option_overrides=option_overrides)
     if has_ordered_effects(jaxpr):  # ordered callbacks: each run ends before the next starts
         exe.synchronous = True
+    _by_module[key] = exe
     return exe
+
+
+# Tiered compilation (runtime/tiered.py) pays where LLVM's optimisation dominates the compile:
+# programs with matrix products or convolutions and at least this many StableHLO operations
+# (measured in docs/first_call.md: an MLP's jit(grad) has ~90 and compiles ~3x faster at the
+# low level; elementwise chains gain nothing).
+TIERED_MIN_OPS = 40
+_TIER_WORTHY = ("stablehlo.dot_general", "stablehlo.convolution")
+
+
+def _tiering_pays(client, text, option_overrides, jaxpr):
+    """Whether to compile ``text`` in two tiers: on, on CPU, with pyjax's default XLA
+    options (a user's ``compiler_options`` are compiled as given), no ordered effects, and
+    a long compile expected."""
+    return (config.pyjax_tiered_compilation and client.platform == "cpu"
+            and (option_overrides is None or option_overrides == DEFAULT_OPTION_OVERRIDES)
+            and any(op in text for op in _TIER_WORTHY)
+            and text.count("stablehlo.") >= TIERED_MIN_OPS
+            and not has_ordered_effects(jaxpr))
 
 
 def compiled_call(closed: ClosedJaxpr, name, donated_invars=(), option_overrides=None):

@@ -3,7 +3,7 @@
 This is the only part of pyjax that touches ctypes and the PJRT C API.
 """
 
-from . import disk_cache, ffi
+from . import disk_cache, ffi, tiered
 from .buffer import Buffer, aval_str, dtype_to_pjrt_type
 from .client import (Client, Device, backend_client, check_backend, cpu_device_count,
                      check_platforms, default_platform, get_client, set_cpu_device_count,

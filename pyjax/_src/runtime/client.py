@@ -274,12 +274,9 @@ class Client:
         if not disk_cache.enabled():
             return self._compile_loaded(code, options)
         key = disk_cache.key_of(self._api, code, options)
-        payload = disk_cache.load(key)
-        if payload is not None:
-            try:
-                return self._deserialize_loaded(payload)
-            except XlaRuntimeError as e:  # e.g. written by an incompatible build
-                disk_cache.discard(key, f"the plugin refused it ({e})")
+        owner = self._load_cached(key)
+        if owner is not None:
+            return owner
         start = time.perf_counter()
         owner = self._compile_loaded(code, options)
         seconds = time.perf_counter() - start
@@ -296,6 +293,17 @@ class Client:
             return owner
         disk_cache.store(key, payload, seconds)
         return owner
+
+    def _load_cached(self, key):
+        """The LoadedOwner of the persistent cache's entry ``key`` (``disk_cache.key_of``),
+        or None when there is none (or the plugin refused it)."""
+        payload = disk_cache.load(key)
+        if payload is not None:
+            try:
+                return self._deserialize_loaded(payload)
+            except XlaRuntimeError as e:  # e.g. written by an incompatible build
+                disk_cache.discard(key, f"the plugin refused it ({e})")
+        return None
 
     def _serialize_executable(self, exe_ptr):
         """PJRT_Executable_Serialize of a PJRT_Executable pointer, as bytes."""
@@ -317,10 +325,12 @@ class Client:
         self._api.call("Executable_DeserializeAndLoad", args)
         return owner
 
-    def _compile_loaded(self, code, options):
+    def _compile_loaded(self, code, options, counted=True):
         """PJRT_Client_Compile: MLIR bytes + CompileOptionsProto bytes -> a LoadedOwner
-        of the new PJRT_LoadedExecutable (take its pointer with ``LoadedOwner.take``)."""
-        xla_compile_count[0] += 1
+        of the new PJRT_LoadedExecutable (take its pointer with ``LoadedOwner.take``).
+        ``counted=False``: not a user's program (not in ``xla_compile_count``)."""
+        if counted:
+            xla_compile_count[0] += 1
         program = capi.Program(code=code, code_size=len(code), format=b"mlir",
                                format_size=4)
         args = capi.Client_Compile_Args(client=self._ptr, program=ctypes.pointer(program),
@@ -687,6 +697,8 @@ def get_client(platform=None):
         if client is None:
             client = _new_cpu_client() if platform == "cpu" else _new_cuda_client()
             _clients[platform] = client
+            from . import tiered
+            tiered.warm_up(client)  # the plugin's one-time set-up, off the first call
     return client
 
 

@@ -1,6 +1,7 @@
 """Compiled programs (``PJRT_LoadedExecutable``) and their execution."""
 
 import ctypes
+import threading
 from ctypes import addressof, byref, c_void_p
 
 import numpy as np
@@ -57,6 +58,11 @@ class Executable:
         self._api = api = client._api
         self._ptr = self._exe_ptr = self._portable_ptr = None  # _free() reads them on failure
         self._client = client
+        # Tiered compilation (runtime/tiered.py): "full", or "low" until ``install`` swaps
+        # in the fully optimised build. ``_retired`` keeps the replaced builds alive until
+        # this object is freed: executions launched with them may still be running.
+        self.tier = "full"
+        self._retired = []
         if type(loaded_ptr) is not int:  # a LoadedOwner: take the pointer over
             owner = loaded_ptr
             self._ptr = getattr(owner.args, owner.field)  # these two statements run no
@@ -162,11 +168,21 @@ class Executable:
             *[addressof(argv) + 8 * num_args * i for i in range(num_devices)])
         out_lists = (c_void_p * num_devices)(
             *[addressof(outv) + 8 * self.num_outputs * i for i in range(num_devices)])
-        args = capi.LoadedExecutable_Execute_Args(
-            executable=self._ptr if loaded_ptr is None else loaded_ptr,
-            options=self._options_ptr, argument_lists=addressof(arg_lists),
-            num_devices=num_devices, num_args=num_args, output_lists=addressof(out_lists))
+        if loaded_ptr is None and self.tier != "full":
+            with self._tier_lock:  # not interleaved with ``install``'s swap
+                args = self._execute_args(self._ptr, num_devices, num_args, argv, arg_lists,
+                                          out_lists)
+                self._tier_structs.append(args)  # ``install`` repoints it
+        else:
+            args = self._execute_args(self._ptr if loaded_ptr is None else loaded_ptr,
+                                      num_devices, num_args, argv, arg_lists, out_lists)
         return args, byref(args), argv, outv, (arg_lists, out_lists)
+
+    def _execute_args(self, loaded_ptr, num_devices, num_args, argv, arg_lists, out_lists):
+        return capi.LoadedExecutable_Execute_Args(
+            executable=loaded_ptr, options=self._options_ptr,
+            argument_lists=addressof(arg_lists), num_devices=num_devices, num_args=num_args,
+            output_lists=addressof(out_lists))
 
     def _new_pool_structs(self):
         scratch = self._new_execute_structs(1, self._num_args)
@@ -185,6 +201,38 @@ class Executable:
                 setattr(owner.args, owner.field, None)                # runs in between
             ptr = self._portable_ptr  # else the owner frees the duplicate when collected
         return ptr
+
+    # --- tiers (runtime/tiered.py) ----------------------------------------------------
+    def mark_low_tier(self):
+        """Marks this as a quickly compiled build that ``install`` will replace; from now
+        on every prepared argument struct naming it is recorded so that it can be
+        repointed."""
+        self._tier_lock = threading.Lock()
+        self._tier_structs = [scratch[0] for scratch in self._pool]
+        self.tier = "low"
+
+    def install(self, loaded):
+        """Swaps in another build of the same program (a LoadedOwner or pointer of the same
+        signature) for all later executions; the replaced build stays alive until this
+        object is freed. Safe while other threads execute: a prepared struct in use keeps
+        whichever build it names at the moment Execute reads it, and both are alive."""
+        if type(loaded) is not int:
+            loaded = loaded.take()
+        api = self._api
+        try:
+            exe_ptr = api.call(
+                "LoadedExecutable_GetExecutable",
+                capi.LoadedExecutable_GetExecutable_Args(loaded_executable=loaded)).executable
+        except BaseException:
+            self._client._destroy_loaded(loaded)
+            raise
+        with self._tier_lock:
+            self._retired.append((self._ptr, self._exe_ptr))
+            self._ptr, self._exe_ptr = loaded, exe_ptr
+            for args in self._tier_structs:
+                args.executable = loaded  # a pointer store, atomic under the GIL
+            self._tier_structs = []
+            self.tier = "full"
 
     # --- execution -------------------------------------------------------------------
     def execute(self, args, device=None):
@@ -481,6 +529,12 @@ class Executable:
 
     def _free(self):
         api = self._api
+        retired, self._retired = getattr(self, "_retired", []), []
+        for loaded, exe in retired:
+            if exe:
+                self._client._destroy_executable(exe)
+            if loaded:
+                self._client._destroy_loaded(loaded)
         other, self._portable_ptr = self._portable_ptr, None
         if other and other != self._ptr:
             err = api.LoadedExecutable_Destroy(

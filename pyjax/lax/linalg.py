@@ -3,3 +3,4 @@ from pyjax._src.lax.linalg import (  # noqa: F401
     cholesky, cholesky_p, eigh, eigh_p, geqrf, geqrf_p, householder_product,
     householder_product_p, lu, lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p, qr,
     qr_p, svd, svd_p, symmetrize, triangular_solve, triangular_solve_p)
+from pyjax._src.lax.linalg import eig, eig_p  # noqa: F401

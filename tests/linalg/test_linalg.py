@@ -312,8 +312,10 @@ def test_bad_input_raises_clear_errors():
         jnp.linalg.solve(np.eye(3), np.ones(4))
     with pytest.raises(TypeError, match="floating or complex"):
         ll.cholesky(np.eye(2, dtype=np.int32), symmetrize_input=False)
-    with pytest.raises(NotImplementedError, match="eig"):
-        jnp.linalg.eig(np.eye(2))
+    with pytest.raises(ValueError, match="square"):
+        jnp.linalg.eig(np.ones((2, 3)))
+    with pytest.raises(NotImplementedError, match="enable_eigvec_derivs"):
+        ll.eig(np.eye(2, dtype=np.float32), enable_eigvec_derivs=True)
     with pytest.raises(NotImplementedError, match="pivoting"):
         ll.qr(np.eye(2, dtype=np.float32), pivoting=True)
     with pytest.raises(ValueError, match="subset_by_index"):

@@ -5,6 +5,10 @@ to the front. How each is computed (measured in docs/linalg.md):
 
 * ``cholesky``: StableHLO's own op (the plugin expands it); on CPU, matrices from 32 x 32 up
   go to NumPy's LAPACK as a host kernel over the FFI (``base.host_call``).
+* ``lu``, ``triangular_solve``, ``qr`` (from ``HOST_MIN`` rows/columns), ``eigh``, ``svd``
+  (from ``HOST_MIN_SPECTRAL``) and ``eig`` (``linalg_eig.py``) on CPU: LAPACK as host
+  kernels (``linalg_host.py``), like ``cholesky``. Below those sizes, and on other
+  platforms, the XLA paths that follow.
 * ``triangular_solve``: StableHLO's own op, which the CPU plugin expands.
 * ``geqrf`` / ``householder_product``: the plugin's ``Qr`` and
   ``ProductOfElementaryHouseholderReflectors`` custom calls; ``qr`` is built from them.
@@ -15,6 +19,8 @@ to the front. How each is computed (measured in docs/linalg.md):
   as the symmetric eigensolver, unlike ``eigh(a^H a)`` which squares the condition number.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -29,12 +35,13 @@ from pyjax._src.lax import reductions as red
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax.ad_util import instantiate, zero_tangent
 from pyjax._src.lax import base
+from pyjax._src.lax import linalg_host
 from pyjax._src.lax.base import aval_of
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
            "householder_product", "eigh", "svd", "geqrf", "cholesky_p", "triangular_solve_p",
            "lu_p", "lu_pivots_to_permutation_p", "qr_p", "geqrf_p", "householder_product_p",
-           "eigh_p", "svd_p"]
+           "eigh_p", "svd_p", "eig", "eig_p"]
 
 _I32 = np.dtype(np.int32)
 
@@ -149,6 +156,27 @@ def _leading_batch(prim, nresults=None):
 
 def _set_batch(prim):
     prim.def_rule("batch", _leading_batch(prim))
+
+
+# From this many rows/columns on (min(m, n)), a CPU program computes lu, triangular_solve and
+# qr with LAPACK on the host (linalg_host.py): measured in docs/linalg.md. Below it,
+# and for batches of small matrices, the XLA paths are as fast and avoid a host round trip.
+HOST_MIN = 32
+# eigh and svd: the XLA paths (Jacobi; eigh of twice the size for svd) lose from 8 x 8 on.
+HOST_MIN_SPECTRAL = 8
+
+
+def _on_host(ctx, size, minimum=None):
+    return ctx.platform == "cpu" and size >= (HOST_MIN if minimum is None else minimum)
+
+
+def _host_kernel(ctx, kernel, operands, **params):
+    """Lower to the host kernel ``linalg_host.<kernel>(*operands, **params)`` (a list of
+    arrays, one per result of the primitive)."""
+    fn = getattr(linalg_host, kernel)
+    return base.host_call(ctx, functools.partial(fn, **params) if params else fn,
+                          list(operands), list(ctx.avals_out), side_effect=False,
+                          key=("lax.linalg", kernel, tuple(sorted(params.items()))))
 
 
 def _custom_call(ctx, target, operands, out_avals, backend_config=""):
@@ -286,6 +314,10 @@ def _ts_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_
 
 
 def _ts_lower(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    if _on_host(ctx, a.aval.shape[-1]):
+        return _host_kernel(ctx, "triangular_solve", [a, b], left_side=left_side, lower=lower,
+                            transpose_a=transpose_a, conjugate_a=conjugate_a,
+                            unit_diagonal=unit_diagonal)[0]
     if conjugate_a and not transpose_a and dtypes.is_complex(a.aval.dtype):
         a = ctx.lower_fun(ew.conj, [a])
     kind = ("ADJOINT" if conjugate_a and dtypes.is_complex(a.aval.dtype) else "TRANSPOSE") \
@@ -362,3 +394,4 @@ from pyjax._src.lax import linalg_factor as _factor  # noqa: E402  (lu, qr, eigh
 from pyjax._src.lax.linalg_factor import (  # noqa: E402,F401
     lu, lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p, qr, qr_p, geqrf, geqrf_p,
     householder_product, householder_product_p, eigh, eigh_p, svd, svd_p)
+from pyjax._src.lax.linalg_eig import eig, eig_p  # noqa: E402,F401

@@ -677,7 +677,9 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index):
 
 
 def _svd_lower(ctx, a, **params):
-    if L._on_host(ctx, min(a.aval.shape[-2:]), L.HOST_MIN_SPECTRAL):
+    # every non-empty size: the Jordan-Wielandt path would mix LAPACK's eigh (from
+    # HOST_MIN_SPECTRAL) whose eigenvector signs jump under perturbation, and it is slower
+    if L._on_host(ctx, min(a.aval.shape[-2:]), 1):
         return L._host_kernel(ctx, "svd", [a], **params)
     return ctx.lower_fun(_svd_impl, [a], params, multiple_results=True)
 

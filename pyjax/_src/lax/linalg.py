@@ -3,12 +3,11 @@
 Every primitive takes leading batch dimensions, so its batching rule only moves the mapped axis
 to the front. How each is computed (measured in docs/linalg.md):
 
-* ``cholesky``: StableHLO's own op (the plugin expands it); on CPU, matrices from 32 x 32 up
-  go to NumPy's LAPACK as a host kernel over the FFI (``base.host_call``).
-* ``lu``, ``triangular_solve``, ``qr`` (from ``HOST_MIN`` rows/columns), ``eigh``, ``svd``
-  (from ``HOST_MIN_SPECTRAL``) and ``eig`` (``linalg_eig.py``) on CPU: LAPACK as host
-  kernels (``linalg_host.py``), like ``cholesky``. Below those sizes, and on other
-  platforms, the XLA paths that follow.
+* On CPU, ``cholesky``, ``lu``, ``triangular_solve``, ``qr`` (from ``HOST_MIN`` rows and
+  columns), ``eigh`` (from ``HOST_MIN_SPECTRAL``), ``svd`` and ``eig`` (``linalg_eig.py``):
+  LAPACK as host kernels over the FFI (``linalg_host.py``, ``base.host_call``). Below those
+  sizes, and on other platforms, the XLA paths that follow.
+* ``cholesky``: StableHLO's own op (the plugin expands it).
 * ``triangular_solve``: StableHLO's own op, which the CPU plugin expands.
 * ``geqrf`` / ``householder_product``: the plugin's ``Qr`` and
   ``ProductOfElementaryHouseholderReflectors`` custom calls; ``qr`` is built from them.
@@ -214,37 +213,16 @@ def _cholesky_abstract_eval(a):
     return ShapedArray(a.shape, a.dtype)
 
 
-# From this size on, a CPU program factors through NumPy's LAPACK (a host kernel over the
-# FFI) instead of XLA's Cholesky expansion: measured 128²: 5.5 ms -> 0.2 ms, 512²: 27 -> 7 ms;
-# below it (and for large batches of small matrices) the expansion is as fast or faster.
-HOST_CHOLESKY_MIN = 32
-
-
-def _numpy_cholesky(a):
-    """LAPACK's Cholesky of every matrix of ``a``; a failed factorization (not positive
-    definite, non-finite input) gives NaNs for that matrix, as JAX."""
-    out = np.full(a.shape, np.nan, a.dtype)
-    if a.dtype.kind == "f" and a.dtype.itemsize < 4:  # LAPACK has no float16/bfloat16
-        a = a.astype(np.float32)
-    flat_a = a.reshape((-1,) + a.shape[-2:])
-    flat = out.reshape(flat_a.shape)
-    try:
-        flat[...] = np.linalg.cholesky(flat_a)
-    except np.linalg.LinAlgError:
-        for i, m in enumerate(flat_a):
-            try:
-                flat[i] = np.linalg.cholesky(m)
-            except np.linalg.LinAlgError:
-                pass
-    bad = ~np.isfinite(flat).all(axis=(-2, -1))
-    flat[bad] = np.nan
-    return [out]
+# From this size on, a CPU program factors with LAPACK (``linalg_host.cholesky``, a host
+# kernel over the FFI) instead of XLA's Cholesky expansion: measured 128²: 5.5 ms -> 0.2 ms,
+# 512²: 27 -> 7 ms; below it (and for large batches of small matrices) the expansion is as
+# fast or faster.
+HOST_CHOLESKY_MIN = HOST_MIN
 
 
 def _cholesky_lower(ctx, a):
     if ctx.platform == "cpu" and a.aval.shape[-1] >= HOST_CHOLESKY_MIN:
-        return base.host_call(ctx, _numpy_cholesky, [a], [ctx.avals_out[0]],
-                              side_effect=False)[0]
+        return _host_kernel(ctx, "cholesky", [a])[0]
     l = ctx.op("stablehlo.cholesky", [a], ctx.avals_out[0], attrs={"lower": "true"})
 
     def clean(l):

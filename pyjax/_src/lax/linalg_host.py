@@ -60,6 +60,32 @@ def _finite(flat):
     return np.isfinite(flat).all(axis=(-2, -1))
 
 
+# ---- Cholesky ----
+
+def cholesky(a):
+    """LAPACK's lower Cholesky factor (``potrf``) of every matrix of ``a``; a failed
+    factorization (not positive definite, non-finite input) gives NaNs for that matrix, as
+    JAX."""
+    flat = _flat(a)
+    out = np.full(flat.shape, np.nan, flat.dtype)
+    if _one_by_one(flat.shape[-1]):
+        for i, x in enumerate(flat):
+            c, info = _lapack.get_lapack_funcs("potrf", (x,))(x, lower=1, clean=1)
+            if info == 0:
+                out[i] = c
+    else:
+        try:
+            out[...] = np.linalg.cholesky(flat)
+        except np.linalg.LinAlgError:
+            for i, m in enumerate(flat):
+                try:
+                    out[i] = np.linalg.cholesky(m)
+                except np.linalg.LinAlgError:
+                    pass
+    out[~_finite(out)] = np.nan
+    return [out.reshape(a.shape).astype(a.dtype, copy=False)]
+
+
 # ---- LU with partial pivoting ----
 
 LU_PANEL = 32  # columns per panel of the NumPy fallback (its inner loop is one column)

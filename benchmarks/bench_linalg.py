@@ -70,6 +70,7 @@ def run_numpy():
         if name.startswith("cholesky"):
             f = lambda x: scipy.linalg.cholesky(x, lower=True)  # noqa: E731
         out[name] = ms(lambda: f(*args))
+        print(f"numpy {name}: {out[name]:.2f} ms", file=sys.stderr, flush=True)
     return out
 
 
@@ -84,6 +85,8 @@ def run_jaxlike(mod_name):
         jax.block_until_ready(jf(*dev))
         first[name] = (time.perf_counter() - t) * 1e3
         out[name] = ms(lambda: jax.block_until_ready(jf(*dev)))
+        print(f"{mod_name} {name}: {out[name]:.2f} ms (first {first[name]:.0f})",
+              file=sys.stderr, flush=True)
     return out, first
 
 
@@ -93,7 +96,7 @@ def run_jax_subprocess():
     cmd = [JAX_PYTHON, os.path.abspath(__file__), "--worker-jax"] + (["--quick"] if QUICK
                                                                       else [])
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=1800,
+        res = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=1800,
                              env=dict(os.environ, JAX_PLATFORMS="cpu"))
         got = json.loads(res.stdout.strip().splitlines()[-1])
         return got["steady"], got["first"]

@@ -254,9 +254,8 @@ def slogdet(a, *, method=None):
 
 def _lu_solve(lu, perm, b):
     """``a^-1 @ b`` for ``b`` of shape (..., n, m) from ``a``'s LU factors."""
-    n = lu.shape[-1]
-    pmat = uf.equal(perm[..., :, None], jc.arange(n, dtype=np.int32)).astype(lu.dtype)
-    x = jp.matmul(pmat, b)
+    # b[perm]: a gather (a permutation matrix product costs n^2 m, as much as inv itself)
+    x = take_along_axis(b, js.broadcast_to(perm[..., :, None], b.shape), axis=-2)
     x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
     return lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
 

@@ -390,7 +390,7 @@ def test_internal_factorizations_are_not_differentiable():
 
 
 def test_cholesky_through_host_lapack_on_cpu():
-    """From HOST_CHOLESKY_MIN up, the CPU program factors through NumPy's LAPACK (a host
+    """From HOST_CHOLESKY_MIN up, the CPU program factors through LAPACK (a host
     kernel): values, a non-SPD member of a batch becoming NaN alone, grads, jit and vmap."""
     from pyjax._src.lax import linalg as lax_linalg
     n = lax_linalg.HOST_CHOLESKY_MIN + 8

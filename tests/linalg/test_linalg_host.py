@@ -115,6 +115,18 @@ def assert_same_values(x, y, tol):
     assert d.min(-1).max() < tol * scale and d.min(-2).max() < tol * scale
 
 
+def test_cholesky_kernel(kernel_path):
+    m = RNG.normal(size=(3, N, N)) + 1j * RNG.normal(size=(3, N, N))
+    spd = m @ np.swapaxes(m, -1, -2).conj() + N * np.eye(N)
+    spd[1] = -np.eye(N)  # not positive definite: NaNs for it alone
+    for a in (spd, spd.real.astype(np.float32)):
+        low = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2).conj()  # only the lower is read
+        got, = host.cholesky(np.tril(a))
+        assert np.isnan(got[1]).all() and np.all(np.triu(got[[0, 2]], 1) == 0)
+        want = np.linalg.cholesky(low[[0, 2]].astype(np.complex128))
+        assert rel_err(got[[0, 2]], want) < (1e-12 if a.dtype == np.complex128 else 1e-5)
+
+
 def _check_eig(a, w, vl, vr, tol):
     """Right/left eigen-relations, eigenvalues as NumPy's, LAPACK's normalisation."""
     a = a.astype(np.complex128)

@@ -169,12 +169,13 @@ def _on_host(ctx, size, minimum=None):
     return ctx.platform == "cpu" and size >= (HOST_MIN if minimum is None else minimum)
 
 
-def _host_kernel(ctx, kernel, operands, **params):
+def _host_kernel(ctx, kernel, operands, out_avals=None, **params):
     """Lower to the host kernel ``linalg_host.<kernel>(*operands, **params)`` (a list of
-    arrays, one per result of the primitive)."""
+    arrays, one per result of the primitive, or of ``out_avals``)."""
     fn = getattr(linalg_host, kernel)
+    out_avals = ctx.avals_out if out_avals is None else out_avals
     return base.host_call(ctx, functools.partial(fn, **params) if params else fn,
-                          list(operands), list(ctx.avals_out), side_effect=False,
+                          list(operands), list(out_avals), side_effect=False,
                           key=("lax.linalg", kernel, tuple(sorted(params.items()))))
 
 

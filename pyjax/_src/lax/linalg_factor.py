@@ -107,7 +107,12 @@ def _lu_lower(ctx, a):
     *batch, m, n = a.aval.shape
     k = min(m, n)
     if L._on_host(ctx, k):
-        return L._host_kernel(ctx, "lu", [a])
+        # LAPACK's column-major layout by XLA's transposes (faster than NumPy's strided copy)
+        lu_aval, piv_aval, perm_aval = ctx.avals_out
+        t_aval = lu_aval.update(shape=tuple(batch) + (n, m))
+        lu_t, piv, perm = L._host_kernel(ctx, "lu_transposed", [ctx.lower_fun(L._T, [a])],
+                                         out_avals=[t_aval, piv_aval, perm_aval])
+        return [ctx.lower_fun(L._T, [lu_t]), piv, perm]
     if k > LU_BLOCK:
         return ctx.lower_fun(_lu_blocked, [a], multiple_results=True)
     if k == 0:  # an empty matrix: nothing to factor (the loop body could not even be traced)

@@ -3,6 +3,10 @@ JAX when installed (skipped otherwise).
 
     python benchmarks/bench_linalg.py [--quick] [--jax PATH_TO_PYTHON]
 
+(From a git worktree, put it first on the path: ``PYTHONPATH=. python benchmarks/...``,
+or Python imports the installed checkout's pyjax. docs/linalg.md's numbers were taken with
+``OPENBLAS_NUM_THREADS=1 PYJAX_COMPILATION_CACHE=0``.)
+
 * solve (8 right-hand sides), inv, det, qr, eigh, svd of n x n float32 matrices,
   n = 64, 256, 512 (``--quick``: 64, 128), cholesky and eig at the middle size;
 * a vmapped solve of 10,000 3x3 systems (NumPy: its batched ``np.linalg.solve``).

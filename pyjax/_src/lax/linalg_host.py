@@ -57,6 +57,11 @@ def _flat(a):
     return np.ascontiguousarray(a.reshape((-1,) + a.shape[-2:]), _compute_dtype(a.dtype))
 
 
+def _nan(dtype):
+    """NaN of ``dtype``: ``nan+nanj`` for complex results (a failed matrix is all NaN)."""
+    return complex(np.nan, np.nan) if np.dtype(dtype).kind == "c" else np.nan
+
+
 def _finite(flat):
     return np.isfinite(flat).all(axis=(-2, -1))
 
@@ -68,7 +73,7 @@ def cholesky(a):
     factorization (not positive definite, non-finite input) gives NaNs for that matrix, as
     JAX."""
     flat = _flat(a)
-    out = np.full(flat.shape, np.nan, flat.dtype)
+    out = np.full(flat.shape, _nan(flat.dtype), flat.dtype)
     if _one_by_one(flat.shape[-1]):
         for i, x in enumerate(flat):
             # column-major view of a^T (no copy): its upper triangle holds a's lower one,
@@ -85,7 +90,7 @@ def cholesky(a):
                     out[i] = np.linalg.cholesky(m)
                 except np.linalg.LinAlgError:
                     pass
-    out[~_finite(out)] = np.nan
+    out[~_finite(out)] = _nan(out.dtype)
     return [out.reshape(a.shape).astype(a.dtype, copy=False)]
 
 
@@ -260,7 +265,7 @@ def eigh(a, *, lower, subset_by_index):
     n = flat.shape[-1]
     lo, hi = subset_by_index or (0, n)
     real = np.dtype(flat.dtype.char.lower()) if flat.dtype.kind == "c" else flat.dtype
-    v = np.full(flat.shape, np.nan, flat.dtype)
+    v = np.full(flat.shape, _nan(flat.dtype), flat.dtype)
     w = np.full(flat.shape[:-1], np.nan, real)
     ok = _finite(flat)
     if _one_by_one(n):
@@ -290,8 +295,8 @@ def svd(a, *, full_matrices, compute_uv, subset_by_index):
     lo, hi = subset_by_index or (0, k)
     ku, kv = (m, n) if full_matrices else (k, k)
     s = np.full((b, k), np.nan, _real_dtype(flat.dtype))
-    u = np.full((b, m, ku), np.nan, flat.dtype)
-    vh = np.full((b, kv, n), np.nan, flat.dtype)
+    u = np.full((b, m, ku), _nan(flat.dtype), flat.dtype)
+    vh = np.full((b, kv, n), _nan(flat.dtype), flat.dtype)
     ok = np.flatnonzero(_finite(flat))
     if not _one_by_one(k) and ok.size:
         try:  # all at once; one by one if one matrix fails
@@ -339,9 +344,9 @@ def eig(a, *, compute_left_eigenvectors, compute_right_eigenvectors):
     flat = _flat(a)
     b, n, _ = flat.shape
     cdt = _complex_dtype(a.dtype)
-    w = np.full((b, n), np.nan, cdt)
-    vl = np.full((b, n, n), np.nan, cdt)
-    vr = np.full((b, n, n), np.nan, cdt)
+    w = np.full((b, n), _nan(cdt), cdt)
+    vl = np.full((b, n, n), _nan(cdt), cdt)
+    vr = np.full((b, n, n), _nan(cdt), cdt)
     for i in np.flatnonzero(_finite(flat)):
         try:
             if _use_scipy:
@@ -352,7 +357,7 @@ def eig(a, *, compute_left_eigenvectors, compute_right_eigenvectors):
                 if compute_left_eigenvectors:
                     vl[i] = _left_from_right(vr[i])
         except np.linalg.LinAlgError:
-            w[i] = vl[i] = vr[i] = np.nan
+            w[i] = vl[i] = vr[i] = _nan(cdt)
     out = [w.reshape(a.shape[:-1])]
     if compute_left_eigenvectors:
         out.append(vl.reshape(a.shape).astype(cdt, copy=False))

@@ -1,72 +1,86 @@
 """Linear algebra benchmarks (run by hand), jitted, side by side with NumPy/SciPy (LAPACK) and
-JAX / PyTorch when installed (skipped otherwise).
+JAX when installed (skipped otherwise).
 
-    python benchmarks/bench_linalg.py [--quick]
+    python benchmarks/bench_linalg.py [--quick] [--jax PATH_TO_PYTHON]
 
-* solve, cholesky, qr, inv, det of a 512x512 float32 matrix;
-* eigh and svd of a 256x256 float32 matrix;
+(From a git worktree, put it first on the path: ``PYTHONPATH=. python benchmarks/...``,
+or Python imports the installed checkout's pyjax. docs/linalg.md's numbers were taken with
+``OPENBLAS_NUM_THREADS=1 PYJAX_COMPILATION_CACHE=0``.)
+
+* solve (8 right-hand sides), inv, det, qr, eigh, svd of n x n float32 matrices,
+  n = 64, 256, 512 (``--quick``: 64, 128), cholesky and eig at the middle size;
 * a vmapped solve of 10,000 3x3 systems (NumPy: its batched ``np.linalg.solve``).
 
-Milliseconds per call (median after a warm-up call that compiles); the first-call column for
-pyjax is trace + compile + run. docs/linalg.md records the numbers and what each primitive
-is computed with.
+Milliseconds per call: the median after a warm-up call, and for pyjax and JAX the first call
+(trace + compile + run). JAX runs in a subprocess with the interpreter given by ``--jax``
+(default ``/tmp/jaxvenv/bin/python`` when it exists): pyjax never imports jax. docs/linalg.md
+records the numbers and what each primitive is computed with.
 """
+import json
+import os
+import subprocess
 import sys
 import time
 
 import numpy as np
-import scipy.linalg
-from timing import ms, print_table
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import ms, print_table  # noqa: E402
 
 QUICK = "--quick" in sys.argv
-N_BIG = 128 if QUICK else 512
-N_EIG = 64 if QUICK else 256
+SIZES = (64, 128) if QUICK else (64, 256, 512)
 N_SYS = 1000 if QUICK else 10000
+JAX_PYTHON = (sys.argv[sys.argv.index("--jax") + 1] if "--jax" in sys.argv
+              else "/tmp/jaxvenv/bin/python")
 
 
-def inputs():
+def inputs(n):
     rng = np.random.default_rng(0)
-    a = (rng.normal(size=(N_BIG, N_BIG)) / np.sqrt(N_BIG)).astype(np.float32)  # det ~ 1
-    spd = (a @ a.T + np.eye(N_BIG)).astype(np.float32)
-    b = rng.normal(size=(N_BIG, 8)).astype(np.float32)
-    e = rng.normal(size=(N_EIG, N_EIG)).astype(np.float32)
-    sym = (e + e.T).astype(np.float32)
-    sa = rng.normal(size=(N_SYS, 3, 3)).astype(np.float32) + 3 * np.eye(3, dtype=np.float32)
-    sb = rng.normal(size=(N_SYS, 3)).astype(np.float32)
-    return a, spd, b, e, sym, sa, sb
+    a = (rng.normal(size=(n, n)) / np.sqrt(n)).astype(np.float32)
+    spd = (a @ a.T + np.eye(n)).astype(np.float32)
+    b = rng.normal(size=(n, 8)).astype(np.float32)
+    return a, spd, b, (a + a.T).astype(np.float32)
 
 
 def cases(jnp, vmap=None):
-    a, spd, b, e, sym, sa, sb = inputs()
+    out = {}
+    for n in SIZES:
+        a, spd, b, sym = inputs(n)
+        out.update({
+            f"solve {n}² (8 rhs)": (jnp.linalg.solve, (a, b)),
+            f"inv {n}²": (jnp.linalg.inv, (a,)),
+            f"det {n}²": (jnp.linalg.det, (a,)),
+            f"qr {n}²": (jnp.linalg.qr, (a,)),
+            f"eigh {n}²": (jnp.linalg.eigh, (sym,)),
+            f"svd {n}²": (jnp.linalg.svd, (a,)),
+        })
+    n = SIZES[len(SIZES) // 2]
+    a, spd, b, sym = inputs(n)
+    out[f"cholesky {n}²"] = (jnp.linalg.cholesky, (spd,))
+    out[f"eig {n}²"] = (jnp.linalg.eig, (a,))
+    rng = np.random.default_rng(1)
+    sa = rng.normal(size=(N_SYS, 3, 3)).astype(np.float32) + 3 * np.eye(3, dtype=np.float32)
+    sb = rng.normal(size=(N_SYS, 3)).astype(np.float32)
     batched = (vmap(jnp.linalg.solve) if vmap else
                lambda x, y: jnp.linalg.solve(x, y[..., None])[..., 0])
-    return {
-        f"solve {N_BIG}x{N_BIG} (8 rhs)": (jnp.linalg.solve, (a, b)),
-        f"cholesky {N_BIG}x{N_BIG}": (jnp.linalg.cholesky, (spd,)),
-        f"qr {N_BIG}x{N_BIG}": (jnp.linalg.qr, (a,)),
-        f"inv {N_BIG}x{N_BIG}": (jnp.linalg.inv, (a,)),
-        f"det {N_BIG}x{N_BIG}": (jnp.linalg.det, (a,)),
-        f"eigh {N_EIG}x{N_EIG}": (jnp.linalg.eigh, (sym,)),
-        f"svd {N_EIG}x{N_EIG}": (jnp.linalg.svd, (e,)),
-        f"vmap solve {N_SYS} 3x3": (batched, (sa, sb)),
-    }
+    out[f"vmap solve {N_SYS} 3x3"] = (batched, (sa, sb))
+    return out
 
 
 def run_numpy():
+    import scipy.linalg
     out = {}
     for name, (f, args) in cases(np).items():
         if name.startswith("cholesky"):
             f = lambda x: scipy.linalg.cholesky(x, lower=True)  # noqa: E731
         out[name] = ms(lambda: f(*args))
+        print(f"numpy {name}: {out[name]:.2f} ms", file=sys.stderr, flush=True)
     return out
 
 
 def run_jaxlike(mod_name):
-    try:
-        jax = __import__(mod_name)
-        jnp = __import__(mod_name + ".numpy", fromlist=["numpy"])
-    except ImportError:
-        return None, None
+    jax = __import__(mod_name)
+    jnp = __import__(mod_name + ".numpy", fromlist=["numpy"])
     out, first = {}, {}
     for name, (f, args) in cases(jnp, jax.vmap).items():
         jf = jax.jit(f)
@@ -75,43 +89,68 @@ def run_jaxlike(mod_name):
         jax.block_until_ready(jf(*dev))
         first[name] = (time.perf_counter() - t) * 1e3
         out[name] = ms(lambda: jax.block_until_ready(jf(*dev)))
+        print(f"{mod_name} {name}: {out[name]:.2f} ms (first {first[name]:.0f})",
+              file=sys.stderr, flush=True)
     return out, first
 
 
-def accuracy(jnp):
-    """Relative errors of pyjax's results (float32) against float64 LAPACK."""
-    a, spd, b, e, sym, sa, sb = inputs()
+def run_jax_subprocess():
+    if not os.path.exists(JAX_PYTHON):
+        return None, None
+    cmd = [JAX_PYTHON, os.path.abspath(__file__), "--worker-jax"] + (["--quick"] if QUICK
+                                                                      else [])
+    try:
+        res = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=1800,
+                             env=dict(os.environ, JAX_PLATFORMS="cpu"))
+        got = json.loads(res.stdout.strip().splitlines()[-1])
+        return got["steady"], got["first"]
+    except (subprocess.SubprocessError, ValueError, IndexError, KeyError) as e:
+        print(f"(JAX run skipped: {e})", file=sys.stderr)
+        return None, None
+
+
+def accuracy(jnp, n):
+    """Relative errors of pyjax's float32 results against float64 LAPACK."""
+    a, spd, b, sym = inputs(n)
     a64 = a.astype(np.float64)
     rel = lambda x, y: float(np.abs(np.asarray(x) - y).max() / np.abs(y).max())  # noqa: E731
     errs = {
         "solve": rel(jnp.linalg.solve(a, b), np.linalg.solve(a64, b)),
         "inv": rel(jnp.linalg.inv(a), np.linalg.inv(a64)),
+        # (det itself underflows float32 at 512², as NumPy's: about 1e-112)
+        "slogdet": rel(jnp.linalg.slogdet(a)[1], np.linalg.slogdet(a64)[1]),
         "cholesky": rel(jnp.linalg.cholesky(spd), np.linalg.cholesky(spd.astype(np.float64))),
         "eigvalsh": rel(jnp.linalg.eigvalsh(sym), np.linalg.eigvalsh(sym.astype(np.float64))),
-        "svdvals": rel(jnp.linalg.svdvals(e), np.linalg.svd(e.astype(np.float64),
-                                                           compute_uv=False)),
+        "svdvals": rel(jnp.linalg.svdvals(a), np.linalg.svd(a64, compute_uv=False)),
     }
     q, r = jnp.linalg.qr(a)
-    errs["qr: |q r - a|"] = rel(np.asarray(q) @ np.asarray(r), a64)
-    u, s, vh = jnp.linalg.svd(e)
-    errs["svd: |u s vh - a|"] = rel((np.asarray(u) * np.asarray(s)) @ np.asarray(vh), e)
+    errs["qr: |q r - a|"] = rel(np.asarray(q, np.float64) @ np.asarray(r), a64)
+    u, s, vh = jnp.linalg.svd(a)
+    errs["svd: |u s vh - a|"] = rel((np.asarray(u, np.float64) * np.asarray(s)) @
+                                    np.asarray(vh), a64)
+    w, v = jnp.linalg.eig(a)
+    v = np.asarray(v, np.complex128)
+    errs["eig: |a v - v w|"] = rel(a64 @ v, v * np.asarray(w))
     return errs
 
 
 def main():
+    if "--worker-jax" in sys.argv:  # inside the JAX interpreter: print the results as JSON
+        steady, first = run_jaxlike("jax")
+        print(json.dumps({"steady": steady, "first": first}))
+        return
     results = {"numpy/scipy": run_numpy()}
-    import pyjax
     ours, first = run_jaxlike("pyjax")
-    results["pyjax"] = ours
-    results["pyjax 1st"] = first
-    for other in ("jax",):
-        got, _ = run_jaxlike(other)
-        if got is not None:
-            results[other] = got
-    print_table(results, label="ms per call (jit)")
+    results["pyjax"], results["pyjax 1st"] = ours, first
+    theirs, theirs_first = run_jax_subprocess()
+    if theirs is not None:
+        results["jax"], results["jax 1st"] = theirs, theirs_first
+    print_table(results, label="ms per call (jit), float32")
     print()
-    for k, v in accuracy(pyjax.numpy).items():
-        print(f"{k:30s} rel. error vs float64 LAPACK {v:.1e}")
+    import pyjax.numpy
+    n = SIZES[-1]
+    for k, v in accuracy(pyjax.numpy, n).items():
+        print(f"{k:30s} {n}²: rel. error vs float64 LAPACK {v:.1e}")
 
 
 if __name__ == "__main__":

@@ -312,8 +312,10 @@ def test_bad_input_raises_clear_errors():
         jnp.linalg.solve(np.eye(3), np.ones(4))
     with pytest.raises(TypeError, match="floating or complex"):
         ll.cholesky(np.eye(2, dtype=np.int32), symmetrize_input=False)
-    with pytest.raises(NotImplementedError, match="eig"):
-        jnp.linalg.eig(np.eye(2))
+    with pytest.raises(ValueError, match="square"):
+        jnp.linalg.eig(np.ones((2, 3)))
+    with pytest.raises(NotImplementedError, match="enable_eigvec_derivs"):
+        ll.eig(np.eye(2, dtype=np.float32), enable_eigvec_derivs=True)
     with pytest.raises(NotImplementedError, match="pivoting"):
         ll.qr(np.eye(2, dtype=np.float32), pivoting=True)
     with pytest.raises(ValueError, match="subset_by_index"):
@@ -388,7 +390,7 @@ def test_internal_factorizations_are_not_differentiable():
 
 
 def test_cholesky_through_host_lapack_on_cpu():
-    """From HOST_CHOLESKY_MIN up, the CPU program factors through NumPy's LAPACK (a host
+    """From HOST_CHOLESKY_MIN up, the CPU program factors through LAPACK (a host
     kernel): values, a non-SPD member of a batch becoming NaN alone, grads, jit and vmap."""
     from pyjax._src.lax import linalg as lax_linalg
     n = lax_linalg.HOST_CHOLESKY_MIN + 8

@@ -51,10 +51,7 @@ JAX_NUMPY_NAMES = """
 SUBMODULES_BUILT_ELSEWHERE = {"linalg", "fft"}
 
 # Names still missing, each with the reason; shrink this set as they land.
-EXPECTED_MISSING = {
-    # needs the eigenvalues of a non-symmetric (companion) matrix, not in pyjax yet
-    "roots",
-}
+EXPECTED_MISSING: set = set()
 
 
 def test_every_jax_numpy_name_exists():

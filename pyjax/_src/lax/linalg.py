@@ -3,8 +3,11 @@
 Every primitive takes leading batch dimensions, so its batching rule only moves the mapped axis
 to the front. How each is computed (measured in docs/linalg.md):
 
-* ``cholesky``: StableHLO's own op (the plugin expands it); on CPU, matrices from 32 x 32 up
-  go to NumPy's LAPACK as a host kernel over the FFI (``base.host_call``).
+* On CPU, ``cholesky``, ``lu``, ``triangular_solve``, ``qr`` (from ``HOST_MIN`` rows and
+  columns), ``eigh`` (from ``HOST_MIN_SPECTRAL``), ``svd`` and ``eig`` (``linalg_eig.py``):
+  LAPACK as host kernels over the FFI (``linalg_host.py``, ``base.host_call``). Below those
+  sizes, and on other platforms, the XLA paths that follow.
+* ``cholesky``: StableHLO's own op (the plugin expands it).
 * ``triangular_solve``: StableHLO's own op, which the CPU plugin expands.
 * ``geqrf`` / ``householder_product``: the plugin's ``Qr`` and
   ``ProductOfElementaryHouseholderReflectors`` custom calls; ``qr`` is built from them.
@@ -15,6 +18,8 @@ to the front. How each is computed (measured in docs/linalg.md):
   as the symmetric eigensolver, unlike ``eigh(a^H a)`` which squares the condition number.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -29,12 +34,13 @@ from pyjax._src.lax import reductions as red
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax.ad_util import instantiate, zero_tangent
 from pyjax._src.lax import base
+from pyjax._src.lax import linalg_host
 from pyjax._src.lax.base import aval_of
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
            "householder_product", "eigh", "svd", "geqrf", "cholesky_p", "triangular_solve_p",
            "lu_p", "lu_pivots_to_permutation_p", "qr_p", "geqrf_p", "householder_product_p",
-           "eigh_p", "svd_p"]
+           "eigh_p", "svd_p", "eig", "eig_p"]
 
 _I32 = np.dtype(np.int32)
 
@@ -151,6 +157,28 @@ def _set_batch(prim):
     prim.def_rule("batch", _leading_batch(prim))
 
 
+# From this many rows/columns on (min(m, n)), a CPU program computes lu, triangular_solve and
+# qr with LAPACK on the host (linalg_host.py): measured in docs/linalg.md. Below it,
+# and for batches of small matrices, the XLA paths are as fast and avoid a host round trip.
+HOST_MIN = 32
+# eigh and svd: the XLA paths (Jacobi; eigh of twice the size for svd) lose from 8 x 8 on.
+HOST_MIN_SPECTRAL = 8
+
+
+def _on_host(ctx, size, minimum=None):
+    return ctx.platform == "cpu" and size >= (HOST_MIN if minimum is None else minimum)
+
+
+def _host_kernel(ctx, kernel, operands, out_avals=None, **params):
+    """Lower to the host kernel ``linalg_host.<kernel>(*operands, **params)`` (a list of
+    arrays, one per result of the primitive, or of ``out_avals``)."""
+    fn = getattr(linalg_host, kernel)
+    out_avals = ctx.avals_out if out_avals is None else out_avals
+    return base.host_call(ctx, functools.partial(fn, **params) if params else fn,
+                          list(operands), list(out_avals), side_effect=False,
+                          key=("lax.linalg", kernel, tuple(sorted(params.items()))))
+
+
 def _custom_call(ctx, target, operands, out_avals, backend_config=""):
     return ctx.op("stablehlo.custom_call", list(operands), out_avals,
                   attrs={"call_target_name": f'"{target}"',
@@ -186,37 +214,16 @@ def _cholesky_abstract_eval(a):
     return ShapedArray(a.shape, a.dtype)
 
 
-# From this size on, a CPU program factors through NumPy's LAPACK (a host kernel over the
-# FFI) instead of XLA's Cholesky expansion: measured 128²: 5.5 ms -> 0.2 ms, 512²: 27 -> 7 ms;
-# below it (and for large batches of small matrices) the expansion is as fast or faster.
-HOST_CHOLESKY_MIN = 32
-
-
-def _numpy_cholesky(a):
-    """LAPACK's Cholesky of every matrix of ``a``; a failed factorization (not positive
-    definite, non-finite input) gives NaNs for that matrix, as JAX."""
-    out = np.full(a.shape, np.nan, a.dtype)
-    if a.dtype.kind == "f" and a.dtype.itemsize < 4:  # LAPACK has no float16/bfloat16
-        a = a.astype(np.float32)
-    flat_a = a.reshape((-1,) + a.shape[-2:])
-    flat = out.reshape(flat_a.shape)
-    try:
-        flat[...] = np.linalg.cholesky(flat_a)
-    except np.linalg.LinAlgError:
-        for i, m in enumerate(flat_a):
-            try:
-                flat[i] = np.linalg.cholesky(m)
-            except np.linalg.LinAlgError:
-                pass
-    bad = ~np.isfinite(flat).all(axis=(-2, -1))
-    flat[bad] = np.nan
-    return [out]
+# From this size on, a CPU program factors with LAPACK (``linalg_host.cholesky``, a host
+# kernel over the FFI) instead of XLA's Cholesky expansion: measured 128²: 5.5 ms -> 0.2 ms,
+# 512²: 27 -> 7 ms; below it (and for large batches of small matrices) the expansion is as
+# fast or faster.
+HOST_CHOLESKY_MIN = HOST_MIN
 
 
 def _cholesky_lower(ctx, a):
     if ctx.platform == "cpu" and a.aval.shape[-1] >= HOST_CHOLESKY_MIN:
-        return base.host_call(ctx, _numpy_cholesky, [a], [ctx.avals_out[0]],
-                              side_effect=False)[0]
+        return _host_kernel(ctx, "cholesky", [a])[0]
     l = ctx.op("stablehlo.cholesky", [a], ctx.avals_out[0], attrs={"lower": "true"})
 
     def clean(l):
@@ -286,6 +293,10 @@ def _ts_abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_
 
 
 def _ts_lower(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    if _on_host(ctx, a.aval.shape[-1]):
+        return _host_kernel(ctx, "triangular_solve", [a, b], left_side=left_side, lower=lower,
+                            transpose_a=transpose_a, conjugate_a=conjugate_a,
+                            unit_diagonal=unit_diagonal)[0]
     if conjugate_a and not transpose_a and dtypes.is_complex(a.aval.dtype):
         a = ctx.lower_fun(ew.conj, [a])
     kind = ("ADJOINT" if conjugate_a and dtypes.is_complex(a.aval.dtype) else "TRANSPOSE") \
@@ -362,3 +373,4 @@ from pyjax._src.lax import linalg_factor as _factor  # noqa: E402  (lu, qr, eigh
 from pyjax._src.lax.linalg_factor import (  # noqa: E402,F401
     lu, lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p, qr, qr_p, geqrf, geqrf_p,
     householder_product, householder_product_p, eigh, eigh_p, svd, svd_p)
+from pyjax._src.lax.linalg_eig import eig, eig_p  # noqa: E402,F401

@@ -9,7 +9,7 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
-from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero, lower_fun
+from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import shape_ops
@@ -106,6 +106,13 @@ LU_BLOCK = 64
 def _lu_lower(ctx, a):
     *batch, m, n = a.aval.shape
     k = min(m, n)
+    if L._on_host(ctx, k):
+        # LAPACK's column-major layout by XLA's transposes (faster than NumPy's strided copy)
+        lu_aval, piv_aval, perm_aval = ctx.avals_out
+        t_aval = lu_aval.update(shape=tuple(batch) + (n, m))
+        lu_t, piv, perm = L._host_kernel(ctx, "lu_transposed", [ctx.lower_fun(L._T, [a])],
+                                         out_avals=[t_aval, piv_aval, perm_aval])
+        return [ctx.lower_fun(L._T, [lu_t]), piv, perm]
     if k > LU_BLOCK:
         return ctx.lower_fun(_lu_blocked, [a], multiple_results=True)
     if k == 0:  # an empty matrix: nothing to factor (the loop body could not even be traced)
@@ -378,8 +385,14 @@ def _qr_jvp(primals, tangents, *, full_matrices):
     return [q, r], [dq, dr]
 
 
-qr_p = Primitive("qr", abstract_eval=_qr_abstract_eval,
-                 lower=lower_fun(_qr_impl, multiple_results=True), jvp=_qr_jvp,
+def _qr_lower(ctx, a, *, full_matrices):
+    if L._on_host(ctx, min(a.aval.shape[-2:])):
+        return L._host_kernel(ctx, "qr", [a], full_matrices=full_matrices)
+    return ctx.lower_fun(_qr_impl, [a], {"full_matrices": full_matrices},
+                         multiple_results=True)
+
+
+qr_p = Primitive("qr", abstract_eval=_qr_abstract_eval, lower=_qr_lower, jvp=_qr_jvp,
                  multiple_results=True)
 L._set_batch(qr_p)
 
@@ -416,6 +429,8 @@ _EIGH_TOL = {np.dtype(np.float32): "1.0e-7", np.dtype(np.complex64): "1.0e-7",
 
 
 def _eigh_lower(ctx, a, *, lower, sort_eigenvalues, subset_by_index):
+    if L._on_host(ctx, a.aval.shape[-1], L.HOST_MIN_SPECTRAL):  # (LAPACK sorts in any case)
+        return L._host_kernel(ctx, "eigh", [a], lower=lower, subset_by_index=subset_by_index)
     dt = a.aval.dtype
     full = [ShapedArray(a.aval.shape, dt), ShapedArray(a.aval.shape[:-1],
                                                        dtypes.to_real_dtype(dt))]
@@ -666,8 +681,15 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index):
     return outs, [ds, du, L._H(dv)]
 
 
-svd_p = Primitive("svd", abstract_eval=_svd_abstract_eval,
-                  lower=lower_fun(_svd_impl, multiple_results=True), jvp=_svd_jvp,
+def _svd_lower(ctx, a, **params):
+    # every non-empty size: the Jordan-Wielandt path would mix LAPACK's eigh (from
+    # HOST_MIN_SPECTRAL) whose eigenvector signs jump under perturbation, and it is slower
+    if L._on_host(ctx, min(a.aval.shape[-2:]), 1):
+        return L._host_kernel(ctx, "svd", [a], **params)
+    return ctx.lower_fun(_svd_impl, [a], params, multiple_results=True)
+
+
+svd_p = Primitive("svd", abstract_eval=_svd_abstract_eval, lower=_svd_lower, jvp=_svd_jvp,
                   multiple_results=True)
 L._set_batch(svd_p)
 

@@ -28,7 +28,12 @@ __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigva
            "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
            "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve",
            "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot",
-           "vector_norm", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
+           "vector_norm", "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
 
 
 class EighResult(NamedTuple):
@@ -113,16 +118,22 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input: bool = True):
     return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
+@compiled_when_eager()
 def eig(a):
-    """Not available: pyjax has no non-symmetric eigensolver yet."""
-    raise NotImplementedError("jnp.linalg.eig: the non-symmetric eigendecomposition is not "
-                              "implemented in pyjax yet (use eigh for Hermitian matrices)")
+    """Eigenvalues and right eigenvectors of the general square ``a`` (CPU only, as JAX):
+    ``EigResult(eigenvalues, eigenvectors)``, complex, with ``a @ v == v * w``; the
+    eigenvectors have unit norm and are not differentiable (JAX's rule)."""
+    a = _matrix("eig", a, square=True)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
 
 
+@compiled_when_eager()
 def eigvals(a):
-    """Not available: pyjax has no non-symmetric eigensolver yet."""
-    raise NotImplementedError("jnp.linalg.eigvals: the non-symmetric eigendecomposition is not "
-                              "implemented in pyjax yet (use eigvalsh for Hermitian matrices)")
+    """Eigenvalues of the general square ``a``, complex (differentiable)."""
+    a = _matrix("eigvals", a, square=True)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
 
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
@@ -243,9 +254,8 @@ def slogdet(a, *, method=None):
 
 def _lu_solve(lu, perm, b):
     """``a^-1 @ b`` for ``b`` of shape (..., n, m) from ``a``'s LU factors."""
-    n = lu.shape[-1]
-    pmat = uf.equal(perm[..., :, None], jc.arange(n, dtype=np.int32)).astype(lu.dtype)
-    x = jp.matmul(pmat, b)
+    # b[perm]: a gather (a permutation matrix product costs n^2 m, as much as inv itself)
+    x = take_along_axis(b, js.broadcast_to(perm[..., :, None], b.shape), axis=-2)
     x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
     return lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
 

@@ -19,7 +19,7 @@ from pyjax._src.numpy import reductions
 from pyjax._src.numpy import shape as jshape
 
 __all__ = ["polyval", "poly", "polyadd", "polysub", "polymul", "polydiv", "polyder",
-           "polyint", "vander", "polyfit"]
+           "polyint", "vander", "polyfit", "roots"]
 
 
 def _polyval(p, x, unroll):
@@ -208,8 +208,9 @@ def poly(seq_of_zeros):
     util.check_arraylike("poly", seq_of_zeros)
     z = creation.asarray(seq_of_zeros)
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] > 0:
-        raise NotImplementedError("jnp.poly of a square matrix needs its eigenvalues "
-                                  "(jnp.linalg.eigvals), which pyjax does not have yet")
+        # the characteristic polynomial; complex coefficients, as JAX
+        from pyjax._src.numpy.linalg import eigvals
+        z = eigvals(z)
     if z.ndim != 1:
         raise ValueError(f"input must be 1d or non-empty square 2d array, got shape "
                          f"{z.shape}")
@@ -299,3 +300,53 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
             return c, vbase * fac
         return c, vbase[:, :, None] * fac
     return c
+
+
+def roots(p, *, strip_zeros: bool = True):
+    """The roots of the polynomial with coefficients ``p`` (1-D, highest power first), complex:
+    the eigenvalues of its companion matrix, as NumPy. ``strip_zeros`` drops leading zero
+    coefficients (needs a concrete ``p``); without it the degree stays ``len(p) - 1`` and the
+    roots lost to leading zeros are NaN (traceable)."""
+    util.check_arraylike("roots", p)
+    (p,) = util.promote_dtypes_inexact(creation.asarray(p))
+    p = creation.asarray(p)
+    if p.ndim == 0:
+        p = jshape.reshape(p, (1,))
+    if p.ndim != 1:
+        raise ValueError(f"Input argument p must be 1-D, got shape {p.shape}")
+    if strip_zeros:
+        return _roots_no_zeros(_trim_concrete(p, "roots"))
+    return _roots_with_zeros(p)
+
+
+def _complex_of(dtype):
+    return np.result_type(dtype, np.complex64)
+
+
+def _roots_no_zeros(p):
+    n = p.shape[0]
+    if n < 2:
+        return creation.zeros((0,), _complex_of(p.dtype))
+    from pyjax._src.numpy.linalg import eigvals
+    top = jshape.reshape(-p[1:] / p[0], (1, n - 1))
+    below = creation.eye(n - 2, n - 1, dtype=p.dtype)   # ones on the subdiagonal
+    return eigvals(jshape.concatenate([top, below], axis=0))
+
+
+def _roots_with_zeros(p):
+    """Leading zeros rolled to the end make ``x**k * q(x)``: its ``k`` extra zero roots are
+    moved last (stably) and replaced by NaN."""
+    n = p.shape[0]
+    if n < 2:
+        return creation.zeros((0,), _complex_of(p.dtype))
+    k = reductions.sum(reductions.cumprod((p == 0).astype(np.int32)))
+    all_zero = k == n
+    idx = (creation.arange(n) + k) % n
+    rolled = creation.asarray(p)[idx]
+    rolled = lax.select(jshape.broadcast_to(all_zero, (n,)), creation.ones_like(rolled),
+                        rolled)
+    r = _roots_no_zeros(rolled)
+    order = reductions.argsort((r == 0).astype(np.int32), stable=True)
+    r = r[order]
+    keep = creation.arange(n - 1) < (n - 1) - k
+    return lax.select(keep, r, creation.full_like(r, complex(np.nan, np.nan)))

@@ -1,0 +1,244 @@
+"""The CPU's host LAPACK kernels of lax.linalg (linalg_host.py) and lax.linalg.eig.
+
+The kernels are plain NumPy functions: they are checked directly against SciPy/NumPy on both
+their paths (SciPy's LAPACK wrappers, and the NumPy fallbacks used when SciPy is missing),
+then once lowered into a compiled program (values, jit, vmap, derivatives through them).
+eig, jnp.linalg.eig/eigvals, jnp.roots and jnp.poly of a matrix close the file."""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import pyjax as jax
+import pyjax.lax.linalg as ll
+import pyjax.numpy as jnp
+from pyjax._src.lax import linalg as lax_linalg
+from pyjax._src.lax import linalg_host as host
+from pyjax.test_util import check_grads
+
+TESTED_PRIMITIVES = {"eig"}
+JVP_TESTED = {"eig"}
+BATCH_TESTED = {"eig"}
+
+RNG = np.random.default_rng(1)
+N = lax_linalg.HOST_MIN + 8  # large enough for the host kernels (and SciPy one by one)
+
+
+def rel_err(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    return float(np.abs(x - y).max() / max(1.0, np.abs(y).max()))
+
+
+@pytest.fixture(params=["scipy", "numpy"])
+def kernel_path(request):
+    old = host.use_scipy(request.param == "scipy")
+    yield request.param
+    host.use_scipy(old)
+
+
+# ---- the kernels, both paths ----
+
+def test_lu_kernel_matches_getrf(kernel_path):
+    # tall, wide (both wider than a NumPy-fallback panel), complex: pivots equal LAPACK's
+    for shape, cplx in (((2, 70, 50), False), ((50, 70), True)):
+        a = RNG.normal(size=shape) + (1j * RNG.normal(size=shape) if cplx else 0)
+        lu, piv, perm = host.lu(a)
+        for i, x in enumerate(a.reshape((-1,) + shape[-2:])):
+            ref_lu, ref_piv = scipy.linalg.lu_factor(x)
+            np.testing.assert_array_equal(piv.reshape(-1, piv.shape[-1])[i], ref_piv)
+            assert rel_err(lu.reshape((-1,) + shape[-2:])[i], ref_lu) < 1e-12
+            k = min(shape[-2:])
+            got = lu.reshape((-1,) + shape[-2:])[i]
+            l = np.tril(got[:, :k], -1) + np.eye(shape[-2], k)
+            assert rel_err(l @ np.triu(got[:k]), x[perm.reshape(-1, shape[-2])[i]]) < 1e-12
+    assert lu.dtype == np.complex128 and piv.dtype == perm.dtype == np.int32
+
+
+def test_triangular_solve_kernel_every_option(kernel_path):
+    n = host.TRSM_BLOCK + 6  # more than one block of the NumPy substitution
+    for cplx in (False, True):
+        a = 0.1 * RNG.normal(size=(1, n, n)) + 2 * np.eye(n)
+        if cplx:
+            a = a + 0.1j * RNG.normal(size=(1, n, n))
+        b_left = RNG.normal(size=(1, n, 3)).astype(a.dtype)  # the primitive's dtypes agree
+        b_right = RNG.normal(size=(1, 3, n)).astype(a.dtype)
+        for left, lower, trans, conj, unit in itertools.product((True, False), repeat=5):
+            t = np.tril(a[0]) if lower else np.triu(a[0])
+            if unit:
+                np.fill_diagonal(t, 1)
+            t = t.conj() if conj else t
+            t = t.T if trans else t
+            b = b_left if left else b_right
+            want = np.linalg.solve(t, b[0]) if left else np.linalg.solve(t.T, b[0].T).T
+            got, = host.triangular_solve(a, b, left_side=left, lower=lower, transpose_a=trans,
+                                         conjugate_a=conj, unit_diagonal=unit)
+            assert rel_err(got[0], want) < 1e-12, (cplx, left, lower, trans, conj, unit)
+
+
+def test_spectral_kernels(kernel_path):
+    a = RNG.normal(size=(3, N, N)).astype(np.float32)
+    a[1, 2, 3] = np.nan  # a non-finite member gives NaNs, for that matrix only
+    good = a[[0, 2]].astype(np.float64)
+    sym = a + np.swapaxes(a, -1, -2)
+    for lower in (True, False):
+        v, w = host.eigh(sym, lower=lower, subset_by_index=None)
+        assert v.dtype == w.dtype == np.float32 and np.isnan(w[1]).all()
+        assert rel_err(w[[0, 2]], np.linalg.eigvalsh(sym[[0, 2]].astype(np.float64))) < 1e-5
+        vg = v[[0, 2]].astype(np.float64)
+        assert rel_err(sym[[0, 2]] @ vg, vg * w[[0, 2], None, :]) < 1e-4
+    v, w = host.eigh(sym, lower=True, subset_by_index=(2, 5))
+    assert v.shape == (3, N, 3) and rel_err(w[0], np.linalg.eigvalsh(sym[0])[2:5]) < 1e-5
+    s, u, vh = host.svd(a, full_matrices=False, compute_uv=True, subset_by_index=None)
+    assert np.isnan(s[1]).all() and np.isnan(u[1]).all()
+    assert rel_err(s[[0, 2]], np.linalg.svd(good, compute_uv=False)) < 1e-5
+    assert rel_err((u[[0, 2]] * s[[0, 2], None, :]) @ vh[[0, 2]], good) < 1e-4
+    tall = a[0, :, :N - 5]
+    s, u, vh = host.svd(tall, full_matrices=True, compute_uv=True, subset_by_index=None)
+    assert u.shape == (N, N) and vh.shape == (N - 5, N - 5)
+    assert rel_err(u.T @ u, np.eye(N)) < 1e-5
+    for full, x in itertools.product((True, False), (tall, tall.T)):
+        q, r = host.qr(x[None], full_matrices=full)
+        m, n = x.shape
+        assert q.shape == (1, m, m if full else min(m, n))
+        assert rel_err(q[0] @ r[0], x) < 1e-5 and np.all(np.tril(r[0], -1) == 0)
+    # LAPACK has no half precision: computed in float32, returned in float16
+    w16 = host.eigh(sym[0].astype(np.float16), lower=True, subset_by_index=None)[1]
+    assert w16.dtype == np.float16
+    assert rel_err(w16, np.linalg.eigvalsh(sym[0].astype(np.float16).astype(np.float64))) < 2e-3
+
+
+def assert_same_values(x, y, tol):
+    """Equal multisets of complex numbers along the last axis (any order)."""
+    d = np.abs(np.asarray(x)[..., :, None] - np.asarray(y)[..., None, :])
+    scale = max(1.0, float(np.abs(y).max()))
+    assert d.min(-1).max() < tol * scale and d.min(-2).max() < tol * scale
+
+
+def test_cholesky_kernel(kernel_path):
+    m = RNG.normal(size=(3, N, N)) + 1j * RNG.normal(size=(3, N, N))
+    spd = m @ np.swapaxes(m, -1, -2).conj() + N * np.eye(N)
+    spd[1] = -np.eye(N)  # not positive definite: NaNs for it alone
+    for a in (spd, spd.real.astype(np.float32)):
+        low = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2).conj()  # only the lower is read
+        got, = host.cholesky(np.tril(a))
+        assert np.isnan(got[1]).all() and np.all(np.triu(got[[0, 2]], 1) == 0)
+        want = np.linalg.cholesky(low[[0, 2]].astype(np.complex128))
+        assert rel_err(got[[0, 2]], want) < (1e-12 if a.dtype == np.complex128 else 1e-5)
+
+
+def _check_eig(a, w, vl, vr, tol):
+    """Right/left eigen-relations, eigenvalues as NumPy's, LAPACK's normalisation."""
+    a = a.astype(np.complex128)
+    assert rel_err(a @ vr, vr * w[..., None, :]) < tol
+    assert rel_err(np.swapaxes(vl, -1, -2).conj() @ a,
+                   w[..., :, None] * np.swapaxes(vl, -1, -2).conj()) < tol
+    assert_same_values(w, np.linalg.eigvals(a), tol)
+    for v in (vl, vr):
+        np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, rtol=tol)
+        big = np.take_along_axis(v, np.abs(v).argmax(axis=-2)[..., None, :], axis=-2)
+        np.testing.assert_allclose(big.imag, 0, atol=tol)
+
+
+def test_eig_kernel(kernel_path):
+    a = RNG.normal(size=(2, 7, 7))
+    w, vl, vr = host.eig(a, compute_left_eigenvectors=True, compute_right_eigenvectors=True)
+    assert w.dtype == vl.dtype == np.complex128
+    _check_eig(a, w, vl, vr, 1e-10)
+
+
+# ---- lowered into programs ----
+
+def test_host_kernels_in_compiled_programs():
+    a = RNG.normal(size=(2, N, N)).astype(np.float32)
+    b = RNG.normal(size=(2, N, 3)).astype(np.float32)
+
+    def f(a, b):
+        lu, piv, perm = ll.lu(a)
+        x = ll.triangular_solve(0.1 * a + 2 * jnp.eye(N), b, left_side=True, lower=True)
+        q, r = jnp.linalg.qr(a)
+        return lu, perm, x, q @ r, jnp.linalg.eigvalsh(a), jnp.linalg.svdvals(a)
+
+    text = jax.jit(f).lower(a, b).as_text()
+    assert text.count("pyjax_host_callback") >= 5 and "stablehlo.triangular_solve" not in text
+    lu, perm, x, qr, w, s = jax.jit(f)(a, b)
+    a64 = a.astype(np.float64)
+    for i in range(2):
+        ref_lu, _ = scipy.linalg.lu_factor(a[i])
+        assert rel_err(lu[i], ref_lu) < 1e-5
+        tri = np.tril(0.1 * a64[i]) + 2 * np.eye(N)
+        assert rel_err(tri @ np.asarray(x[i], np.float64), b[i]) < 1e-5
+    assert rel_err(qr, a) < 1e-5
+    # (jnp's eigvalsh symmetrizes its input first)
+    assert rel_err(w, np.linalg.eigvalsh((a64 + np.swapaxes(a64, 1, 2)) / 2)) < 1e-5
+    assert rel_err(s, np.linalg.svd(a64, compute_uv=False)) < 1e-5
+    # jnp over them, and vmap (moved to a leading batch dim) equals a loop
+    assert rel_err(jnp.linalg.solve(a, b), np.linalg.solve(a64, b)) < 1e-4
+    assert rel_err(jnp.linalg.det(a[0] / 3), np.linalg.det(a64[0] / 3)) < 1e-4
+    vm = jax.vmap(lambda m: ll.lu(m)[0], in_axes=2)(np.moveaxis(a, 0, 2))
+    np.testing.assert_array_equal(np.asarray(vm), np.asarray(lu))
+
+
+def test_grads_through_host_kernels(x64):
+    a = RNG.normal(size=(N, N)) / np.sqrt(N) + 2 * np.eye(N)
+    e = RNG.normal(size=(lax_linalg.HOST_MIN_SPECTRAL + 2, lax_linalg.HOST_MIN_SPECTRAL))
+
+    def f(a):
+        lu = ll.lu(a)[0]
+        x = ll.triangular_solve(a, a[:, :2], left_side=True, lower=False)
+        q, r = jnp.linalg.qr(a)
+        return lu[:3, :3], x[:3], q[:2, :3], r[:3, :3]
+
+    def g(e):
+        u, s, vh = jnp.linalg.svd(e, full_matrices=False)
+        w, v = jnp.linalg.eigh(e.T @ e)
+        return s, jnp.abs(u[:, 0]), w, jnp.abs(v[:, -1])
+
+    check_grads(f, (a,), order=1, modes=["fwd", "rev"])
+    check_grads(g, (e,), order=1, modes=["fwd", "rev"])
+
+
+# ---- eig ----
+
+def test_eig_values_jit_and_vmap():
+    a = RNG.normal(size=(3, 6, 6)).astype(np.float32)
+    c = (a + 1j * RNG.normal(size=a.shape)).astype(np.complex64)
+    for x in (a, c):
+        w, vl, vr = ll.eig(x)
+        assert w.dtype == vl.dtype == vr.dtype == np.complex64 and w.shape == (3, 6)
+        _check_eig(x, np.asarray(w), np.asarray(vl), np.asarray(vr), 2e-4)
+    w, vr = jax.jit(lambda x: ll.eig(x, compute_left_eigenvectors=False))(a)
+    np.testing.assert_allclose(np.asarray(vr), np.asarray(ll.eig(a)[2]), rtol=1e-6, atol=1e-6)
+    looped = np.stack([np.asarray(ll.eig(m)[0]) for m in a])
+    np.testing.assert_array_equal(np.asarray(jax.vmap(jnp.linalg.eigvals)(a)), looped)
+    res = jnp.linalg.eig(a[0])
+    np.testing.assert_array_equal(np.asarray(res.eigenvalues), looped[0])
+    assert res.eigenvectors.shape == (6, 6)
+    # a non-finite member of a batch gives NaNs for it alone, no exception
+    bad = a.copy()
+    bad[1, 0, 0] = np.inf
+    w = np.asarray(jnp.linalg.eigvals(bad))
+    assert np.isnan(w[1].real).all() and np.isnan(w[1].imag).all()  # nan+nanj, as JAX
+    assert np.isfinite(w[[0, 2]]).all()
+
+
+def test_eig_derivatives(x64):
+    a = RNG.normal(size=(4, 4))
+    check_grads(jnp.linalg.eigvals, (a,), order=1, modes=["fwd", "rev"])
+    with pytest.raises(NotImplementedError, match="eigenvectors"):
+        jax.jvp(lambda x: jnp.linalg.eig(x)[1], (a,), (a,))
+
+
+def test_roots_and_poly_of_a_matrix():
+    p = np.array([0.0, 2.0, -3.0, -11.0, 6.0])  # 2 (x - 3)(x + 2)(x - 1/2), a leading zero
+    got = np.asarray(jnp.roots(p))
+    assert got.dtype == np.complex64
+    assert_same_values(got, np.roots(p), 1e-5)
+    # traceable form: the degree stays len(p) - 1; the roots lost to leading zeros are NaN
+    traced = np.asarray(jax.jit(lambda q: jnp.roots(q, strip_zeros=False))(p))
+    assert_same_values(traced[:3], np.roots(p), 1e-5)
+    assert np.isnan(traced[3])
+    assert jnp.roots(np.array([5.0])).shape == (0,)
+    assert jnp.roots(np.zeros(3)).shape == (0,)
+    m = np.array([[2.0, 1, 5], [3, 4, 7], [1, 3, 5]])
+    np.testing.assert_allclose(np.asarray(jnp.poly(m)), np.poly(m), atol=1e-4)

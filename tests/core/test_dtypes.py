@@ -518,9 +518,10 @@ def test_config_defaults_and_read():
 def test_config_update_and_validation():
     config.update("jax_log_compiles", True)
     assert config.jax_log_compiles is True
-    with pytest.raises(NotImplementedError, match="jax_default_prng_impl='rbg'"):
-        config.update("jax_default_prng_impl", "rbg")
-    assert config.jax_default_prng_impl == "threefry2x32"
+    before = config.jax_platforms
+    with pytest.raises(NotImplementedError, match="jax_platforms='rocm'"):
+        config.update("jax_platforms", "rocm")
+    assert config.jax_platforms == before
     config.update("jax_numpy_rank_promotion", "raise")
     assert config.jax_numpy_rank_promotion == "raise"
     config.update("jax_default_matmul_precision", "highest")

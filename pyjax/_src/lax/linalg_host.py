@@ -17,21 +17,30 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # optional: the test extra installs it; the kernels fall back to NumPy without it
-    import scipy.linalg as _sla
-    from scipy.linalg import blas as _blas, lapack as _lapack
-except ImportError:  # pragma: no cover - exercised by the tests through use_scipy(False)
-    _sla = _blas = _lapack = None
+from pyjax._src.lax.scipy_lapack import scipy_linalg
 
-_use_scipy = _sla is not None
+# SciPy's linalg, blas and lapack modules, bound on the first kernel call (SciPy is optional:
+# the test extra installs it; the kernels fall back to NumPy without it)
+_sla = _blas = _lapack = None
+_use_scipy = None  # None: not decided yet (SciPy not imported); then True or False
+
+
+def _scipy_on():
+    global _use_scipy, _sla, _blas, _lapack
+    if _use_scipy is None:
+        mods = scipy_linalg()
+        if mods is not None:
+            _sla, _blas, _lapack = mods
+        _use_scipy = mods is not None
+    return _use_scipy
 
 
 def use_scipy(flag: bool) -> bool:
     """Choose SciPy's LAPACK (when installed) or the NumPy fallbacks; returns the previous
     choice (the tests run both)."""
     global _use_scipy
-    old = _use_scipy
-    _use_scipy = bool(flag) and _sla is not None
+    old = _scipy_on()
+    _use_scipy = bool(flag) and scipy_linalg() is not None
     return old
 
 
@@ -42,7 +51,7 @@ SCIPY_MIN = 32
 
 
 def _one_by_one(n):
-    return _use_scipy and n >= SCIPY_MIN
+    return _scipy_on() and n >= SCIPY_MIN
 
 
 def _compute_dtype(dt):
@@ -117,7 +126,7 @@ def lu_transposed(a_t):
     out = np.empty_like(flat)
     piv = np.empty((flat.shape[0], k), np.int32)
     for i, x in enumerate(flat):
-        if _use_scipy:
+        if _scipy_on():
             lu_f, p, _ = _lapack.get_lapack_funcs("getrf", (x,))(x.T)
             out[i], piv[i] = lu_f.T, p
         else:
@@ -192,7 +201,7 @@ def triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_d
     with np.errstate(all="ignore"):
         for i in range(fa.shape[0]):
             x = fa[i].conj() if conjugate_a and cplx and not transpose_a else fa[i]
-            if _use_scipy:
+            if _scipy_on():
                 # BLAS is column-major: hand it the transposes (no copy), solving
                 # op(a) x = b as x^T op(a)^T = b^T (side and triangle flip, op stays)
                 trsm = _blas.get_blas_funcs("trsm", (x, fb[i]))
@@ -310,7 +319,7 @@ def svd(a, *, full_matrices, compute_uv, subset_by_index):
             pass
     for i in ok:
         try:
-            if _use_scipy:
+            if _scipy_on():
                 res = _sla.svd(flat[i], full_matrices=full_matrices, compute_uv=compute_uv,
                                check_finite=False, lapack_driver="gesdd")
             else:
@@ -349,7 +358,7 @@ def eig(a, *, compute_left_eigenvectors, compute_right_eigenvectors):
     vr = np.full((b, n, n), _nan(cdt), cdt)
     for i in np.flatnonzero(_finite(flat)):
         try:
-            if _use_scipy:
+            if _scipy_on():
                 w[i], vl[i], vr[i] = _sla.eig(flat[i], left=True, right=True,
                                               check_finite=False)
             else:

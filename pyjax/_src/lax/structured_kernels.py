@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # SciPy's LAPACK when available (a test extra, not a dependency)
-    from scipy.linalg import lapack as _lapack
-except ImportError:  # pragma: no cover - exercised by the NumPy kernels' own tests
-    _lapack = None
+from pyjax._src.lax.scipy_lapack import lapack as _scipy_lapack  # None without SciPy
 
 
 def _wide(a):
@@ -60,6 +57,7 @@ def _reflect_right(a, v, tau):
 
 def hessenberg(a):
     """LAPACK ``gehrd``: ``(packed, taus)``."""
+    _lapack = _scipy_lapack()
     if _lapack is not None and a.shape[0] > 0 and a.dtype.char in "fdFD":
         packed, taus, info = _lapack.get_lapack_funcs("gehrd", (a,))(a)
         return packed, taus[:max(a.shape[0] - 1, 0)]
@@ -83,6 +81,7 @@ def hessenberg_numpy(a):
 def tridiagonal(a, lower):
     """LAPACK ``sytrd``/``hetrd``: ``(packed, d, e, taus)``; only the ``lower`` (or upper)
     triangle of ``a`` is read."""
+    _lapack = _scipy_lapack()
     if _lapack is not None and a.shape[0] > 0 and a.dtype.char in "fdFD":
         name = "hetrd" if np.iscomplexobj(a) else "sytrd"
         packed, d, e, taus, info = _lapack.get_lapack_funcs(name, (a,))(a, lower=lower)
@@ -289,6 +288,7 @@ def _complex_schur(t, z):
 def schur(a, compute_schur_vectors):
     """LAPACK ``gees`` (no sorting): ``[t]`` or ``[t, z]`` with ``a = z t z^H``; NaNs when
     the QR iteration fails (LAPACK's ``info > 0``)."""
+    _lapack = _scipy_lapack()
     if _lapack is not None and a.shape[0] > 0 and a.dtype.char in "fdFD":
         gees = _lapack.get_lapack_funcs("gees", (a,))
         outs = gees(lambda *args: None, a, compute_v=int(compute_schur_vectors), sort_t=0)

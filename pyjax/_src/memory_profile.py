@@ -11,26 +11,8 @@ from __future__ import annotations
 
 import gzip
 
-
-def _varint(n: int) -> bytes:
-    n &= (1 << 64) - 1  # int64 fields: negative numbers as their two's complement
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _int_field(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value)
-
-
-def _bytes_field(number: int, data: bytes) -> bytes:
-    return _varint((number << 3) | 2) + _varint(len(data)) + data
+from pyjax._src.runtime.protobuf_wire import (
+    bytes_field as _bytes_field, int_field as _int_field, varint as _varint)
 
 
 class _Strings:

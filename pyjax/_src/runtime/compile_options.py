@@ -19,37 +19,9 @@ The options must ALWAYS carry num_replicas and num_partitions: empty options
 make the plugin abort the process (``Check failed: replica_count > 0``).
 """
 
-_VARINT, _LEN = 0, 2
-
-
-def _varint(value):
-    if value < 0:
-        value += 1 << 64  # int64 negatives use ten bytes, two's complement
-    out = bytearray()
-    while True:
-        bits = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(bits | 0x80)
-        else:
-            out.append(bits)
-            return bytes(out)
-
-
-def _tag(field, wire_type):
-    return _varint((field << 3) | wire_type)
-
-
-def _int_field(field, value):
-    return _tag(field, _VARINT) + _varint(int(value))
-
-
-def _bytes_field(field, payload):
-    return _tag(field, _LEN) + _varint(len(payload)) + payload
-
-
-def _packed_ints(field, values):
-    return _bytes_field(field, b"".join(_varint(int(v)) for v in values))
+from pyjax._src.runtime.protobuf_wire import (
+    bytes_field as _bytes_field, int_field as _int_field, packed_ints as _packed_ints,
+    tag as _tag)
 
 
 def device_assignment_proto(device_ids, num_replicas, num_partitions):

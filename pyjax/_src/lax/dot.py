@@ -7,7 +7,6 @@ Operands must have equal dtypes (``jnp.dot``/``jnp.matmul`` promote before calli
 from __future__ import annotations
 
 import enum
-import math
 
 import numpy as np
 
@@ -24,7 +23,6 @@ from pyjax._src.lax import ad_util
 from pyjax._src.lax.ad_util import is_undefined_primal, zero_cts
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
 from pyjax._src.lax.elementwise import convert_element_type
-from pyjax._src.lowering import mlir
 
 __all__ = ["Precision", "dot_general", "dot", "batch_matmul"]
 
@@ -201,45 +199,6 @@ def _convert(ctx, x, dt):
     return ctx.op("stablehlo.convert", [x], x.aval.update(dtype=dt))
 
 
-def _defined_in(block, value):
-    """Whether ``value`` is an argument of ``block`` or the result of one of its ops (rather
-    than captured from an enclosing block)."""
-    if any(a.name == value.name for a in getattr(block, "args", ())):
-        return True
-    name = value.name.split("#")[0]  # %5#1 is a result of the op whose line starts "%5:2 ="
-    head = (name + " ", name + ":")
-    return any(line.startswith(head) for line in block.lines)
-
-
-_MIN_LHS_ROWS = 16  # below, Eigen's matrix-vector path is as fast on the transposed weight
-
-
-def _hoistable_rhs_transpose(ctx, lhs, rhs, lc, rc, rb):
-    """On the CPU, Eigen's dot with a right operand contracted on its minor dimension (``g @
-    W.T``, backprop's input gradient) is ~1.7x slower than with it contracted on its major
-    one, and XLA folds a plain ``transpose`` back into a layout of the same buffer. Inside a
-    loop body (a region) whose ``W`` is captured from outside, a transpose made physical (through
-    a 1-D reshape behind an ``optimization_barrier``) is loop-invariant: XLA hoists it out of
-    the loop and every trip runs the fast dot. Elsewhere the copy costs about what it saves
-    (docs/performance.md, "Transposed right operands"), so nothing changes there; nor for
-    matrix-vector products, which gain nothing."""
-    return (ctx.platform == "cpu" and not rb and rhs.aval.ndim == 2 and tuple(rc) == (1,)
-            and math.prod(d for i, d in enumerate(lhs.aval.shape) if i not in lc) >= _MIN_LHS_ROWS
-            and isinstance(ctx.block, mlir.Region) and not _defined_in(ctx.block, rhs))
-
-
-def _physical_transpose(ctx, x):
-    """``x.T`` for a 2-D ``x``, materialised in row-major order: a 1-D array has one layout, so
-    XLA cannot turn this transpose into a layout change of ``x`` (the barrier keeps it from
-    folding the two reshapes away)."""
-    a = x.aval
-    t = ctx.op("stablehlo.transpose", [x], a.update(shape=a.shape[::-1]),
-               attrs={"permutation": mlir.i64_array((1, 0))})
-    flat = ctx.op("stablehlo.reshape", [t], a.update(shape=(a.shape[0] * a.shape[1],)))
-    flat = ctx.op("stablehlo.optimization_barrier", [flat], flat.aval)
-    return ctx.op("stablehlo.reshape", [flat], a.update(shape=a.shape[::-1]))
-
-
 def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
                        out_sharding=None):
     (lc, rc), (lb, rb) = dimension_numbers
@@ -253,8 +212,6 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
         comp_dt = out.dtype
     else:
         comp_dt = in_dt
-    if _hoistable_rhs_transpose(ctx, lhs, rhs, lc, rc, rb):
-        rhs, rc = _physical_transpose(ctx, rhs), (0,)
     lhs, rhs = _convert(ctx, lhs, comp_dt), _convert(ctx, rhs, comp_dt)
     attrs = {"dot_dimension_numbers": _dims_attr(lb, rb, lc, rc)}
     if precision is not None:

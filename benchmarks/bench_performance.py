@@ -11,6 +11,8 @@ Workloads (same code, inputs and seeds on every side; float32):
 * ``sgd_donate``: the same step with ``donate_argnums=0`` (the parameters are donated);
 * ``rnn``: ``lax.scan`` tanh RNN, 256 steps, hidden 256, batch 32, ``jit(grad(loss))``;
 * ``fwd``: the jitted MLP forward at batch 32;
+* ``dot_nt``: one jitted ``x @ w.T``, 128x512 @ (512x512)ᵀ (backprop's input-gradient dot);
+* ``scan_dot_nt``: that dot on every trip of a 32-step ``lax.scan`` capturing ``w``;
 * ``call``: a cached one-array ``jit`` call (``x + 1`` on 16 floats), µs per call, 200 calls
   dispatched back to back and then waited for.
 
@@ -144,6 +146,33 @@ def setup_call(lib, np):
     return run
 
 
+def _nt_operands(np, steps=None):
+    rng = np.random.default_rng(3)
+    x_shape = (SGD_BATCH, 512) if steps is None else (steps, SGD_BATCH, 512)
+    return (rng.normal(size=x_shape).astype(np.float32),
+            (rng.normal(size=(512, 512)) / np.sqrt(512)).astype(np.float32))
+
+
+def setup_dot_nt(lib, np):
+    """The input-gradient dot of backprop, alone: 128x512 @ (512x512).T."""
+    x, w = (lib.device_put(a) for a in _nt_operands(np))
+    f = lib.jit(lambda x, w: x @ w.T)
+    return lambda: lib.block_until_ready(f(x, w))
+
+
+def setup_scan_dot_nt(lib, np):
+    """The same dot on every trip of a 32-step scan whose body captures W (docs/performance.md,
+    "Transposed right operands": pyjax hoists a physical transpose of W out of the loop)."""
+    xs, w = (lib.device_put(a) for a in _nt_operands(np, steps=32))
+
+    def f(xs, w):
+        def body(c, x):
+            return c + lib.numpy.tanh(x @ w.T), None
+        return lib.lax.scan(body, lib.numpy.zeros((SGD_BATCH, 512), np.float32), xs)[0]
+    f = lib.jit(f)
+    return lambda: lib.block_until_ready(f(xs, w))
+
+
 # name -> (setup, unit, factor from seconds per run to the unit)
 WORKLOADS = {
     "sgd": (setup_sgd, "ms", 1e3),
@@ -151,6 +180,8 @@ WORKLOADS = {
     "rnn": (setup_rnn, "ms", 1e3),
     "fwd": (setup_fwd, "ms", 1e3),
     "call": (setup_call, "us/call", 1e6 / CALL_N),
+    "dot_nt": (setup_dot_nt, "ms", 1e3),
+    "scan_dot_nt": (setup_scan_dot_nt, "ms", 1e3),
 }
 DESCRIPTIONS = {
     "sgd": "MLP SGD step 784-512-512-10 b128",
@@ -158,6 +189,8 @@ DESCRIPTIONS = {
     "rnn": "scan tanh RNN 256x256 b32, jit(grad)",
     "fwd": "jitted MLP forward b32",
     "call": "cached one-array jit call",
+    "dot_nt": "jitted dot 128x512 @ (512x512).T",
+    "scan_dot_nt": "scan 32x of the same, W captured",
 }
 
 

@@ -11,6 +11,11 @@ or Python imports the installed checkout's pyjax. docs/linalg.md's numbers were 
   n = 64, 256, 512 (``--quick``: 64, 128), cholesky and eig at the middle size;
 * a vmapped solve of 10,000 3x3 systems (NumPy: its batched ``np.linalg.solve``).
 
+``--interleaved [ROUNDS]`` instead times only solve, inv and det at 512² (the issue-14
+targets): ROUNDS (default 5) rounds, each a pyjax then a JAX subprocess taking the minimum of
+40 calls, and prints each library's minimum over the rounds and the ratio (the machine's load
+changes between runs; interleaving gives both sides the same share of it).
+
 Milliseconds per call: the median after a warm-up call, and for pyjax and JAX the first call
 (trace + compile + run). JAX runs in a subprocess with the interpreter given by ``--jax``
 (default ``/tmp/jaxvenv/bin/python`` when it exists): pyjax never imports jax. docs/linalg.md
@@ -109,6 +114,49 @@ def run_jax_subprocess():
         return None, None
 
 
+FOCUS = ("solve 512² (8 rhs)", "inv 512²", "det 512²")
+
+
+def run_focus(mod_name):
+    """The minimum of 40 calls of each FOCUS case (``--interleaved``)."""
+    jax = __import__(mod_name)
+    jnp = __import__(mod_name + ".numpy", fromlist=["numpy"])
+    out = {}
+    for n in (512,):
+        a, spd, b, sym = inputs(n)
+        for name, f, args in ((FOCUS[0], jnp.linalg.solve, (a, b)),
+                              (FOCUS[1], jnp.linalg.inv, (a,)), (FOCUS[2], jnp.linalg.det, (a,))):
+            jf = jax.jit(f)
+            dev = [jnp.asarray(x) for x in args]
+            jax.block_until_ready(jf(*dev))
+            times = []
+            for _ in range(40):
+                t = time.perf_counter()
+                jax.block_until_ready(jf(*dev))
+                times.append((time.perf_counter() - t) * 1e3)
+            out[name] = min(times)
+    return out
+
+
+def interleaved(rounds):
+    here = os.path.abspath(__file__)
+    best = {"pyjax": {}, "jax": {}}
+    for r in range(rounds):
+        for lib, python in (("pyjax", sys.executable), ("jax", JAX_PYTHON)):
+            if lib == "jax" and not os.path.exists(JAX_PYTHON):
+                continue
+            res = subprocess.run([python, here, "--worker-focus", lib], stdout=subprocess.PIPE,
+                                 text=True, timeout=600, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+            got = json.loads(res.stdout.strip().splitlines()[-1])
+            for k, v in got.items():
+                best[lib][k] = min(v, best[lib].get(k, v))
+            print(f"round {r} {lib}: " + ", ".join(f"{k} {v:.2f}" for k, v in got.items()),
+                  file=sys.stderr, flush=True)
+    if best["jax"]:
+        best["ratio"] = {k: best["pyjax"][k] / best["jax"][k] for k in best["pyjax"]}
+    print_table(best, rows=list(FOCUS), label=f"ms per call (jit), min of 40 x {rounds} rounds")
+
+
 def accuracy(jnp, n):
     """Relative errors of pyjax's float32 results against float64 LAPACK."""
     a, spd, b, sym = inputs(n)
@@ -135,6 +183,13 @@ def accuracy(jnp, n):
 
 
 def main():
+    if "--worker-focus" in sys.argv:
+        print(json.dumps(run_focus(sys.argv[sys.argv.index("--worker-focus") + 1])))
+        return
+    if "--interleaved" in sys.argv:
+        i = sys.argv.index("--interleaved") + 1
+        interleaved(int(sys.argv[i]) if i < len(sys.argv) and sys.argv[i].isdigit() else 5)
+        return
     if "--worker-jax" in sys.argv:  # inside the JAX interpreter: print the results as JSON
         steady, first = run_jaxlike("jax")
         print(json.dumps({"steady": steady, "first": first}))

@@ -74,6 +74,11 @@ def test_triangular_solve_kernel_every_option(kernel_path):
             got, = host.triangular_solve(a, b, left_side=left, lower=lower, transpose_a=trans,
                                          conjugate_a=conj, unit_diagonal=unit)
             assert rel_err(got[0], want) < 1e-12, (cplx, left, lower, trans, conj, unit)
+            # the same solve given a column-major (the transposes of a, as lu's factor)
+            got_cm, = host.triangular_solve_column_major(
+                np.swapaxes(a, -1, -2).copy(), b, left_side=left, lower=lower,
+                transpose_a=trans, conjugate_a=conj, unit_diagonal=unit)
+            assert rel_err(got_cm[0], want) < 1e-12, (cplx, left, lower, trans, conj, unit)
 
 
 def test_spectral_kernels(kernel_path):
@@ -177,6 +182,40 @@ def test_host_kernels_in_compiled_programs():
     assert rel_err(jnp.linalg.det(a[0] / 3), np.linalg.det(a64[0] / 3)) < 1e-4
     vm = jax.vmap(lambda m: ll.lu(m)[0], in_axes=2)(np.moveaxis(a, 0, 2))
     np.testing.assert_array_equal(np.asarray(vm), np.asarray(lu))
+
+
+def test_triangular_solves_on_lu_factor_in_programs():
+    # trsm on lu's factor reads its column-major original (no transposes between them): every
+    # side/transpose/triangle, with the factor also returned (its transpose then stays live),
+    # batched, complex; and solve/inv built on it (its own generator: RNG's later draws stay)
+    rng = np.random.default_rng(14)
+    a = rng.normal(size=(2, N, N)) + 1j * rng.normal(size=(2, N, N))
+    a = a.astype(np.complex64)
+    b = rng.normal(size=(2, N, 3)).astype(np.complex64)
+    opts = list(itertools.product((True, False), repeat=3))
+
+    def f(a, b):
+        lu = ll.lu(a)[0]
+        return [lu] + [ll.triangular_solve(lu, b if left else jnp.swapaxes(b, -1, -2),
+                                           left_side=left, lower=lower, transpose_a=trans,
+                                           conjugate_a=trans, unit_diagonal=lower)
+                       for left, lower, trans in opts]
+    lu, *xs = jax.jit(f)(a, b)
+    lu = np.asarray(lu)
+    for i in range(2):
+        assert rel_err(lu[i], scipy.linalg.lu_factor(a[i])[0]) < 1e-5
+    for (left, lower, trans), x in zip(opts, xs):
+        t = np.tril(lu, -1) + np.eye(N) if lower else np.triu(lu)
+        t = np.conj(np.swapaxes(t, -1, -2)) if trans else t
+        x = np.asarray(x, np.complex128)
+        got = t @ x if left else np.swapaxes(x @ t, -1, -2)
+        assert rel_err(got, b) < 1e-4, (left, lower, trans)
+    r = rng.normal(size=(2, N, N)).astype(np.float32)
+    r64 = r.astype(np.float64)
+    assert rel_err(jax.jit(jnp.linalg.inv)(r), np.linalg.inv(r64)) < 1e-4
+    assert rel_err(jnp.linalg.inv(r[0]), np.linalg.inv(r64[0])) < 1e-4
+    x = jax.jit(jnp.linalg.solve)(r, b.real.copy())
+    assert rel_err(x, np.linalg.solve(r64, b.real)) < 1e-4
 
 
 def test_grads_through_host_kernels(x64):

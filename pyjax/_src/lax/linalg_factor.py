@@ -112,7 +112,9 @@ def _lu_lower(ctx, a):
         t_aval = lu_aval.update(shape=tuple(batch) + (n, m))
         lu_t, piv, perm = L._host_kernel(ctx, "lu_transposed", [ctx.lower_fun(L._T, [a])],
                                          out_avals=[t_aval, piv_aval, perm_aval])
-        return [ctx.lower_fun(L._T, [lu_t]), piv, perm]
+        lu_val = ctx.lower_fun(L._T, [lu_t])
+        L._note_transpose_of(ctx, lu_val, lu_t)
+        return [lu_val, piv, perm]
     if k > LU_BLOCK:
         return ctx.lower_fun(_lu_blocked, [a], multiple_results=True)
     if k == 0:  # an empty matrix: nothing to factor (the loop body could not even be traced)

@@ -212,6 +212,33 @@ def triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_d
     return [out.reshape(b.shape).astype(b.dtype, copy=False)]
 
 
+def triangular_solve_column_major(a_t, b, *, left_side, lower, transpose_a, conjugate_a,
+                                  unit_diagonal):
+    """``triangular_solve`` given ``a`` column-major (``a_t`` holds its transposes, as
+    ``lu_transposed`` returns the LU factor): BLAS reads it in place, and ``b`` (row-major)
+    through its transposes, so nothing is copied. ``op(a) x = b`` is solved as
+    ``x^T op(a)^T = b^T`` (the side flips, the triangle stays, ``op(a)^T`` is ``a`` with the
+    complementary transposition); a conjugate with no transposition is ``a^H``."""
+    if not _scipy_on():  # the NumPy fallback works on row-major matrices
+        return triangular_solve(np.swapaxes(a_t, -1, -2), b, left_side=left_side, lower=lower,
+                                transpose_a=transpose_a, conjugate_a=conjugate_a,
+                                unit_diagonal=unit_diagonal)
+    fa, fb = _flat(a_t), _flat(b)
+    out = np.empty_like(fb)
+    conj = conjugate_a and np.iscomplexobj(fa)
+    # op(a)^T: a^T -> a, a^H -> conj(a) (a conjugated copy), a -> a^T, conj(a) -> a^H
+    trans = 0 if transpose_a else (2 if conj else 1)
+    with np.errstate(all="ignore"):
+        for i in range(fa.shape[0]):
+            x = fa[i].T  # a, column-major
+            if transpose_a and conj:
+                x = x.conj()
+            trsm = _blas.get_blas_funcs("trsm", (x, fb[i]))
+            out[i] = trsm(1.0, x, fb[i].T, side=1 if left_side else 0, lower=int(lower),
+                          trans_a=trans, diag=int(unit_diagonal)).T
+    return [out.reshape(b.shape).astype(b.dtype, copy=False)]
+
+
 def _trsm_numpy(a, b, left_side, lower, trans, unit):
     t = np.tril(a) if lower else np.triu(a)
     if unit:

@@ -256,6 +256,11 @@ def _lu_solve(lu, perm, b):
     """``a^-1 @ b`` for ``b`` of shape (..., n, m) from ``a``'s LU factors."""
     # b[perm]: a gather (a permutation matrix product costs n^2 m, as much as inv itself)
     x = take_along_axis(b, js.broadcast_to(perm[..., :, None], b.shape), axis=-2)
+    return _lu_triangular_solves(lu, x)
+
+
+def _lu_triangular_solves(lu, x):
+    """``U^-1 L^-1 x``, ``L`` and ``U`` the unit lower and upper triangles of ``lu``."""
     x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
     return lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
 
@@ -286,9 +291,12 @@ def solve(a, b):
 
 @compiled_when_eager()
 def _inv(a):
-    eye = js.broadcast_to(jc.eye(a.shape[-1], dtype=a.dtype), a.shape)
     lu, perm, _ = _lu_parts(a)
-    return _lu_solve(lu, perm, eye)
+    # eye[perm], the same zeros and ones as _lu_solve's gather, by one comparison (XLA's
+    # gather of n^2 elements cost more than a 512² trsm here)
+    cols = jc.arange(a.shape[-1], dtype=perm.dtype)
+    p = uf.equal(perm[..., :, None], cols).astype(a.dtype)
+    return _lu_triangular_solves(lu, p)
 
 
 def inv(a):

@@ -198,7 +198,7 @@ def test_freed_programs_are_not_upgraded(tier_everything):
 
 
 EXIT_PROGRAM = textwrap.dedent("""
-    import threading, numpy as np, pyjax, pyjax.numpy as jnp
+    import threading, time, numpy as np, pyjax, pyjax.numpy as jnp
     from pyjax._src.dispatch import compiler
     from pyjax._src.runtime import tiered
     from pyjax.test_util import count_xla_compiles
@@ -208,6 +208,10 @@ EXIT_PROGRAM = textwrap.dedent("""
         f = pyjax.jit(lambda a: jnp.tanh(a @ a) @ a)
         f(x).block_until_ready()
         assert tiered.wait_for_upgrades(60)
+        # a worker thread ends just after it signals the upgrade: give it time to return
+        deadline = time.monotonic() + 30
+        while len(threading.enumerate()) > 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
         print("threads", len(threading.enumerate()), "compiles", n(), flush=True)
     keep = pyjax.jit(lambda a: jnp.sin(a @ a) @ a)
     keep(x).block_until_ready()

@@ -202,6 +202,25 @@ def test_lowered_dialects():
         lowered.as_text(dialect="hlo")
 
 
+def test_compiled_as_text_is_the_optimized_hlo():
+    # JAX's Compiled.as_text(): XLA's HLO after optimization (fusions, layouts), with the
+    # user's source lines as metadata; the jit's own XLA options are used
+    def f(x, w):
+        return jnp.tanh(x @ w).sum()
+
+    x, w = jnp.ones((4, 3)), jnp.ones((3, 2))
+    compiled = pyjax.jit(f).lower(x, w).compile()
+    text = compiled.as_text()
+    assert text.startswith("HloModule") and "ENTRY" in text and "fusion" in text
+    assert "stablehlo" not in text
+    line = f.__code__.co_firstlineno + 1
+    assert f"source_line={line}" in text
+    assert compiled.as_text() is text  # made once
+    np.testing.assert_allclose(compiled(x, w), np.tanh(np.ones((4, 2)) * 3).sum(), rtol=1e-6)
+    opt = pyjax.jit(f, compiler_options={"xla_backend_optimization_level": 0})
+    assert opt.lower(x, w).compile().as_text().startswith("HloModule")
+
+
 def test_unusable_donation_warns_and_keeps_the_input():
     g = pyjax.jit(lambda a: a.sum(), donate_argnums=0)
     x = jnp.ones(4)

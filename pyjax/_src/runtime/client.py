@@ -268,6 +268,28 @@ class Client:
                           portable=portable, num_replicas=num_replicas,
                           num_partitions=num_partitions)
 
+    def optimized_hlo(self, mlir_text, env_option_overrides=None):
+        """XLA's optimized HLO module, as text, of a single-device program: PJRT hands it out
+        only as a proto, so the program is compiled once more (outside the persistent cache,
+        where a hit would dump nothing) with XLA's dump options into a temporary directory,
+        and the after-optimizations file is read back."""
+        import glob
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="pyjax-hlo-") as tmp:
+            overrides = dict(env_option_overrides or {}, xla_dump_to=tmp,
+                             xla_dump_hlo_as_text=True, xla_dump_hlo_module_re=".*")
+            options = build_compile_options(1, 1, device_assignment=[self.devices[0].id],
+                                            env_option_overrides=overrides)
+            code = mlir_text.encode() if isinstance(mlir_text, str) else bytes(mlir_text)
+            self._compile_loaded(code, options, counted=False)  # freed when dropped
+            found = [f for f in sorted(glob.glob(os.path.join(tmp, "*after_optimizations.txt")))
+                     if "buffer-assignment" not in f and "memory-usage" not in f]
+            if not found:
+                raise XlaRuntimeError("the plugin wrote no optimized HLO dump "
+                                      f"(files: {sorted(os.listdir(tmp))[:8]})")
+            with open(found[-1]) as fh:
+                return fh.read()
+
     def _compile_or_load(self, code, options):
         """``_compile_loaded``, through the persistent compilation cache when it is on: an
         entry found on disk is loaded instead of compiled; a compiled program is stored."""

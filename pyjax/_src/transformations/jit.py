@@ -35,7 +35,7 @@ from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
 from pyjax._src.transformations import spmd
-from pyjax._src.runtime.compile_options import option_overrides
+from pyjax._src.runtime.compile_options import DEFAULT_OPTION_OVERRIDES, option_overrides
 
 config = config_mod.config
 _LEAF = pytree.tree_structure(0)
@@ -1005,7 +1005,21 @@ class Compiled(_Stage):
         return out
 
     def as_text(self):
-        return lowering.lower_module(self._entry.closed.jaxpr, self._jitted.__name__)
+        """XLA's optimized HLO of the program (as JAX's ``Compiled.as_text()``); the StableHLO
+        that went in is ``Lowered.as_text()``. Made on first use by one more compile."""
+        if getattr(self, "_hlo_text", None) is None:
+            exe = self._entry.exe
+            if getattr(exe, "num_replicas", 1) * getattr(exe, "num_partitions", 1) != 1:
+                raise NotImplementedError(
+                    "Compiled.as_text() of a program over several devices: the optimized HLO "
+                    "is only read back for single-device programs; Lowered.as_text() gives "
+                    "the StableHLO")
+            client = runtime.get_client()
+            text = lowering.lower_module(self._entry.closed.jaxpr, self._jitted.__name__,
+                                         platform=client.pjrt_platform_name)
+            self._hlo_text = client.optimized_hlo(
+                text, self._jitted._option_overrides or DEFAULT_OPTION_OVERRIDES)
+        return self._hlo_text
 
     def cost_analysis(self):
         """XLA's cost estimates: ``{"flops": ..., "transcendentals": ...,

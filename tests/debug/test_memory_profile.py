@@ -1,5 +1,6 @@
 """profiler.device_memory_profile: a gzipped pprof Profile of the live buffers, decoded here
 with a small protobuf reader (field numbers from pprof's profile.proto)."""
+import gc
 import gzip
 
 import numpy as np
@@ -55,9 +56,16 @@ def _decode(data):
 
 def test_profile_lists_every_live_buffer(tmp_path):
     keep = [jnp.arange(1000.0) * 2, jnp.ones((3, 4), jnp.int32) + 1]
-    strings, types, samples = _decode(jax.profiler.device_memory_profile())
+    # arrays of earlier tests held in reference cycles must not die between the two reads
+    gc.collect()
+    gc.disable()
+    try:
+        profile = jax.profiler.device_memory_profile()
+        live = jax.live_arrays()
+    finally:
+        gc.enable()
+    strings, types, samples = _decode(profile)
     assert strings[0] == "" and types == [("allocations", "count"), ("space", "bytes")]
-    live = jax.live_arrays()
     assert len(samples) == len(live)
     assert sum(v[1] for _, v, _ in samples) == sum(x.nbytes for x in live)
     mine = [s for s in samples if s[0] in ("f32[1000]", "i32[3,4]")]

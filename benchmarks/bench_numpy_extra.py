@@ -10,7 +10,6 @@ lexsort (two keys), interp, histogram2d, vectorize (a scalar function).
 """
 import argparse
 import importlib
-import sys
 
 import numpy as np
 from timing import IS_JAX_WORKER, best_ms, jax_side, ms, print_table, worker_print

@@ -1,7 +1,7 @@
 """Linear algebra benchmarks (run by hand), jitted, side by side with NumPy/SciPy (LAPACK) and
 JAX when installed (skipped otherwise).
 
-    python benchmarks/bench_linalg.py [--quick] [--jax PATH_TO_PYTHON]
+    python benchmarks/bench_linalg.py [--quick] [--jax PATH_TO_PYTHON] [--rounds R | --interleaved [ROUNDS]]
 
 (From a git worktree, put it first on the path: ``PYTHONPATH=. python benchmarks/...``,
 or Python imports the installed checkout's pyjax. docs/linalg.md's numbers were taken with
@@ -16,8 +16,10 @@ targets): ROUNDS (default 5) rounds, each a pyjax then a JAX subprocess taking t
 40 calls, and prints each library's minimum over the rounds and the ratio (the machine's load
 changes between runs; interleaving gives both sides the same share of it).
 
-Milliseconds per call: the median after a warm-up call, and for pyjax and JAX the first call
-(trace + compile + run). JAX runs in a subprocess with the interpreter given by ``--jax``
+Milliseconds per call: the minimum of 10 calls after a warm-up call, and for pyjax and JAX the
+first call (trace + compile + run); with ``--rounds R`` pyjax and the JAX subprocess alternate
+R times and each cell keeps its best round (the machine is shared: min and ratios are steadier
+than medians). JAX runs in a subprocess with the interpreter given by ``--jax``
 (default ``/tmp/jaxvenv/bin/python`` when it exists): pyjax never imports jax. docs/linalg.md
 records the numbers and what each primitive is computed with.
 """
@@ -30,7 +32,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import ms, print_table  # noqa: E402
+from timing import best_ms as ms, print_table  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 SIZES = (64, 128) if QUICK else (64, 256, 512)
@@ -59,9 +61,10 @@ def cases(jnp, vmap=None):
             f"eigh {n}²": (jnp.linalg.eigh, (sym,)),
             f"svd {n}²": (jnp.linalg.svd, (a,)),
         })
+    for n in sorted({SIZES[len(SIZES) // 2], SIZES[-1]}):
+        out[f"cholesky {n}²"] = (jnp.linalg.cholesky, (inputs(n)[1],))
     n = SIZES[len(SIZES) // 2]
     a, spd, b, sym = inputs(n)
-    out[f"cholesky {n}²"] = (jnp.linalg.cholesky, (spd,))
     out[f"eig {n}²"] = (jnp.linalg.eig, (a,))
     rng = np.random.default_rng(1)
     sa = rng.normal(size=(N_SYS, 3, 3)).astype(np.float32) + 3 * np.eye(3, dtype=np.float32)
@@ -194,12 +197,22 @@ def main():
         steady, first = run_jaxlike("jax")
         print(json.dumps({"steady": steady, "first": first}))
         return
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 1
     results = {"numpy/scipy": run_numpy()}
-    ours, first = run_jaxlike("pyjax")
-    results["pyjax"], results["pyjax 1st"] = ours, first
-    theirs, theirs_first = run_jax_subprocess()
-    if theirs is not None:
-        results["jax"], results["jax 1st"] = theirs, theirs_first
+    runs = {"pyjax": [], "pyjax 1st": [], "jax": [], "jax 1st": []}
+    for _ in range(rounds):  # interleaved: both sides see the same machine load
+        ours, first = run_jaxlike("pyjax")
+        runs["pyjax"].append(ours)
+        runs["pyjax 1st"].append(first)
+        theirs, theirs_first = run_jax_subprocess()
+        if theirs is not None:
+            runs["jax"].append(theirs)
+            runs["jax 1st"].append(theirs_first)
+    for key, rs in runs.items():
+        if rs:
+            results[key] = {k: min(r[k] for r in rs) for k in rs[0]}
+    if runs["jax"]:
+        results["pyjax/jax"] = {k: v / results["jax"][k] for k, v in results["pyjax"].items()}
     print_table(results, label="ms per call (jit), float32")
     print()
     import pyjax.numpy

@@ -1,8 +1,10 @@
 """Neural-network benchmarks (run by hand): a CNN training step and the first convolution's
-forward pass, side by side with NumPy (im2col + matmul for the convolution) and JAX / PyTorch
-when installed (they are skipped otherwise).
+forward pass, side by side with NumPy (im2col + matmul for the convolution), JAX in a
+subprocess (``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON) and PyTorch when installed (each skipped
+otherwise). pyjax and JAX alternate in rounds (``--rounds``, default 3); each cell is the
+minimum over all rounds of the per-call times.
 
-    python benchmarks/bench_nn.py
+    python benchmarks/bench_nn.py [--rounds 3]
 
 * CNN training step, batch 64 of 32x32x3 (NHWC): conv 3x3x32 -> relu -> 2x2 max pool ->
   conv 3x3x64 -> relu -> mean pool -> dense 10, softmax cross-entropy, ``jit(grad)`` + SGD
@@ -13,10 +15,11 @@ when installed (they are skipped otherwise).
 The pyjax step is one XLA executable; its Python dispatch costs about 4 us a call
 (benchmarks/bench_foundation.py), so at these sizes the times are XLA's kernels.
 """
+import sys
 import time
 
 import numpy as np
-from timing import ms, print_table
+from timing import IS_JAX_WORKER, best_ms, jax_side, ms, print_table, worker_print
 
 BATCH, SIZE, CHANNELS, CLASSES, LR = 64, 32, 3, 10, 0.01
 DN = ("NHWC", "HWIO", "NHWC")
@@ -74,9 +77,9 @@ def bench_jax_like(name, jax, jnp, lax, params, x, y):
         state["p"] = step(state["p"], xd, yd)
         jax.block_until_ready(state["p"])
     w1 = jnp.asarray(params["w1"])
-    return {"CNN training step (ms)": ms(one_step, repeat=20),
-            "conv1 forward (ms)": ms(lambda: jax.block_until_ready(forward(xd, w1)),
-                                     repeat=50),
+    return {"CNN training step (ms)": best_ms(one_step, repeat=20),
+            "conv1 forward (ms)": best_ms(lambda: jax.block_until_ready(forward(xd, w1)),
+                                          repeat=50),
             "first step call (s)": first}
 
 
@@ -92,32 +95,40 @@ def numpy_conv_same(x, w):
 def main():
     rng = np.random.default_rng(0)
     params, (x, y) = init_params(rng), data(rng)
+    if IS_JAX_WORKER:
+        import jax
+        import jax.numpy as jjnp
+        from jax import lax as jlax
+        worker_print(bench_jax_like("JAX", jax, jjnp, jlax, params, x, y))
+        return
+    n_rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
     results = {}
 
     import pyjax
     import pyjax.numpy as pjnp
     from pyjax import lax as plax
-    results["pyjax"] = bench_jax_like("pyjax", pyjax, pjnp, plax, params, x, y)
-    # correctness of what was timed: the forward pass against NumPy
+    # correctness of what is timed: the forward pass against NumPy
     step, forward = make_step(pyjax, pjnp, plax)
     got = np.asarray(forward(x, params["w1"])).reshape(-1, 32)
     np.testing.assert_allclose(got, numpy_conv_same(x, params["w1"]), rtol=1e-4, atol=1e-4)
-
-    results["NumPy"] = {"conv1 forward (ms)": ms(lambda: numpy_conv_same(x, params["w1"]),
-                                                 repeat=20)}
-    try:
-        import jax
-        import jax.numpy as jjnp
-        from jax import lax as jlax
-        results["JAX"] = bench_jax_like("JAX", jax, jjnp, jlax, params, x, y)
-    except ImportError:
-        print("(JAX is not installed: skipped)")
+    ours, theirs = [], []
+    for _ in range(n_rounds):  # interleaved: both sides see the same machine load
+        ours.append(bench_jax_like("pyjax", pyjax, pjnp, plax, params, x, y))
+        got = jax_side(__file__)
+        if got is not None:
+            theirs.append(got)
+    results["pyjax"] = {k: min(r[k] for r in ours) for k in ours[0]}
+    results["NumPy"] = {"conv1 forward (ms)": best_ms(lambda: numpy_conv_same(x, params["w1"]),
+                                                      repeat=20)}
+    if theirs:
+        results["JAX"] = {k: min(r[k] for r in theirs) for k in theirs[0]}
+        results["pyjax/JAX"] = {k: results["pyjax"][k] / results["JAX"][k] for k in ours[0]}
     try:
         import torch  # noqa: F401
         results["PyTorch"] = bench_torch(params, x, y)
     except ImportError:
         print("(PyTorch is not installed: skipped)")
-    print_table(results, label=f"batch {BATCH} of {SIZE}x{SIZE}x{CHANNELS}")
+    print_table(results, label=f"batch {BATCH} of {SIZE}x{SIZE}x{CHANNELS}, min")
 
 
 def bench_torch(params, x, y):

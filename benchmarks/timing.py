@@ -1,6 +1,10 @@
 """Timing helpers shared by the benchmark scripts (run from this folder's parent as
 ``python benchmarks/bench_x.py``; Python puts this folder on the path)."""
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 
 
@@ -37,3 +41,44 @@ def print_table(results, rows=None, label="measurement", width=45, cell=12, digi
         cells = "".join(f"{results[n][row]:{cell}.{digits}f}" if row in results[n]
                         else f"{'-':>{cell}s}" for n in names)
         print(f"{row:{width}s}{cells}")
+
+
+# --- JAX side in a subprocess (pyjax never imports jax) -----------------------------------
+# A benchmark written once against a JAX-like module runs itself again under JAX's interpreter
+# with ``--worker-jax``; that run prints its results as one JSON line, read back here.
+
+JAX_PYTHON = os.environ.get("JAX_PYTHON", "/tmp/jaxvenv/bin/python")
+IS_JAX_WORKER = "--worker-jax" in sys.argv
+
+
+def best_ms(fn, repeat=10):
+    """Minimum time of one call, in milliseconds, after a warm-up call (steadier than the
+    median on a shared machine)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return min(times)
+
+
+def jax_side(script, args=(), timeout=1800):
+    """Run ``script --worker-jax *args`` under ``JAX_PYTHON`` (JAX_PLATFORMS=cpu) and return
+    the dict its last stdout line holds, or None (with a note) when JAX is absent or fails."""
+    if not os.path.exists(JAX_PYTHON):
+        print(f"(JAX side skipped: {JAX_PYTHON} not found)", file=sys.stderr)
+        return None
+    cmd = [JAX_PYTHON, os.path.abspath(script), "--worker-jax", *args]
+    try:
+        res = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=timeout,
+                             env=dict(os.environ, JAX_PLATFORMS="cpu"))
+        return json.loads(res.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError) as e:
+        print(f"(JAX side skipped: {e})", file=sys.stderr)
+        return None
+
+
+def worker_print(results):
+    """Inside the JAX worker: hand ``results`` back as the last stdout line."""
+    print(json.dumps(results))

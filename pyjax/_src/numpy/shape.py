@@ -700,10 +700,12 @@ def _flat_true_positions(mask, size, fill):
     with ``fill``; also returns the validity mask of each slot."""
     idt = dtypes.default_int_dtype()
     n = mask.shape[0]
+    # slot k holds the number of entries whose running count is <= k: a binary search in the
+    # nondecreasing running count (O(size log n), where comparing every pair was O(size * n))
+    from pyjax._src.numpy.searching import searchsorted  # searching imports this module
     cs = lax_red.cumsum(convert(mask, idt), 0) if n else mask
-    k = lax_shape.broadcasted_iota(idt, (size, n), 0)
-    le = lax_ew.le(lax_shape.broadcast_in_dim(cs, (size, n), (1,)), k) if n else None
-    pos = lax_red.reduce_sum(convert(le, idt), (1,)) if n else lax_shape.full((size,), 0, idt)
+    pos = (convert(searchsorted(cs, lax_shape.iota(idt, size), side="right"), idt) if n
+           else lax_shape.full((size,), 0, idt))
     count = lax_red.reduce_sum(convert(mask, idt), (0,)) if n else const(idt, 0)
     valid = lax_ew.lt(lax_shape.iota(idt, size), count)
     return pos, valid

@@ -20,15 +20,19 @@ def per_call_us(fn, n=20000, repeat=5):
     return min(best)
 
 
-def ms(fn, repeat=10):
-    """Median time of one call, in milliseconds, after a warm-up call."""
-    fn()
+def _call_times_ms(fn, repeat):
+    fn()  # warm-up
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
         fn()
         times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
+    return times
+
+
+def ms(fn, repeat=10):
+    """Median time of one call, in milliseconds, after a warm-up call."""
+    return statistics.median(_call_times_ms(fn, repeat))
 
 
 def print_table(results, rows=None, label="measurement", width=45, cell=12, digits=2):
@@ -54,13 +58,7 @@ IS_JAX_WORKER = "--worker-jax" in sys.argv
 def best_ms(fn, repeat=10):
     """Minimum time of one call, in milliseconds, after a warm-up call (steadier than the
     median on a shared machine)."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return min(times)
+    return min(_call_times_ms(fn, repeat))
 
 
 def jax_side(script, args=(), timeout=1800):

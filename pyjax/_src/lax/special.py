@@ -474,17 +474,22 @@ bessel_i1e_p = Primitive("bessel_i1e", abstract_eval=ew._same_dtype_rule("bessel
 # acceptance with XLA's chlo.lgamma, whose last bits differ (1e-3 relative near 1 and 2 in
 # float32), which flips about 1 draw in 20000. Not public.
 
-def _xla_lgamma_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    y = xla_lgamma_p.bind(x)
-    if type(t) is ad_util.Zero:
-        return y, ad_util.zero_tangent(aval_of(y))
-    return y, ew.mul_p.bind(t, ew.digamma_p.bind(x))
+def _xla_own(name, chlo_op, derivative):
+    """A private elementwise primitive lowered to XLA's own ``chlo_op``; its JVP multiplies
+    the tangent by ``derivative(x, y)``."""
+    def jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        y = prim.bind(x)
+        if type(t) is ad_util.Zero:
+            return y, ad_util.zero_tangent(aval_of(y))
+        return y, ew.mul_p.bind(t, derivative(x, y))
+
+    prim = Primitive(name, abstract_eval=ew._same_dtype_rule(name, "f"),
+                     lower=ew._std_lower(chlo_op), jvp=jvp, batch=_elementwise_batch)
+    return prim
 
 
-xla_lgamma_p = Primitive("xla_lgamma", abstract_eval=ew._same_dtype_rule("xla_lgamma", "f"),
-                         lower=ew._std_lower("chlo.lgamma"), jvp=_xla_lgamma_jvp,
-                         batch=_elementwise_batch)
+xla_lgamma_p = _xla_own("xla_lgamma", "chlo.lgamma", lambda x, y: ew.digamma_p.bind(x))
 
 
 def xla_lgamma(x):
@@ -495,20 +500,9 @@ def xla_lgamma(x):
 # XLA's own erf_inv, for the same reason: lax.erf_inv adds a Newton step in float64 (3 ulp,
 # where chlo.erf_inv is 1e-10 relative in the tails), which would move float64
 # random.normal / truncated_normal draws off JAX's by up to 3e-13. Not public.
-
-def _xla_erf_inv_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    y = xla_erf_inv_p.bind(x)
-    if type(t) is ad_util.Zero:
-        return y, ad_util.zero_tangent(aval_of(y))
-    scale = ew.mul_p.bind(ew.exp_p.bind(ew.mul_p.bind(y, y)),
-                          ew._c(x, np.sqrt(np.pi) / 2))  # d erf_inv / dx = sqrt(pi)/2 e^(y^2)
-    return y, ew.mul_p.bind(t, scale)
-
-
-xla_erf_inv_p = Primitive("xla_erf_inv", abstract_eval=ew._same_dtype_rule("xla_erf_inv", "f"),
-                          lower=ew._std_lower("chlo.erf_inv"), jvp=_xla_erf_inv_jvp,
-                          batch=_elementwise_batch)
+# d erf_inv / dx = sqrt(pi)/2 exp(y^2)
+xla_erf_inv_p = _xla_own("xla_erf_inv", "chlo.erf_inv", lambda x, y: ew.mul_p.bind(
+    ew.exp_p.bind(ew.mul_p.bind(y, y)), ew._c(x, np.sqrt(np.pi) / 2)))
 
 
 def xla_erf_inv(x):

@@ -166,6 +166,17 @@ def test_keys_through_jit_and_pytrees():
     assert len(leaves) == 1 and leaves[0].dtype == np.uint32 and leaves[0].shape == (2,)
 
 
+def test_jnp_asarray_of_keys_is_the_keys():
+    # as in JAX (optax's inject_hyperparams passes key hyperparameters through jnp.asarray)
+    keys = random.split(random.key(5), 3)
+    assert jnp.asarray(keys) is keys and jnp.array(keys).dtype == keys.dtype
+    want = _np(random.normal(keys[1], (2,)))
+    got = pyjax.jit(lambda k: random.normal(jnp.asarray(k)[1], (2,)))(keys)
+    np.testing.assert_array_equal(_np(got), want)
+    with pytest.raises(TypeError, match=r"key array.*dtype=.*key_data"):
+        jnp.asarray(keys, jnp.float32)
+
+
 def test_same_numbers_eager_jit_vmap():
     k = random.key(11)
     # gamma: batched, XLA fuses (contracts) the normal draws differently; one ulp of a normal

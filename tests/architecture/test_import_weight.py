@@ -55,6 +55,9 @@ def test_extended_types_load_on_first_use():
         res = {}
         res["listed"] = "bfloat16" in dir(jnp) and "float8_e4m3fn" in dir(jnp)
         res["before"] = "ml_dtypes" in sys.modules
+        # jnp.dtype is NumPy's dtype constructor, knowing ml_dtypes' names (optax's tests)
+        res["jnp_dtype"] = [str(jnp.dtype("float8_e4m3fn")), str(jnp.dtype("float32")),
+                            isinstance(np.dtype("f4"), jnp.dtype)]
         x = jnp.zeros(3, "bfloat16") + 1.5          # a dtype string loads ml_dtypes
         res["str_dtype"] = [str(x.dtype), x.astype(jnp.float32).tolist()]
         res["after"] = "ml_dtypes" in sys.modules
@@ -70,6 +73,7 @@ def test_extended_types_load_on_first_use():
     """)
     assert out["listed"] and not out["before"] and out["after"]
     assert out["str_dtype"] == ["bfloat16", [1.5, 1.5, 1.5]]
+    assert out["jnp_dtype"] == ["float8_e4m3fn", "float32", True]
     assert out["same_class"]
     assert out["promote"] == ["float32", "bfloat16", "int4"]
     assert out["info"] == [2.0 ** -7, 7]

@@ -1,6 +1,6 @@
 """NumPy references for the ecosystem tests: a one-hidden-layer tanh MLP with hand-written
-backprop (float64) and the optimizer formulas of adam/adamw, sgd with momentum, cosine decay
-and global-norm clipping, written from their papers/documentation."""
+backprop (float64) and the optimizer formulas of adam/adamw, sgd with momentum, lamb, cosine
+decay, global-norm clipping and reduce-on-plateau, written from their papers/documentation."""
 import numpy as np
 
 
@@ -14,12 +14,15 @@ def mlp_loss_grad(p, x, y):
     return loss, {"w1": x.T @ dh, "b1": dh.sum(0), "w2": h.T @ dout, "b2": dout.sum(0)}
 
 
-def train(update_fn, params, x, y, steps):
+def train(update_fn, params, x, y, steps, state=None):
+    """Losses of `steps` full-batch steps; `state` (a dict) is the optimizer's, for inspection."""
     p = {k: v.astype(np.float64) for k, v in params.items()}
-    state, losses = {}, []
+    state = {} if state is None else state
+    losses = []
     for t in range(steps):
         loss, g = mlp_loss_grad(p, x, y)
         losses.append(loss)
+        state["value"] = loss  # the metric a plateau rule watches (optax's `value=`)
         p = update_fn(t, p, g, state)
     return np.array(losses)
 
@@ -84,4 +87,29 @@ def lamb(lr, b1=0.9, b2=0.999, eps=1e-6, wd=0.0):
             ratio = 1.0 if pn == 0 or dn == 0 else pn / dn
             out[k] = p[k] - lr * ratio * d
         return out
+    return update
+
+
+def reduce_on_plateau(inner, factor, patience, rtol=1e-4, atol=0.0, cooldown=0):
+    """`inner`'s step scaled by a factor that is multiplied by `factor` once the loss has not
+    improved (value < (1 - rtol) * best - atol) for `patience` steps in a row; `cooldown`
+    steps after a reduction ignore plateaus. The scale after this step's bookkeeping applies
+    to this step (accumulation of one value). st["plateau"]["scales"] records it per step."""
+    def update(t, p, g, st):
+        s = st.setdefault("plateau", {"best": np.inf, "count": 0, "scale": 1.0,
+                                      "cooldown": 0, "scales": []})
+        new = inner(t, p, g, st.setdefault("inner", {}))
+        value = st["value"]
+        improved = value < (1 - rtol) * s["best"] - atol
+        if improved:
+            s["best"] = value
+        count = 0 if improved else s["count"] + 1
+        if s["cooldown"] > 0:
+            s["count"], s["cooldown"] = 0, s["cooldown"] - 1
+        elif count == patience:
+            s["count"], s["scale"], s["cooldown"] = 0, s["scale"] * factor, cooldown
+        else:
+            s["count"] = count
+        s["scales"].append(s["scale"])
+        return {k: p[k] + s["scale"] * (new[k] - p[k]) for k in p}
     return update

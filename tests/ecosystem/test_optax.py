@@ -31,7 +31,8 @@ def _np_train(update_fn):
     return ref.train(update_fn, params, x, y, STEPS)
 
 
-def _pyjax_train(opt):
+def _pyjax_train(opt, pass_value=False):
+    """Losses of STEPS jitted steps; with pass_value the loss goes to `update` as `value=`."""
     import jax
     import jax.numpy as jnp
     x, y, params = _data()
@@ -43,7 +44,8 @@ def _pyjax_train(opt):
     @jax.jit
     def step(p, s):
         loss, g = jax.value_and_grad(loss_fn)(p)
-        u, s = opt.update(g, s, p)
+        extra = {"value": loss} if pass_value else {}
+        u, s = opt.update(g, s, p, **extra)
         return optax_apply(p, u), s, loss
 
     optax_apply = import_library("optax").apply_updates
@@ -53,7 +55,7 @@ def _pyjax_train(opt):
     for _ in range(STEPS):
         p, s, loss = step(p, s)
         losses.append(float(loss))
-    return np.array(losses)
+    return (np.array(losses), s) if pass_value else np.array(losses)
 
 
 def test_adam(lib):
@@ -81,3 +83,18 @@ def test_lamb(lib):
     got = _pyjax_train(lib.lamb(1e-2, weight_decay=1e-3))
     want = _np_train(ref.lamb(1e-2, wd=1e-3))
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+
+
+def test_reduce_on_plateau_after_adam(lib):
+    # rtol=0.1 asks for a 10% drop; with patience 2 and cooldown 1 the scale halves twice in
+    # 12 steps, with every improvement test at least ~4% away from its threshold.
+    kw = dict(factor=0.5, patience=2, rtol=0.1, cooldown=1)
+    opt = lib.chain(lib.adam(5e-2), lib.contrib.reduce_on_plateau(**kw))
+    got, state = _pyjax_train(opt, pass_value=True)
+    ref_state = {}
+    x, y, params = _data()
+    want = ref.train(ref.reduce_on_plateau(ref.adam(5e-2), **kw), params, x, y, STEPS, ref_state)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+    scales = ref_state["plateau"]["scales"]
+    assert scales[-1] == 0.25 and scales[0] == 1.0  # the plateau rule did act, twice
+    assert float(state[1].scale) == scales[-1]

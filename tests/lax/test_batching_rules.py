@@ -361,6 +361,17 @@ def test_vmap_primitive_eagerly_matches_loop():
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
 
 
+def test_vmap_over_an_empty_axis_with_batched_indices():
+    # operand and start indices both batched over a size-0 axis (optax's hungarian_algorithm
+    # under vmap of an empty batch): the per-example slice of the batch dim is 0, not 1
+    x, i = np.zeros((0, 3, 4), F32), np.zeros((0,), I32)
+    take = lambda x, i: x[i, 1:]  # noqa: E731  (dynamic_slice's batch rule)
+    fancy = lambda x, i: x[np.array([0, 2]) + i]  # noqa: E731  (gather's batch rule)
+    for f, shape in ((take, (0, 3)), (fancy, (0, 2, 4))):
+        assert pyjax.vmap(f)(x, i).shape == shape
+        assert pyjax.jit(pyjax.vmap(f))(x, i).shape == shape
+
+
 # ---- the collectives' JVP and transpose rules, under the vmap that binds their axis ----
 
 def _collective_fns():

@@ -195,7 +195,7 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
         dn = slicing.GatherDimensionNumbers(offset_dims=window, collapsed_slice_dims=(),
                                             start_index_map=window, operand_batching_dims=(0,),
                                             start_indices_batching_dims=(0,))
-        sizes = (1,) + tuple(slice_sizes)
+        sizes = (min(1, size),) + tuple(slice_sizes)  # 0 where vmap's axis is empty
     out = slicing.gather_p.bind(x, indices, dimension_numbers=dn, slice_sizes=sizes,
                                 indices_are_sorted=False, unique_indices=False,
                                 mode=slicing.GatherScatterMode.CLIP, fill_value=None)

@@ -152,8 +152,11 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, indices_are_sor
                              **params), 0
     x = bu.move_axis(x, dx, 0)
     new = _batched_dimension_numbers(dn, indices_batched=True)
-    return gather_p.bind(x, idx, dimension_numbers=new, slice_sizes=(1,) + tuple(slice_sizes),
-                         **params), 0
+    # an operand batching dim takes a slice of 1, or of 0 where the batch is empty (vmap over
+    # a size-0 axis): a slice may not exceed its dimension
+    batch_slice = min(1, bu.shape_of(x)[0])
+    return gather_p.bind(x, idx, dimension_numbers=new,
+                         slice_sizes=(batch_slice,) + tuple(slice_sizes), **params), 0
 
 
 def _scatter_batch(prim):

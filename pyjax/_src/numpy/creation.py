@@ -195,6 +195,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
         raise NotImplementedError(f"array: only order='K' (or 'C'/'A') is supported, got "
                                   f"order={order!r}")
     ndmin = operator.index(ndmin)
+    if _is_key_array(object):
+        return _key_array(object, dtype, ndmin)
     dt = _check_dtype(dtype, "array")
     if hasattr(object, "__jax_array__"):
         object = object.__jax_array__()
@@ -255,6 +257,22 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
 
 
 object_dtype = np.dtype(object)
+
+
+def _is_key_array(x):
+    dt = getattr(x, "dtype", None)
+    return isinstance(getattr(dt, "type", None), type) and issubclass(dt.type, dtypes.extended)
+
+
+def _key_array(keys, dtype, ndmin):
+    """jnp.array/asarray of a key array: the keys themselves (key arrays are immutable, so
+    a copy is indistinguishable), as in JAX; another dtype or ndmin is an error."""
+    if dtype is not None and dtype != keys.dtype:
+        raise TypeError(f"array: cannot convert a key array (dtype {keys.dtype}) to "
+                        f"dtype={dtype!r}; use random.key_data(keys) for the raw key data")
+    if ndmin > keys.ndim:
+        raise NotImplementedError(f"array: ndmin={ndmin} for a key array of ndim {keys.ndim}")
+    return keys
 
 
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):

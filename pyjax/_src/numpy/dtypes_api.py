@@ -102,8 +102,25 @@ flexible = np.flexible
 character = np.character
 object_ = np.object_
 
-# ``jnp.dtype`` is NumPy's dtype class (as in JAX); it accepts the scalar types above.
-dtype = np.dtype
+class _DtypeMeta(type):
+    """``isinstance(d, jnp.dtype)`` / ``issubclass`` answer as for NumPy's dtype class."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, np.dtype)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, np.dtype)
+
+
+class dtype(metaclass=_DtypeMeta):  # noqa: N801 - NumPy's name
+    """``jnp.dtype(x)``: NumPy's ``np.dtype(x)`` (JAX's ``jnp.dtype`` is NumPy's class), that
+    also knows ml_dtypes' names (``jnp.dtype('bfloat16')``): JAX imports ml_dtypes at import
+    and so registers them with NumPy; pyjax imports it on first use (ml_dtypes_loader)."""
+
+    def __new__(cls, obj, align=False, copy=False):
+        if isinstance(obj, str) and obj in _dt.ML_DTYPE_NAMES:
+            return np.dtype(getattr(_dt, obj))  # loads ml_dtypes
+        return np.dtype(obj, align, copy)
 
 pi = np.pi
 e = np.e

@@ -1,9 +1,10 @@
 """``lax.optimization_barrier``: the identity on a pytree of arrays that XLA may not optimise
 across (``stablehlo.optimization_barrier``).
 
-Its use here: a value computed before the barrier is kept in memory instead of being fused
-into (and so recomputed by) every consumer after it (``random/prng.py`` keeps split keys
-this way)."""
+Its use here: ``random/prng.py`` passes split keys through it so that XLA does not fold the
+key computation into every consumer. Measured on xla-cpu-pjrt 0.0.1 (docs/performance.md):
+the barrier stops reshape folding, but XLA may still fuse across it (two transposes on either
+side became one loop), so whether a value is kept in memory remains XLA's choice."""
 from __future__ import annotations
 
 from pyjax._src.core import pytree

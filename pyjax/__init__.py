@@ -62,6 +62,16 @@ transfer_guard = _flag_context("jax_transfer_guard")
 transfer_guard_host_to_device = _flag_context("jax_transfer_guard_host_to_device")
 transfer_guard_device_to_host = _flag_context("jax_transfer_guard_device_to_host")
 transfer_guard_device_to_device = _flag_context("jax_transfer_guard_device_to_device")
+no_tracing = _flag_context("jax_no_tracing")
+no_execution = _flag_context("jax_no_execution")
+thread_guard = _flag_context("jax_thread_guard")
+debug_key_reuse = _flag_context("jax_debug_key_reuse")
+enable_custom_prng = _flag_context("jax_enable_custom_prng")
+legacy_prng_key = _flag_context("jax_legacy_prng_key")
+softmax_custom_jvp = _flag_context("jax_softmax_custom_jvp")
+allow_f16_reductions = _flag_context("jax_allow_f16_reductions")
+jax2tf_associative_scan_reductions = _flag_context("jax2tf_associative_scan_reductions")
+array_garbage_collection_guard = _flag_context("jax_array_garbage_collection_guard")
 from pyjax._src.core.config import enable_x64 as enable_x64
 from pyjax._src.callback import pure_callback as pure_callback
 from pyjax import tree_util as tree_util

@@ -348,6 +348,86 @@ def _tiered_compilation(monkeypatch):
     assert tiers == ["low", "full"]
 
 
+def _no_tracing():
+    f = pyjax.jit(lambda x: x * 2)
+    x3, x4 = jnp.ones(3), jnp.ones(4)
+    f(x3)
+    with pyjax.no_tracing(True):
+        np.testing.assert_array_equal(f(x3), 2 * np.ones(3))  # a cache hit traces nothing
+        with pytest.raises(RuntimeError, match="for `jit`, but 'no_tracing' is set"):
+            f(x4)
+        with pytest.raises(RuntimeError, match="'no_tracing' is set"):
+            pyjax.make_jaxpr(lambda x: x + 1)(x3)
+    np.testing.assert_array_equal(f(x4), 2 * np.ones(4))
+
+
+def _no_execution():
+    f = pyjax.jit(lambda x: x * 2)
+    x = jnp.ones(3)
+    f(x)
+    with pyjax.no_execution(True):
+        with pytest.raises(RuntimeError, match="no_execution config option is set"):
+            f(x)  # cached: the refusal is in the runtime, below every cache
+        with pytest.raises(RuntimeError, match="no_execution config option is set"):
+            x + 1.0
+        assert pyjax.make_jaxpr(f)(x).eqns  # tracing still works
+    np.testing.assert_array_equal(f(x) + 1.0, 3 * np.ones(3))
+
+
+def _thread_guard():
+    # JAX's guard watches multi-process operations; pyjax runs one process, so operations
+    # from another thread than the guard's run normally, as in single-process JAX
+    import threading
+    out = []
+    with pyjax.thread_guard(True):
+        t = threading.Thread(target=lambda: out.append(np.asarray(jnp.arange(3.0) * 2)))
+        t.start()
+        t.join()
+    np.testing.assert_array_equal(out[0], [0.0, 2.0, 4.0])
+
+
+def _legacy_prng_key():
+    raw, typed = pyjax.random.PRNGKey(0), pyjax.random.key(0)
+    with pyjax.legacy_prng_key("error"):
+        with pytest.raises(ValueError, match="Legacy uint32 key array passed as key"):
+            pyjax.random.normal(raw)
+        pyjax.random.normal(typed)
+    with pyjax.legacy_prng_key("warn"):
+        with pytest.warns(UserWarning, match="jax_legacy_prng_key=\"allow\""):
+            pyjax.random.uniform(raw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pyjax.random.uniform(raw)
+
+
+def _softmax_custom_jvp():
+    # off (JAX's default): softmax's code is differentiated, the max shift gradient-stopped;
+    # on: the rule y * (t - sum(y * t)). Same derivative, different Jaxprs.
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    y = np.exp(x) / np.exp(x).sum()
+    want = y[0] * ((np.arange(3) == 0) - y)
+    g = pyjax.grad(lambda v: pyjax.nn.softmax(v)[0])
+    np.testing.assert_allclose(g(x), want, rtol=1e-5)
+    plain = str(pyjax.make_jaxpr(g)(x))
+    with pyjax.softmax_custom_jvp(True):
+        np.testing.assert_allclose(g(x), want, rtol=1e-5)
+        custom = str(pyjax.make_jaxpr(g)(x))
+    assert "stop_gradient" in plain and plain != custom
+
+
+def _allow_f16_reductions():
+    x = jnp.ones((2, 3), jnp.float16)
+    with pyjax.allow_f16_reductions(False):
+        with pytest.raises(ValueError, match=r"reduce_sum on operand f16\[2,3\] is not allowed"):
+            pyjax.lax.reduce_sum(x, (1,))
+        with pytest.raises(ValueError, match="jax_allow_f16_reductions=False"):
+            pyjax.jit(lambda v: pyjax.lax.reduce_sum(v, (0, 1)))(x)
+        pyjax.lax.reduce_sum(x[:1], (0,))  # a size-1 axis sums nothing
+        pyjax.lax.reduce_sum(x.astype(jnp.float32), (1,))
+    np.testing.assert_array_equal(pyjax.lax.reduce_sum(x, (1,)), [3, 3])
+
+
+
 BEHAVIOUR = {
     "pyjax_tiered_compilation": _tiered_compilation,
     "jax_threefry_partitionable": _threefry_partitionable,
@@ -377,6 +457,12 @@ BEHAVIOUR = {
     "jax_transfer_guard_host_to_device": _transfer_guard_h2d,
     "jax_transfer_guard_device_to_host": _transfer_guard_d2h,
     "jax_transfer_guard_device_to_device": _transfer_guard_d2d,
+    "jax_no_tracing": _no_tracing,
+    "jax_no_execution": _no_execution,
+    "jax_thread_guard": _thread_guard,
+    "jax_legacy_prng_key": _legacy_prng_key,
+    "jax_softmax_custom_jvp": _softmax_custom_jvp,
+    "jax_allow_f16_reductions": _allow_f16_reductions,
 }
 
 

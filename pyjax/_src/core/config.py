@@ -410,6 +410,42 @@ _d("pyjax_tiered_compilation", bool_env("PYJAX_TIERED_COMPILATION", default=True
         "fully optimised build, compiled in a background thread, when it is ready (results "
         "may differ in the last bits between the two; PYJAX_TIERED_COMPILATION=0 turns it "
         "off).")
+# read by jit's and make_jaxpr's tracing (transformations/jit.py)
+_d("jax_no_tracing", bool_env("JAX_NO_TRACING"), kind=bool,
+   help="Disallow tracing for JIT compilation: a jit cache miss raises RuntimeError.")
+# read by the runtime before every execution (runtime/executable.py, set by dispatch/eager.py)
+_d("jax_no_execution", bool_env("JAX_NO_EXECUTION"), kind=bool,
+   help="Disallow executions: running any compiled program raises RuntimeError.")
+# JAX raises when a multi-process operation runs on a thread other than the guard's; pyjax
+# runs in one process, so it has no such operation and the guard has nothing to catch.
+_d("jax_thread_guard", bool_env("JAX_THREAD_GUARD"), kind=bool,
+   help="Raise when a multi-process operation is called from another thread than the one "
+        "that set the guard (pyjax is single-process: nothing to guard).")
+_d("jax_debug_key_reuse", bool_env("JAX_DEBUG_KEY_REUSE"), kind=bool, supported=(False,),
+   unsupported_why="pyjax does not track the use of PRNG keys",
+   help="Experimental key reuse checking of typed PRNG keys.")
+_d("jax_enable_custom_prng", bool_env("JAX_ENABLE_CUSTOM_PRNG"), kind=bool,
+   supported=(False,), unsupported_why="pyjax has no custom PRNG implementations (key-"
+   "returning functions keep the kind of key they are given)",
+   help="Internal upgrade allowing custom PRNG implementations.")
+# read by random's key check (random/prng.py check_key)
+_d("jax_legacy_prng_key", _str_env("JAX_LEGACY_PRNG_KEY", default="allow"), kind=str,
+   choices=("allow", "warn", "error"),
+   help="What happens when raw uint32 PRNG keys are passed to jax.random functions.")
+# read by nn.softmax (nn/functions.py)
+_d("jax_softmax_custom_jvp", bool_env("JAX_SOFTMAX_CUSTOM_JVP"), kind=bool,
+   help="Use the custom_jvp rule for jax.nn.softmax (False: differentiate its code).")
+# read by reduce_sum's abstract_eval (lax/reductions.py)
+_d("jax_allow_f16_reductions", bool_env("JAX_ALLOW_F16_REDUCTIONS", default=True), kind=bool,
+   help="If False, reduce_sum on float16 or bfloat16 inputs raises ValueError.")
+_d("jax2tf_associative_scan_reductions", bool_env("JAX2TF_ASSOCIATIVE_SCAN_REDUCTIONS"),
+   kind=bool, supported=(False,), unsupported_why="pyjax has no jax2tf",
+   help="jax2tf's lowering of cumulative reductions.")
+_d("jax_array_garbage_collection_guard",
+   _str_env("JAX_ARRAY_GARBAGE_COLLECTION_GUARD", default=None), kind=str, allow_none=True,
+   choices=("allow", "log", "fatal"), supported=(None, "allow"),
+   unsupported_why="pyjax does not watch the garbage collection of arrays",
+   help="What happens when a jax.Array is freed by the garbage collector.")
 del _d
 
 

@@ -60,6 +60,11 @@ config.add_validator("jax_default_device", _check_default_device)
 config.add_validator("jax_num_cpu_devices", runtime.set_cpu_device_count)
 config.add_validator("jax_platforms", runtime.check_platforms)
 config.on_change("jax_platforms", runtime.set_platforms)
+# jax_no_execution: the runtime refuses every execution while it is set
+from pyjax._src.runtime import executable as _executable  # noqa: E402
+
+config.on_change("jax_no_execution", _executable.set_no_execution)
+_executable.set_no_execution(config.jax_no_execution)
 
 
 def scalar_to_array(x, device=None) -> ArrayImpl:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyjax._src.core import dtypes
+from pyjax._src.core.config import config
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero
@@ -166,10 +167,18 @@ def _check_axes(name, aval, axes):
         raise ValueError(f"{name}: duplicate value in 'axes' of reduction: {tuple(axes)}")
 
 
+# the half-precision floats that jax_allow_f16_reductions=False keeps out of reduce_sum
+_HALF_FLOATS = (np.dtype(np.float16), dtypes.bfloat16)
+
+
 def _make_reduce_abstract_eval(name, kinds):
     def abstract_eval(x, *, axes):
         base.check_kinds(name, [x], kinds)
         _check_axes(name, x, axes)
+        if (name == "reduce_sum" and not config.jax_allow_f16_reductions
+                and x.dtype in _HALF_FLOATS and any(x.shape[a] != 1 for a in axes)):
+            raise ValueError(f"reduce_sum on operand {x.str_short()} is not allowed when "
+                             "jax_allow_f16_reductions=False.")
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
         return ShapedArray(shape, x.dtype, x.weak_type)
     return abstract_eval

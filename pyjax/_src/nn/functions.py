@@ -3,7 +3,8 @@
 Each follows JAX's definition, including where JAX is careful about numerics: ``softplus`` is
 ``logaddexp(x, 0)`` (no overflow at 100), ``log_sigmoid`` is ``-softplus(-x)``, ``logsumexp``
 shifts by the (gradient-stopped) maximum, and ``relu``/``relu6``/``softmax`` carry JAX's custom
-derivatives (``relu'(0) = 0``; softmax's JVP is written in terms of its output). Functions made
+derivatives (``relu'(0) = 0``; softmax's JVP, with ``jax_softmax_custom_jvp``, is written in
+terms of its output). Functions made
 of several primitives run as one compiled call when called eagerly (``compiled_when_eager``), as
 JAX's are jitted.
 """
@@ -18,6 +19,7 @@ from pyjax import lax
 from pyjax import numpy as jnp
 from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
+from pyjax._src.core.config import config
 from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.util import check_arraylike, promote_args_inexact
 from pyjax._src.transformations.custom_derivatives import custom_jvp
@@ -322,6 +324,17 @@ def _softmax_axis(name, ndim, axis):
 
 def _softmax_core(x, where, axis):
     x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
+    return _softmax_shifted(x, where, axis, x_max)
+
+
+def _softmax_differentiated(x, where, axis):
+    """softmax differentiated through its code (JAX's rule with jax_softmax_custom_jvp off,
+    its default): the shift by the maximum is a constant to the derivative."""
+    x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True)
+    return _softmax_shifted(x, where, axis, lax.stop_gradient(x_max))
+
+
+def _softmax_shifted(x, where, axis, x_max):
     x_safe = _where_value(where, x, -np.inf)
     unnormalized = jnp.exp(x_safe - x_max)
     result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
@@ -345,12 +358,12 @@ def _softmax_jvp(axis, primals, tangents):
 @compiled_when_eager("axis")
 def softmax(x, axis=-1, where=None):
     """``exp(x) / sum(exp(x), axis)`` computed stably; entries where ``where`` is False get
-    0 and do not count in the sum. Its JVP is JAX's custom rule."""
+    0 and do not count in the sum. With ``jax_softmax_custom_jvp`` its JVP is JAX's custom
+    rule written with the output; without (JAX's default) the code is differentiated."""
     x = _inexact("softmax", x)
     axis = _softmax_axis("softmax", x.ndim, axis)
-    if where is None:
-        return _softmax(x, None, axis)
-    return _softmax(x, jnp.asarray(where), axis)
+    impl = _softmax if config.jax_softmax_custom_jvp else _softmax_differentiated
+    return impl(x, None if where is None else jnp.asarray(where), axis)
 
 
 @compiled_when_eager("axis", "epsilon")

@@ -24,6 +24,7 @@ arithmetic on it is refused.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -605,6 +606,19 @@ def check_key_data(name, data, dtype=None):
                         f"is uint32[..., {dtype.width}]).")
 
 
+_LEGACY_KEY_MESSAGE = (
+    "Legacy uint32 key array passed as key to jax.random function. Please create keys using "
+    "jax.random.key(). If use of a raw key array was intended, set "
+    'jax_legacy_prng_key="allow".')
+
+
+def _legacy_key_used():
+    """``jax_legacy_prng_key``: 'warn' or 'error' on a raw key, as JAX."""
+    if config.jax_legacy_prng_key == "error":
+        raise ValueError(_LEGACY_KEY_MESSAGE)
+    warnings.warn(_LEGACY_KEY_MESSAGE, stacklevel=4)
+
+
 def check_key(name, key, allow_batched=False):
     """``(key_data, typed)`` for a key argument: typed key arrays and legacy raw keys are
     accepted, anything else raises TypeError saying what a key is."""
@@ -613,6 +627,8 @@ def check_key(name, key, allow_batched=False):
     else:
         check_key_data(name, key)
         kd, typed = key, False
+        if config.jax_legacy_prng_key != "allow":
+            _legacy_key_used()
         if isinstance(kd, (np.ndarray, np.generic)):
             from pyjax._src.dispatch import eager as dispatch
             kd = dispatch.to_array(np.asarray(kd, _U32))

@@ -10,6 +10,20 @@ from . import capi
 from .buffer import Buffer, pjrt_type_to_dtype, _Result, aval_str, deleted_or
 from .errors import DeletedBufferError, XlaRuntimeError
 
+# jax_no_execution (set by dispatch/eager.py when the flag changes): every execution refuses.
+# One global read per execution; the runners below check it before filling their structs.
+_no_execution = False
+
+
+def set_no_execution(on):
+    global _no_execution
+    _no_execution = bool(on)
+
+
+def _refuse(executable):
+    raise RuntimeError(f"JAX tried to execute function {executable.name}, but the "
+                       "no_execution config option is set")
+
 
 def _normalize_types(types, what):
     if types is None:
@@ -265,6 +279,8 @@ class Executable:
 
         ``device=None``: the device of ``args[0]`` (or ``devices[0]``).
         """
+        if _no_execution:
+            _refuse(self)
         n = len(args)
         if n != self._num_args:
             return self._execute_fresh(args, device)
@@ -310,6 +326,9 @@ class Executable:
         slow = self.execute_unchecked
 
         def launch(scratch, device):  # argv filled: run, and wrap the one result
+            if _no_execution:
+                pool.append(scratch)
+                _refuse(self)
             err = execute(scratch[1])
             ptr = scratch[3][0]
             pool.append(scratch)
@@ -365,6 +384,8 @@ class Executable:
 
     def _execute_elsewhere(self, args, device):
         """A portable program on a device other than devices[0]."""
+        if _no_execution:
+            _refuse(self)
         if device.client is not self._client:
             raise ValueError(f"{device!r} belongs to another client")
         ptr = self._portable_build()
@@ -387,6 +408,8 @@ class Executable:
         return self._wrap(outs, device)
 
     def _execute_fresh(self, args, device):
+        if _no_execution:
+            _refuse(self)
         n = len(args)
         if self._num_args is not None and n != self._num_args:
             raise TypeError(f"the program takes {self._num_args} arguments, got {n}")
@@ -416,6 +439,8 @@ class Executable:
         ``per_device_args[i]`` holds the arguments for ``self.devices[i]``.
         Returns ``outputs[i][j]``: result j on ``self.devices[i]``.
         """
+        if _no_execution:
+            _refuse(self)
         devices = self.devices
         nd = len(devices)
         if len(per_device_args) != nd:

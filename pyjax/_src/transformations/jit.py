@@ -302,7 +302,8 @@ def _on_trace_config_change(_):
 
 
 for _flag in ("jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
-              "jax_default_matmul_precision", "jax_enable_checks"):
+              "jax_default_matmul_precision", "jax_enable_checks", "jax_allow_f16_reductions",
+              "jax_softmax_custom_jvp"):
     config.on_change(_flag, _on_trace_config_change)
 
 # True while a flag changes how a jitted call runs (Jitted._call_in_mode): one read on the
@@ -321,6 +322,13 @@ refresh_modes = _on_mode_change  # the profiler calls it when it starts and stop
 for _flag in ("jax_disable_jit", "jax_debug_nans", "jax_debug_infs"):
     config.on_change(_flag, _on_mode_change)
 _on_mode_change(None)
+
+
+def _refuse_tracing(name, fun):
+    """``jax_no_tracing``: a trace (a cache miss) is an error, as in JAX."""
+    code = getattr(fun, "__code__", None)
+    where = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
+    raise RuntimeError(f"re-tracing function {name}{where} for `jit`, but 'no_tracing' is set")
 
 
 def _explain_miss(jitted, key, names):
@@ -503,6 +511,8 @@ class Jitted:
         key = (in_tree, statics, in_avals, config.jax_enable_x64)
         hit = self._trace_cache.get(key)
         if hit is None:
+            if config.jax_no_tracing:
+                _refuse_tracing(self.__name__, self.fun)
             if config.jax_explain_cache_misses:
                 _explain_miss(self, key, self._dyn_arg_names(args, kwargs, dyn_args,
                                                              dyn_kwargs))
@@ -1116,6 +1126,8 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
                                     out_store)
         dbg = staging.DebugInfo(j.__name__, j._dyn_arg_names(args, kwargs, dyn_args, dyn_kwargs),
                                 "make_jaxpr")
+        if config.jax_no_tracing:
+            _refuse_tracing(j.__name__, fun)
         closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
         if return_shape:
             shapes = pytree.tree_unflatten(out_store[0], [

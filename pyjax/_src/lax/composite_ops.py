@@ -3,8 +3,9 @@
 ``index_take``, ``dtype``, ``platform_dependent``, ``composite``, ``approx_max_k`` /
 ``approx_min_k`` and ``ragged_dot``.
 
-Each gives JAX's result; where JAX has a dedicated primitive (``tile_p``, ``split_p``, ...) the
-Jaxpr here shows the primitives it is made of instead."""
+Each gives JAX's result; ``tile``, ``stack``, ``unstack``, ``split`` and ``mulhi`` bind the
+primitives JAX has for them (``lax/split_stack_tile.py``), the others show in a Jaxpr as the
+primitives they are made of."""
 from __future__ import annotations
 
 import functools
@@ -19,6 +20,7 @@ from pyjax._src.lax import reductions as red
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax import slicing
 from pyjax._src.lax import sorting
+from pyjax._src.lax import split_stack_tile as sst
 from pyjax._src.lax.base import aval_of
 
 __all__ = ["tile", "stack", "unstack", "split", "broadcast_shapes", "reciprocal", "mulhi",
@@ -35,9 +37,7 @@ def tile(operand, reps):
         raise ValueError(f"lax.tile: len(reps) must equal operand.ndim, got reps={reps} for an "
                          f"operand of shape {shape}")
     # (r0, d0, r1, d1, ...) then merge each pair
-    inter = tuple(x for r, d in zip(reps, shape) for x in (r, d))
-    b = shape_ops.broadcast_in_dim(operand, inter, tuple(range(1, 2 * len(shape), 2)))
-    return shape_ops.reshape(b, tuple(r * d for r, d in zip(reps, shape)))
+    return sst.tile_p.bind(operand, reps=tuple(reps))
 
 
 def stack(operands, axis=0):
@@ -47,15 +47,14 @@ def stack(operands, axis=0):
         raise ValueError("lax.stack requires at least one operand")
     nd = len(aval_of(operands[0]).shape)
     axis = axes_mod.canonicalize_axis(axis, nd + 1, fun="lax.stack")
-    return shape_ops.concatenate([shape_ops.expand_dims(x, (axis,)) for x in operands], axis)
+    return sst.stack_p.bind(*operands, axis=axis)
 
 
 def unstack(operand, axis=0):
     """The slices of ``operand`` along ``axis``, as a list."""
     shape = tuple(aval_of(operand).shape)
     axis = axes_mod.canonicalize_axis(axis, len(shape), fun="lax.unstack")
-    return [shape_ops.squeeze(shape_ops.slice_in_dim(operand, i, i + 1, axis=axis), (axis,))
-            for i in range(shape[axis])]
+    return list(sst.unstack_p.bind(operand, axis=axis))
 
 
 def split(operand, sizes, axis=0):
@@ -67,11 +66,7 @@ def split(operand, sizes, axis=0):
     if sum(sizes) != shape[axis]:
         raise ValueError(f"lax.split: sum of sizes {sizes} must equal the size of axis {axis} "
                          f"of the operand, {shape[axis]} (shape {shape})")
-    out, start = [], 0
-    for s in sizes:
-        out.append(shape_ops.slice_in_dim(operand, start, start + s, axis=axis))
-        start += s
-    return out
+    return list(sst.split_p.bind(operand, sizes=tuple(sizes), axis=axis))
 
 
 def broadcast_shapes(*shapes):
@@ -90,11 +85,17 @@ def reciprocal(x):
 
 def mulhi(x, y):
     """The high half of the double-width product of two integer arrays of one dtype (signed
-    or unsigned): ``(x * y) >> bits``."""
+    or unsigned): ``(x * y) >> bits`` (the ``mulhi`` primitive)."""
     dt = aval_of(x).dtype
     if dt != aval_of(y).dtype or not dtypes.is_integer(dt) or dt == np.bool_:
         raise TypeError(f"lax.mulhi requires two integer operands of the same dtype, got "
                         f"{aval_of(x).dtype} and {aval_of(y).dtype}")
+    return sst.mulhi_p.bind(x, y)
+
+
+def mulhi_value(x, y):
+    """``mulhi`` written with the existing primitives (its lowering)."""
+    dt = aval_of(x).dtype
     bits = dt.itemsize * 8
     signed = dtypes.is_signed(dt)
     if bits < 32:  # exact in a 32-bit product

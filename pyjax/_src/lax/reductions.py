@@ -167,8 +167,9 @@ def _check_axes(name, aval, axes):
         raise ValueError(f"{name}: duplicate value in 'axes' of reduction: {tuple(axes)}")
 
 
-# the half-precision floats that jax_allow_f16_reductions=False keeps out of reduce_sum
-_HALF_FLOATS = (np.dtype(np.float16), dtypes.bfloat16)
+# the half-precision floats that jax_allow_f16_reductions=False keeps out of reduce_sum (by
+# name: naming bfloat16 here would import ml_dtypes with pyjax)
+_HALF_FLOATS = ("float16", "bfloat16")
 
 
 def _make_reduce_abstract_eval(name, kinds):
@@ -176,7 +177,7 @@ def _make_reduce_abstract_eval(name, kinds):
         base.check_kinds(name, [x], kinds)
         _check_axes(name, x, axes)
         if (name == "reduce_sum" and not config.jax_allow_f16_reductions
-                and x.dtype in _HALF_FLOATS and any(x.shape[a] != 1 for a in axes)):
+                and x.dtype.name in _HALF_FLOATS and any(x.shape[a] != 1 for a in axes)):
             raise ValueError(f"reduce_sum on operand {x.str_short()} is not allowed when "
                              "jax_allow_f16_reductions=False.")
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)

@@ -98,6 +98,7 @@ from pyjax import api_util as api_util
 from pyjax import ad_checkpoint as ad_checkpoint
 from pyjax import custom_batching as custom_batching
 from pyjax import custom_derivatives as custom_derivatives
+from pyjax import ffi as ffi
 from pyjax._src.jax_alias import install_as_jax as install_as_jax
 
 __version__ = "0.1.0"

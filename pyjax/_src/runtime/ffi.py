@@ -99,6 +99,30 @@ def register_target(fn, arg_types, result_types, key=None) -> int:
     return i
 
 
+def _ffi_extension(api, what):
+    ext = _ptr(api.ptr + 8)
+    while ext and _i32.from_address(ext + 8).value != _EXT_FFI:
+        ext = _ptr(ext + 16)
+    if not ext:
+        raise errors.XlaRuntimeError(
+            f"the PJRT plugin {api.path} has no FFI extension: {what} are not available", 12)
+    return ext
+
+
+def register_handler(api, name: bytes, handler_address: int, traits: int = 0,
+                     what="FFI custom calls"):
+    """Registers the C function at ``handler_address`` (``XLA_FFI_Error* (XLA_FFI_CallFrame*)``)
+    as the FFI target ``name`` of ``api``'s plugin, platform "Host" (the CPU)."""
+    ext = _ffi_extension(api, what)
+    register = ctypes.CFUNCTYPE(_rp, ctypes.POINTER(_RegisterArgs))(_ptr(ext + 40))
+    platform = b"Host"
+    args = _RegisterArgs(52, name, len(name), handler_address, platform, len(platform),
+                         traits)
+    err = register(ctypes.byref(args))
+    if err:
+        raise api.error_to_exception(err)
+
+
 def ensure_registered(api):
     """Registers the handler with ``api``'s plugin once; raises XlaRuntimeError if the plugin
     has no FFI extension."""
@@ -107,20 +131,8 @@ def ensure_registered(api):
     with _lock:
         if api.ptr in _registered:
             return
-        ext = _ptr(api.ptr + 8)
-        while ext and _i32.from_address(ext + 8).value != _EXT_FFI:
-            ext = _ptr(ext + 16)
-        if not ext:
-            raise errors.XlaRuntimeError(
-                f"the PJRT plugin {api.path} has no FFI extension: host callbacks "
-                f"(pure_callback, io_callback, jax.debug) are not available", 12)
-        register = ctypes.CFUNCTYPE(_rp, ctypes.POINTER(_RegisterArgs))(_ptr(ext + 40))
-        platform = b"Host"
-        args = _RegisterArgs(52, TARGET, len(TARGET), ctypes.cast(_handler, _rp).value,
-                             platform, len(platform), 0)
-        err = register(ctypes.byref(args))
-        if err:
-            raise api.error_to_exception(err)
+        register_handler(api, TARGET, ctypes.cast(_handler, _rp).value,
+                         what="host callbacks (pure_callback, io_callback, jax.debug)")
         _registered[api.ptr] = True
 
 

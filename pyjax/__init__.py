@@ -100,6 +100,10 @@ from pyjax import custom_batching as custom_batching
 from pyjax import custom_derivatives as custom_derivatives
 from pyjax import ffi as ffi
 from pyjax._src.jax_alias import install_as_jax as install_as_jax
+from pyjax._src.api import effects_barrier as effects_barrier
+from pyjax._src.transformations.fwd_and_bwd import fwd_and_bwd as fwd_and_bwd
+from pyjax._src.transformations.user_context import make_user_context as make_user_context
+from pyjax._src.numpy.indexing import ds as ds
 
 __version__ = "0.1.0"
 from pyjax import scipy as scipy

@@ -376,3 +376,11 @@ def new_ref(init_val, *, memory_space=None, kind=None):
     raise NotImplementedError(
         f"jax.new_ref: mutable array references are not implemented in pyjax (asked for a ref "
         f"to {type(init_val).__name__}); use functional updates: x.at[i].set(v)")
+
+
+def effects_barrier():
+    """Waits until the functions called so far have completed their side effects (host
+    callbacks, FFI calls). pyjax runs every program with effects synchronously
+    (dispatch/compiler.py), so they have all happened when their calls returned: there is
+    nothing left to wait for."""
+    return None

@@ -14,7 +14,8 @@ import weakref
 from pyjax._src import runtime
 from pyjax._src.core import profiling
 from pyjax._src.core.config import config
-from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, cache_for, has_ordered_effects
+from pyjax._src.core.jaxpr import (ClosedJaxpr, Eqn, Jaxpr, Var, cache_for, eqn_has_effects,
+                                   has_ordered_effects)
 from pyjax._src.dispatch import cache
 from pyjax._src.interpreters import lowering
 from pyjax._src.runtime.compile_options import DEFAULT_OPTION_OVERRIDES
@@ -94,7 +95,11 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
                                  num_partitions=num_partitions,
                                  device_assignment=device_assignment,
                                  env_option_overrides=option_overrides)
-    if has_ordered_effects(jaxpr):  # ordered callbacks: each run ends before the next starts
+    # Programs with effects (host callbacks, FFI calls) run synchronously: ordered callbacks
+    # end before the next run starts, and every effect has happened when the call returns
+    # (what jax.effects_barrier waits for; PJRT gives no completion signal for a program
+    # without results).
+    if any(eqn_has_effects(e) for e in jaxpr.eqns):
         exe.synchronous = True
     _by_module[key] = exe
     return exe

@@ -66,6 +66,89 @@ class _Entry:
             tuple(self.value.shape)
 
 
+class Slice:
+    """A slice of ``size`` elements every ``stride`` from ``start``, where ``start`` may be
+    traced (``jax.ds``): ``x[ds(i, 2)]`` is ``x[i:i + 2]`` for a dynamic ``i``. As
+    ``lax.dynamic_slice``, a start that would run past the end is moved back so that the slice
+    has its ``size`` elements."""
+
+    __slots__ = ("start", "size", "stride")
+
+    def __init__(self, start, size, stride=1):
+        size, stride = operator.index(size), operator.index(stride)
+        if size < 0 or stride < 1:
+            raise ValueError(f"Slice: size must be >= 0 and stride >= 1, got size={size}, "
+                             f"stride={stride}")
+        self.start, self.size, self.stride = start, size, stride
+
+    def __repr__(self):
+        return f"Slice(start={self.start!r}, size={self.size}, stride={self.stride})"
+
+    def __eq__(self, other):
+        if type(other) is not Slice or (self.size, self.stride) != (other.size, other.stride):
+            return False
+        return self.start is other.start or (type(self.start) is int and
+                                             type(other.start) is int and
+                                             self.start == other.start)
+
+    def __hash__(self):
+        return hash((self.start if isinstance(self.start, int) else id(self.start),
+                     self.size, self.stride))
+
+
+def ds(start, size=None, stride=None):
+    """``jax.ds``: ``ds(None)`` is ``:``, ``ds(j)`` is ``:j``, ``ds(i, n)`` is ``i:i+n`` and
+    ``ds(i, n, k)`` is ``i:i+n:k`` (``n`` elements), with ``i`` possibly traced."""
+    if size is None:
+        if start is None:
+            return slice(None)
+        return Slice(0, start, 1 if stride is None else stride)
+    return Slice(start, size, 1 if stride is None else stride)
+
+
+def _consumed_dims(i):
+    """How many dimensions of the indexed array the index item ``i`` consumes (-1: the
+    ellipsis)."""
+    if i is None:
+        return 0
+    if i is Ellipsis:
+        return -1
+    if isinstance(i, (bool, np.bool_)):
+        return 0
+    if hasattr(i, "dtype") and dtypes.is_bool(np.dtype(i.dtype)):
+        return np.ndim(i)
+    if isinstance(i, (list, tuple)):  # a list of bools is a mask
+        a = np.asarray(i)
+        return a.ndim if a.dtype == np.bool_ else 1
+    return 1
+
+
+def _dynamic_window(arr, idx):
+    """For an index holding ``Slice`` entries: ``(window, index, starts)`` where ``window`` is
+    the ``lax.dynamic_slice`` of ``arr`` covering every Slice, ``index`` the index into it
+    (each Slice a static strided slice) and ``starts`` the window's start indices. ``None``
+    when there is no Slice."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not any(type(i) is Slice for i in items):
+        return None
+    shape = aval_of(arr).shape
+    counts = [_consumed_dims(i) for i in items]
+    rest = len(shape) - sum(c for c in counts if c > 0)
+    starts, sizes, new, dim = [0] * len(shape), list(shape), [], 0
+    for i, c in zip(items, counts):
+        if type(i) is Slice:
+            if dim >= len(shape):
+                raise IndexError(f"Too many indices for an array of shape {shape}")
+            starts[dim] = i.start
+            sizes[dim] = (i.size - 1) * i.stride + 1 if i.size else 0
+            new.append(slice(None, None, i.stride))
+        else:
+            new.append(i)
+        dim += rest if c < 0 else c
+    window = lax_shape.dynamic_slice(arr, starts, sizes)
+    return window, tuple(new), starts
+
+
 def _is_device_value(x):
     return isinstance(x, Tracer) or (hasattr(x, "aval") and not isinstance(x, type)
                                      and not isinstance(x, (np.ndarray, np.generic)))
@@ -477,6 +560,9 @@ def rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False, 
     """``arr[idx]`` with NumPy semantics (out-of-bounds integer indices are clamped unless
     ``mode`` says otherwise)."""
     arr = _as_array(arr)
+    win = _dynamic_window(arr, idx)
+    if win is not None:
+        arr, idx = win[0], win[1]
     entries = _parse_index(arr.shape, idx)
     parsed = (GatherScatterMode.PROMISE_IN_BOUNDS if mode is None
               else GatherScatterMode.from_any(mode))
@@ -553,6 +639,12 @@ def _broadcast_updates(y, shape):
 def _scatter(x, idx, y, scatter_fn, *, indices_are_sorted=False, unique_indices=False,
              mode=None, apply_fn=None):
     x = _as_array(x)
+    win = _dynamic_window(x, idx)
+    if win is not None:  # update the window of the Slices, then put it back in place
+        window, idx, starts = win
+        new = _scatter(window, idx, y, scatter_fn, indices_are_sorted=indices_are_sorted,
+                       unique_indices=unique_indices, mode=mode, apply_fn=apply_fn)
+        return lax_shape.dynamic_update_slice(x, new, starts)
     shape = x.shape
     entries = _parse_index(shape, idx)
     _check_int_dims(shape, entries)

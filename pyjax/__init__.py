@@ -72,6 +72,7 @@ softmax_custom_jvp = _flag_context("jax_softmax_custom_jvp")
 allow_f16_reductions = _flag_context("jax_allow_f16_reductions")
 jax2tf_associative_scan_reductions = _flag_context("jax2tf_associative_scan_reductions")
 array_garbage_collection_guard = _flag_context("jax_array_garbage_collection_guard")
+auto_pcast = _flag_context("jax_auto_pcast")
 from pyjax._src.core.config import enable_x64 as enable_x64
 from pyjax._src.callback import pure_callback as pure_callback
 from pyjax import tree_util as tree_util

@@ -108,3 +108,134 @@ def test_effects_barrier_after_an_io_callback():
     t.start()
     t.join()
     assert done == [[7, 8]]
+
+
+TESTED_PRIMITIVES = {"dce_sink", "linear_call"}
+JVP_TESTED = {"dce_sink", "linear_call"}
+TRANSPOSE_TESTED = {"linear_call"}
+BATCH_TESTED = {"dce_sink", "linear_call"}
+
+
+def test_linear_call_uses_the_given_transpose(x64):
+    from pyjax.custom_derivatives import linear_call
+
+    def f(r, x):
+        return {"a": x[0] / r, "b": x[1] * r}
+
+    def t_true(r, ct):
+        return (ct["a"] / r, ct["b"] * r)
+
+    def t_twice(r, ct):  # deliberately 2x the true transpose: shows which one runs
+        return (2 * ct["a"] / r, 2 * ct["b"] * r)
+
+    def g(x, y, r, t):
+        out = linear_call(f, t, r, (x, y))
+        return jnp.sum(out["a"] ** 2) + jnp.sum(out["b"])
+
+    x, y, r = np.array([1.0, 2.0]), np.array([3.0, -1.0]), 4.0
+    want = (x / r) ** 2 @ np.ones(2) + (y * r).sum()
+    np.testing.assert_allclose(g(x, y, r, t_true), want)
+    np.testing.assert_allclose(pyjax.jit(g, static_argnums=3)(x, y, r, t_true), want)
+    check_grads(lambda x, y: g(x, y, r, t_true), (x, y), order=2, modes=["fwd", "rev"])
+    gx, gy = pyjax.grad(g, argnums=(0, 1))(x, y, r, t_twice)
+    np.testing.assert_allclose(gx, 2 * (2 * x / r / r))
+    np.testing.assert_allclose(gy, 2 * r * np.ones(2))
+    # forward mode uses fun itself
+    _, tan = pyjax.jvp(lambda x: g(x, y, r, t_twice), (x,), (np.ones(2),))
+    np.testing.assert_allclose(tan, (2 * x / r / r).sum())
+    # vmap against a loop, and the transpose under vmap
+    xs = np.arange(6.0).reshape(3, 2)
+    got = pyjax.vmap(lambda x: g(x, y, r, t_true))(xs)
+    np.testing.assert_allclose(got, [g(v, y, r, t_true) for v in xs])
+    grads = pyjax.vmap(pyjax.grad(lambda x: g(x, y, r, t_twice)))(xs)
+    np.testing.assert_allclose(grads, 4 * xs / r / r)
+    with pytest.raises(TypeError, match="fun_transpose must return cotangents shaped like"):
+        linear_call(f, lambda r, ct: ct["a"], r, (x, y))
+
+
+def test_custom_vjp_helpers(x64):
+    from pyjax.custom_derivatives import (CustomVJPPrimal, custom_vjp_primal_tree_values,
+                                          zero_from_primal)
+    tree = {"a": CustomVJPPrimal(np.ones(2), True), "b": [CustomVJPPrimal(3, False), 5]}
+    out = custom_vjp_primal_tree_values(tree)
+    assert out["b"] == [3, 5] and out["a"].shape == (2,)
+    zs = zero_from_primal({"x": jnp.ones((2, 3)), "i": jnp.arange(3)})
+    np.testing.assert_array_equal(zs["x"], np.zeros((2, 3)))
+    assert zs["i"].dtype == pyjax.dtypes.float0 and zs["i"].shape == (3,)
+    sz = zero_from_primal(jnp.ones(4, jnp.float32), symbolic_zeros=True)
+    assert type(sz).__name__ == "SymbolicZero" and sz.shape == (4,) and sz.dtype == np.float32
+
+    @pyjax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    def fwd(x):
+        x = custom_vjp_primal_tree_values(x)
+        return jnp.sin(x), jnp.cos(x)
+
+    f.defvjp(fwd, lambda c, g: (c * g,), symbolic_zeros=True)
+    np.testing.assert_allclose(pyjax.grad(f)(0.3), np.cos(0.3))
+
+
+def test_debug_log(caplog):
+    import logging
+    with caplog.at_level(logging.INFO, logger="pyjax.debug"):
+        pyjax.jit(lambda x: pyjax.debug.log("x={x} twice={}", 2 * x, x=x))(np.float32(1.5))
+        pyjax.vmap(lambda v: pyjax.debug.log("v={}", v))(np.arange(2))
+    msgs = [r.getMessage() for r in caplog.records if r.name == "pyjax.debug"]
+    assert msgs == ["x=1.5 twice=3.0", "v=0", "v=1"]
+    with pytest.raises(ValueError, match="invalid format string"):
+        pyjax.debug.log("{", 1)
+
+
+def test_dce_sink_keeps_an_unused_computation():
+    def f(x):
+        y = jnp.sin(x)
+        pyjax.lax.dce_sink(y)
+        return x + 1
+
+    jaxpr = pyjax.make_jaxpr(f)(np.ones(3, np.float32))
+    assert [e.primitive.name for e in jaxpr.eqns] == ["sin", "dce_sink", "add"]
+    np.testing.assert_array_equal(pyjax.jit(f)(np.ones(3, np.float32)), 2 * np.ones(3))
+    np.testing.assert_array_equal(pyjax.vmap(f)(np.ones((2, 3))), 2 * np.ones((2, 3)))
+    assert float(pyjax.grad(lambda x: f(x)[0])(np.ones(3, np.float32))[0]) == 1.0
+    # Jaxpr dead-code elimination keeps sin for the sink (and drops it without one)
+    from pyjax._src.interpreters.partial_eval import dce_jaxpr
+    kept = dce_jaxpr(jaxpr.jaxpr)
+    assert [e.primitive.name for e in kept.eqns] == ["sin", "dce_sink", "add"]
+    plain = pyjax.make_jaxpr(lambda x: (jnp.sin(x), x + 1)[1])(np.ones(3, np.float32))
+    assert [e.primitive.name for e in dce_jaxpr(plain.jaxpr).eqns] == ["add"]
+
+
+def test_stage_and_shape_as_value():
+    from pyjax import lax
+    c = np.arange(3.0, dtype=np.float32)
+    jaxpr = pyjax.make_jaxpr(lambda x: lax.stage(c) + x)(np.ones(3, np.float32))
+    assert len(jaxpr.jaxpr.constvars) == 1 and [e.primitive.name for e in jaxpr.eqns] == ["add"]
+    out = lax.stage(c)
+    assert isinstance(out, pyjax.Array)
+    np.testing.assert_array_equal(out, c)
+    np.testing.assert_array_equal(pyjax.jit(lambda x: lax.stage(c) * x)(2.0), 2 * c)
+    v = lax.shape_as_value((2, 3))
+    assert v.dtype == np.int32 and v.tolist() == [2, 3]
+    with pytest.raises(TypeError, match="lax.stage: expected an array"):
+        lax.stage("x")
+
+
+def test_pbroadcast_and_refused_point_to_point_collectives():
+    from pyjax import lax
+    x = np.arange(16.0).reshape(8, 2)
+    got = pyjax.pmap(lambda v: lax.pbroadcast(v, "i", 3), axis_name="i")(x)
+    np.testing.assert_array_equal(got, np.broadcast_to(x[3], (8, 2)))
+    got = pyjax.vmap(lambda v: lax.pbroadcast({"v": v}, "j", 1), axis_name="j")(x[:3])
+    np.testing.assert_array_equal(got["v"], np.broadcast_to(x[1], (3, 2)))
+    # the gradient of the broadcast value: everything flows to the source
+    g = pyjax.vmap(pyjax.grad(lambda v: lax.pbroadcast(v, "j", 1)), axis_name="j")(x[:3, 0])
+    np.testing.assert_array_equal(g, [0.0, 3.0, 0.0])
+    with pytest.raises(ValueError, match="source 5 is out of range"):
+        pyjax.vmap(lambda v: lax.pbroadcast(v, "j", 5), axis_name="j")(x[:3])
+    for call in (lambda: lax.psend(x, "i", [(0, 1)]),
+                 lambda: lax.precv(None, x, "i", [(0, 1)]),
+                 lambda: lax.ragged_all_to_all(x, x, x, x, x, x, axis_name="i")):
+        with pytest.raises(NotImplementedError, match="pyjax"):
+            call()

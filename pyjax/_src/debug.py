@@ -1,6 +1,7 @@
 """``jax.debug``: printing and callbacks with the runtime values of traced code."""
 from __future__ import annotations
 
+import logging
 import string
 import sys
 
@@ -13,17 +14,34 @@ def _format_and_print(fmt, *args, **kwargs):
     sys.stdout.write(fmt.format(*args, **kwargs) + "\n")
 
 
-def debug_print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
-    """Prints ``fmt.format(*args, **kwargs)`` with the runtime values, each time the code
-    runs (every call of a jitted function, every loop step, every ``vmap`` element)."""
+def _check_format(fmt, who):
     if not isinstance(fmt, str):
-        raise TypeError(f"jax.debug.print: fmt must be a str, got {type(fmt).__name__}")
+        raise TypeError(f"{who}: fmt must be a str, got {type(fmt).__name__}")
     try:  # a malformed format string is the caller's error, now rather than at run time
         list(string.Formatter().parse(fmt))
     except ValueError as e:
-        raise ValueError(f"jax.debug.print: invalid format string {fmt!r}: {e}") from None
+        raise ValueError(f"{who}: invalid format string {fmt!r}: {e}") from None
+
+
+def debug_print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
+    """Prints ``fmt.format(*args, **kwargs)`` with the runtime values, each time the code
+    runs (every call of a jitted function, every loop step, every ``vmap`` element)."""
+    _check_format(fmt, "jax.debug.print")
     debug_callback(lambda *a, **k: _format_and_print(fmt, *a, **k), *args, ordered=ordered,
                    _numpy=True, **kwargs)
+
+
+_logger = logging.getLogger("pyjax.debug")
+
+
+def debug_log(fmt: str, *args, ordered: bool = False, partitioned: bool = False,
+              skip_format_check: bool = False, **kwargs) -> None:
+    """``jax.debug.print`` to Python logging: ``fmt.format(*args, **kwargs)`` with the runtime
+    values, logged at INFO on the ``"pyjax.debug"`` logger each time the code runs."""
+    if not skip_format_check:
+        _check_format(fmt, "jax.debug.log")
+    debug_callback(lambda *a, **k: _logger.info(fmt.format(*a, **k)), *args, ordered=ordered,
+                   partitioned=partitioned, _numpy=True, **kwargs)
 
 
 # ---- breakpoint: a small debugger over the runtime values of the traced frames ---------------

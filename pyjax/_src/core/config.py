@@ -446,6 +446,11 @@ _d("jax_array_garbage_collection_guard",
    choices=("allow", "log", "fatal"), supported=(None, "allow"),
    unsupported_why="pyjax does not watch the garbage collection of arrays",
    help="What happens when a jax.Array is freed by the garbage collector.")
+# pyjax tracks no varying-manual-axes types, so the pvary that JAX inserts is never needed:
+# the flag's default (True) is what pyjax does; False would ask for type errors it cannot give
+_d("jax_auto_pcast", bool_env("JAX_AUTO_PCAST", default=True), kind=bool, supported=(True,),
+   unsupported_why="pyjax does not type-check varying manual axes (VMA)",
+   help="Automatically insert pvary to match varying manual axes on simple ops.")
 del _d
 
 

@@ -175,3 +175,20 @@ def convert_constvars_jaxpr(closed: ClosedJaxpr):
 
 def abstractify(x) -> ShapedArray:
     return get_aval(x)
+
+
+def stage(x):
+    """``lax.stage``: the value ``x`` lifted into the active trace (the identity on its value).
+    Under a staging trace a constant becomes a captured constant of the Jaxpr, as in JAX;
+    other transformations take constants as they are; outside any trace it is a device
+    Array."""
+    trace = trace_mod.current_trace()
+    if isinstance(x, Tracer):
+        return x
+    if not trace_mod.is_valid_jaxtype(x):
+        raise TypeError(f"lax.stage: expected an array or scalar, got {type(x).__name__}")
+    from pyjax._src.dispatch.eager import to_array
+    arr = x if isinstance(x, ArrayImpl) else to_array(np.asarray(x))
+    if isinstance(trace, StagingTrace):
+        return StagingTracer(trace, trace._capture(arr, arr.aval))
+    return arr

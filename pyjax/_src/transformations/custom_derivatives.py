@@ -596,3 +596,19 @@ def _run_batched_all(fn, args, dims, axis_data):
             v, d = batch_util.move_axis(v, d, 0), 0
         res.append((v, d))
     return res
+
+
+def custom_vjp_primal_tree_values(tree):
+    """``tree`` with every ``CustomVJPPrimal`` leaf (what a ``symbolic_zeros`` fwd rule
+    receives) replaced by the value it carries."""
+    return pytree.tree_map(lambda x: x.value if isinstance(x, CustomVJPPrimal) else x, tree,
+                           is_leaf=lambda x: isinstance(x, CustomVJPPrimal))
+
+
+def zero_from_primal(val, symbolic_zeros=False):
+    """Zero tangents for the pytree of primals ``val``: arrays of zeros of each leaf's tangent
+    type (float0 for integers and bools), or ``SymbolicZero``s with ``symbolic_zeros``."""
+    def zero(x):
+        aval = ad_util.tangent_aval(get_aval(x).strip_weak_type())
+        return SymbolicZero(aval) if symbolic_zeros else ad_util.zeros(aval)
+    return pytree.tree_map(zero, val)

@@ -239,3 +239,31 @@ def test_pbroadcast_and_refused_point_to_point_collectives():
                  lambda: lax.ragged_all_to_all(x, x, x, x, x, x, axis_name="i")):
         with pytest.raises(NotImplementedError, match="pyjax"):
             call()
+
+
+def test_scaled_dot_against_bfloat16_numpy():
+    import ml_dtypes
+    from pyjax import lax
+
+    def bf(x):
+        return np.asarray(x, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 4, 64)).astype(np.float32), rng.normal(size=(2, 64, 3))
+    b = b.astype(np.float32)
+    sa = np.abs(rng.normal(size=(2, 4, 2))).astype(np.float32)
+    sb = np.abs(rng.normal(size=(2, 2, 3))).astype(np.float32)
+    # JAX's CPU computation: bf16 operands and scales, bf16 products, f32 accumulation
+    want = np.matmul(bf(bf(a) * np.repeat(bf(sa), 32, 2)), bf(bf(b) * np.repeat(bf(sb), 32, 1)))
+    out = lax.scaled_dot(a, b, lhs_scale=sa, rhs_scale=sb)
+    assert out.dtype == ml_dtypes.bfloat16 and out.shape == (2, 4, 3)
+    np.testing.assert_array_equal(np.asarray(out, np.float32), bf(want))
+    f32 = pyjax.jit(lambda a, b: lax.scaled_dot(a[0], b[0], lhs_scale=sa[0], rhs_scale=sb[0],
+                                                preferred_element_type=np.float32))(a, b)
+    np.testing.assert_allclose(f32, want[0], rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(lax.scaled_dot(a[0], b[0], preferred_element_type=np.float32),
+                               bf(a[0]) @ bf(b[0]), rtol=1e-6, atol=1e-5)
+    with pytest.raises(TypeError, match="must be a multiple of lhs_scale's"):
+        lax.scaled_dot(a[0], b[0], lhs_scale=np.ones((4, 3), np.float32))
+    with pytest.raises(TypeError, match="non-contracting dimension 0 of lhs_scale"):
+        lax.scaled_dot(a[0], b[0], lhs_scale=np.ones((2, 2), np.float32))

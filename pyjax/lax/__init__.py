@@ -30,6 +30,7 @@ from pyjax._src.lax.dot_algorithms import *  # noqa: F401,F403,E402
 from pyjax._src.lax.split_stack_tile import *  # noqa: F401,F403,E402
 from pyjax._src.lax.trace_ops import *  # noqa: F401,F403,E402
 from pyjax._src.lax.point_to_point import *  # noqa: F401,F403,E402
+from pyjax._src.lax.scaled_dot import *  # noqa: F401,F403,E402
 from pyjax._src.interpreters.staging import stage  # noqa: F401,E402
 from pyjax._src.lax.jax_names import primitives_under_jax_names as _jax_named  # noqa: E402
 

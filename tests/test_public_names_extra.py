@@ -110,10 +110,10 @@ def test_effects_barrier_after_an_io_callback():
     assert done == [[7, 8]]
 
 
-TESTED_PRIMITIVES = {"dce_sink", "linear_call"}
-JVP_TESTED = {"dce_sink", "linear_call"}
+TESTED_PRIMITIVES = {"dce_sink", "linear_call", "approx_top_k"}
+JVP_TESTED = {"dce_sink", "linear_call", "approx_top_k"}
 TRANSPOSE_TESTED = {"linear_call"}
-BATCH_TESTED = {"dce_sink", "linear_call"}
+BATCH_TESTED = {"dce_sink", "linear_call", "approx_top_k"}
 
 
 def test_linear_call_uses_the_given_transpose(x64):
@@ -267,3 +267,23 @@ def test_scaled_dot_against_bfloat16_numpy():
         lax.scaled_dot(a[0], b[0], lhs_scale=np.ones((4, 3), np.float32))
     with pytest.raises(TypeError, match="non-contracting dimension 0 of lhs_scale"):
         lax.scaled_dot(a[0], b[0], lhs_scale=np.ones((2, 2), np.float32))
+
+
+def test_approx_top_k_primitive(x64):
+    from pyjax import lax
+    rng = np.random.default_rng(1)
+    x = rng.permutation(24).reshape(4, 6).astype(np.float64)
+    vals, idx = pyjax.jit(lambda x: lax.approx_max_k(x, 3))(x)
+    want_idx = np.argsort(-x, axis=1, kind="stable")[:, :3]
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_array_equal(vals, np.take_along_axis(x, want_idx, 1))
+    vals, idx = lax.approx_min_k(x, 2, reduction_dimension=0)
+    np.testing.assert_array_equal(idx, np.argsort(x, axis=0, kind="stable")[:2])
+    jaxpr = pyjax.make_jaxpr(lambda x: lax.approx_max_k(x, 3))(x)
+    assert jaxpr.eqns[0].primitive is lax.approx_top_k_p
+    check_grads(lambda x: lax.approx_max_k(x, 3)[0], (x,), order=2, modes=["fwd", "rev"])
+    for axis in (0, 1):  # vmap against a loop
+        got = pyjax.vmap(lambda r: lax.approx_min_k(r, 2)[1], in_axes=axis)(x)
+        want = [np.argsort(np.take(x, i, axis), kind="stable")[:2]
+                for i in range(x.shape[axis])]
+        np.testing.assert_array_equal(got, want)

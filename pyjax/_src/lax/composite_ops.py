@@ -22,10 +22,15 @@ from pyjax._src.lax import slicing
 from pyjax._src.lax import sorting
 from pyjax._src.lax import split_stack_tile as sst
 from pyjax._src.lax.base import aval_of
+from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.rules import Zero, lower_fun
+from pyjax._src.lax import batch_util
+from pyjax._src.lax.ad_util import zero_tangent
 
 __all__ = ["tile", "stack", "unstack", "split", "broadcast_shapes", "reciprocal", "mulhi",
            "index_take", "dtype", "platform_dependent", "composite", "approx_max_k",
-           "approx_min_k", "ragged_dot"]
+           "approx_min_k", "ragged_dot", "approx_top_k_p"]
 
 
 def tile(operand, reps):
@@ -226,20 +231,73 @@ def _check_approx_options(recall_target, reduction_input_size_override, aggregat
                                   "(TPU's partial result) is not supported")
 
 
+# ---- the approx_top_k primitive (JAX's, behind approx_max_k / approx_min_k) ----
+
+def _approx_axis(shape, reduction_dimension):
+    if not shape:
+        raise ValueError("approx_max_k/approx_min_k: operand must have at least one dimension")
+    return axes_mod.canonicalize_axis(reduction_dimension, len(shape), fun="approx_top_k")
+
+
+def _approx_top_k_abstract_eval(x, *, k, reduction_dimension, **_):
+    axis = _approx_axis(x.shape, reduction_dimension)
+    if not isinstance(k, (int, np.integer)) or not 0 <= k <= x.shape[axis]:
+        raise ValueError(f"approx_top_k: k must be an int in [0, {x.shape[axis]}], got {k!r}")
+    shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
+    return [ShapedArray(shape, x.dtype, x.weak_type), ShapedArray(shape, np.int32, False)]
+
+
+def _approx_top_k_jvp(primals, tangents, **params):
+    (x,), (t,) = primals, tangents
+    vals, idx = approx_top_k_p.bind(x, **params)
+    axis = _approx_axis(aval_of(x).shape, params["reduction_dimension"])
+    t_vals = (zero_tangent(aval_of(vals)) if type(t) is Zero
+              else sorting._take_along(t, idx, axis))
+    return [vals, idx], [t_vals, zero_tangent(aval_of(idx))]
+
+
+def _approx_top_k_batch(args, dims, *, reduction_dimension, **params):
+    (x,), (d,) = args, dims
+    axis = _approx_axis(tuple(aval_of(x).shape)[:d] + tuple(aval_of(x).shape)[d + 1:],
+                        reduction_dimension)
+    outs = approx_top_k_p.bind(x, reduction_dimension=batch_util.to_batched_axis(axis, d),
+                               **params)
+    return outs, [d, d]
+
+
+# exact on the CPU, as JAX there: lowered as a sort (top_k for the largest)
+approx_top_k_p = Primitive(
+    "approx_top_k", abstract_eval=_approx_top_k_abstract_eval, multiple_results=True,
+    lower=lower_fun(lambda x, *, k, reduction_dimension, is_max_k, **_:
+                    list(_approx_k(x, k, reduction_dimension, is_max_k)),
+                    multiple_results=True),
+    jvp=_approx_top_k_jvp, batch=_approx_top_k_batch)
+
+
+def _bind_approx(operand, k, reduction_dimension, recall_target, is_max_k,
+                 reduction_input_size_override, aggregate_to_topk):
+    _check_approx_options(recall_target, reduction_input_size_override, aggregate_to_topk)
+    return tuple(approx_top_k_p.bind(
+        operand, k=k, reduction_dimension=reduction_dimension,
+        recall_target=float(recall_target), is_max_k=is_max_k,
+        reduction_input_size_override=reduction_input_size_override,
+        aggregate_to_topk=aggregate_to_topk))
+
+
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
                  reduction_input_size_override=-1, aggregate_to_topk=True):
     """The ``k`` largest values along ``reduction_dimension`` and their indices. On CPU (as
     JAX there) the result is exact, so any ``recall_target`` is met."""
-    _check_approx_options(recall_target, reduction_input_size_override, aggregate_to_topk)
-    return _approx_k(operand, k, reduction_dimension, True)
+    return _bind_approx(operand, k, reduction_dimension, recall_target, True,
+                        reduction_input_size_override, aggregate_to_topk)
 
 
 def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
                  reduction_input_size_override=-1, aggregate_to_topk=True):
     """The ``k`` smallest values along ``reduction_dimension`` and their indices (exact on
     CPU)."""
-    _check_approx_options(recall_target, reduction_input_size_override, aggregate_to_topk)
-    return _approx_k(operand, k, reduction_dimension, False)
+    return _bind_approx(operand, k, reduction_dimension, recall_target, False,
+                        reduction_input_size_override, aggregate_to_topk)
 
 
 def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None,

@@ -59,3 +59,21 @@ def test_hooks_are_removed_after_stop_and_misuse_raises(tmp_path):
         jax.profiler.stop_trace()
     with pytest.raises(NotImplementedError, match="profiler server"):
         jax.profiler.start_server(9999)
+
+
+def test_profile_options_host_tracer_level_and_refusals(tmp_path):
+    opts = jax.profiler.ProfileOptions()
+    assert opts.host_tracer_level == 2 and opts.python_tracer_level == 1
+    f = jax.jit(lambda x: x + 1.0)
+    with jax.profiler.trace(tmp_path / "a", profiler_options=opts):
+        f(jnp.ones(2)).block_until_ready()
+    assert any(e["cat"] == "execute" for e in _events(str(tmp_path / "a")))
+    opts.host_tracer_level = 0  # no host spans
+    with jax.profiler.trace(tmp_path / "b", profiler_options=opts):
+        f(jnp.ones(2)).block_until_ready()
+    assert _events(str(tmp_path / "b")) == []
+    opts.host_tracer_level, opts.duration_ms = 2, 100
+    with pytest.raises(NotImplementedError, match=r"\['duration_ms'\]"):
+        jax.profiler.start_trace(str(tmp_path / "c"), profiler_options=opts)
+    with pytest.raises(TypeError, match="ProfileOptions"):
+        jax.profiler.start_trace(str(tmp_path / "c"), profiler_options={"duration_ms": 1})

@@ -32,17 +32,56 @@ def _refresh_hooks():
     jit.refresh_modes()
 
 
+class ProfileOptions:
+    """Options of a profile (``start_trace(..., profiler_options=)``), with JAX's fields and
+    defaults. pyjax records host spans only: ``host_tracer_level`` 1 to 3 record them (pyjax
+    has one level of detail) and 0 records none; other fields must keep their defaults (they
+    configure XLA's profiler, which the CPU plugin does not expose)."""
+
+    _DEFAULTS = {"host_tracer_level": 2, "python_tracer_level": 1, "enable_hlo_proto": True,
+                 "include_dataset_ops": True, "duration_ms": 0, "start_timestamp_ns": 0,
+                 "repository_path": "", "session_id": "", "raise_error_on_start_failure": False}
+
+    def __init__(self):
+        for k, v in self._DEFAULTS.items():
+            setattr(self, k, v)
+        self.advanced_configuration = {}
+
+    def __repr__(self):
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._DEFAULTS)
+        return f"ProfileOptions({fields})"
+
+    def _check(self):
+        """The host tracer level, after refusing the options pyjax cannot honour."""
+        changed = sorted(k for k, v in self._DEFAULTS.items()
+                         if k != "host_tracer_level" and getattr(self, k) != v)
+        if self.advanced_configuration:
+            changed.append("advanced_configuration")
+        if changed:
+            raise NotImplementedError(f"ProfileOptions {changed}: pyjax records host spans "
+                                      "only (no Python tracer or XLA profiler options)")
+        level = self.host_tracer_level
+        if not isinstance(level, int) or not 0 <= level <= 3:
+            raise ValueError(f"ProfileOptions.host_tracer_level must be 0 to 3, got {level!r}")
+        return level
+
+
 def start_trace(log_dir, create_perfetto_link: bool = False,
                 create_perfetto_trace: bool = False, profiler_options=None):
     """Starts recording; ``stop_trace`` writes the trace under ``log_dir``."""
+    record = True
     if profiler_options is not None:
-        raise NotImplementedError("profiler_options is not supported (host spans only)")
+        if not isinstance(profiler_options, ProfileOptions):
+            raise TypeError(f"profiler_options must be a jax.profiler.ProfileOptions, got "
+                            f"{type(profiler_options).__name__}")
+        record = profiler_options._check() > 0
     with _lock:
         if profiling.active[0]:
             raise RuntimeError("Profile has already been started. Only one profile may be "
                                "run at a time.")
         _state["log_dir"] = os.fspath(log_dir)
         _state["perfetto_link"] = bool(create_perfetto_link)
+        _state["record"] = record
         profiling.events.clear()
         profiling.active[0] = True
     _refresh_hooks()
@@ -54,7 +93,8 @@ def stop_trace():
         if not profiling.active[0]:
             raise RuntimeError("No profile started")
         profiling.active[0] = False
-        events = list(profiling.events)
+        # host_tracer_level=0 (ProfileOptions): the trace file has no host spans
+        events = list(profiling.events) if _state.get("record", True) else []
         profiling.events.clear()
         log_dir = _state["log_dir"]
     _refresh_hooks()
@@ -83,9 +123,10 @@ def _chrome_trace(events):
 
 
 @contextlib.contextmanager
-def trace(log_dir, create_perfetto_link: bool = False, create_perfetto_trace: bool = False):
+def trace(log_dir, create_perfetto_link: bool = False, create_perfetto_trace: bool = False,
+          profiler_options=None):
     """``with jax.profiler.trace("/tmp/trace"):`` records the block (see ``start_trace``)."""
-    start_trace(log_dir, create_perfetto_link, create_perfetto_trace)
+    start_trace(log_dir, create_perfetto_link, create_perfetto_trace, profiler_options)
     try:
         yield
     finally:

@@ -105,6 +105,7 @@ from pyjax._src.api import effects_barrier as effects_barrier
 from pyjax._src.transformations.fwd_and_bwd import fwd_and_bwd as fwd_and_bwd
 from pyjax._src.transformations.user_context import make_user_context as make_user_context
 from pyjax._src.numpy.indexing import ds as ds
+from pyjax._src.parallel.smap import smap as smap
 
 __version__ = "0.1.0"
 from pyjax import scipy as scipy

@@ -19,7 +19,7 @@ from pyjax._src.random.samplers import (  # noqa: F401
     gamma as gamma, loggamma as loggamma, beta as beta, dirichlet as dirichlet, t as t,
     chisquare as chisquare, f as f, generalized_normal as generalized_normal, ball as ball,
     poisson as poisson, geometric as geometric, binomial as binomial,
-    multinomial as multinomial)
+    multinomial as multinomial, random_gamma_p as random_gamma_p)
 from pyjax._src.random.distributions import (  # noqa: F401
     multivariate_normal as multivariate_normal, orthogonal as orthogonal)
 from pyjax._src.random.transforms import (  # noqa: F401

@@ -16,11 +16,15 @@ import math
 
 import numpy as np
 
+from pyjax._src.control_flow.loops import map as lax_map
 from pyjax._src.core import dtypes
+from pyjax._src.core.primitive import Primitive
+from pyjax._src.core.rules import Zero, lower_fun
 from pyjax._src.control_flow.scan import scan
 from pyjax._src.control_flow.while_loop import while_loop
 from pyjax._src.transformations.jit import jit
 from pyjax._src.transformations.vmap import vmap
+from pyjax._src.lax import batch_util
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import reductions as lax_red
 from pyjax._src.lax import shape_ops
@@ -98,10 +102,46 @@ def gamma_core(kd, a, log_space):
     return shape_ops.reshape(draws, shape)
 
 
+# ---- random_gamma_p: JAX's primitive for the gamma draws (key data, alphas) ----
+
+def _random_gamma_abstract_eval(kd, a, *, log_space):
+    if kd.dtype != np.uint32 or kd.ndim != 1:
+        raise TypeError(f"random_gamma: expected the raw key data of one key (uint32[n]; a "
+                        f"typed key's jax.random.key_data), got {kd.str_short()}")
+    if not dtypes.is_floating(a.dtype):
+        raise TypeError(f"random_gamma: a must be floating, got {a.dtype}")
+    return a.update(weak_type=False)
+
+
+def _random_gamma_jvp(primals, tangents, *, log_space):
+    (kd, a), (_, ta) = primals, tangents
+    out = random_gamma_p.bind(kd, a, log_space=log_space)
+    if type(ta) is Zero:
+        return out, Zero(aval_of(out))
+    x = lax.exp(out) if log_space else out
+    dout = special.random_gamma_grad(a, x)
+    return out, lax.mul(ta, lax.div(dout, x) if log_space else dout)
+
+
+def _random_gamma_batch(args, dims, *, log_space):
+    # one application per batch element (a lax.map): each draws under its own key, as
+    # unbatched
+    size = batch_util.batch_size(args, dims)
+    kd, a = [batch_util.bdim_to(x, d, 0, size) for x, d in zip(args, dims)]
+    return lax_map(lambda ka: random_gamma_p.bind(ka[0], ka[1], log_space=log_space),
+                   (kd, a)), 0
+
+
+random_gamma_p = Primitive(
+    "random_gamma", abstract_eval=_random_gamma_abstract_eval,
+    lower=lower_fun(lambda kd, a, *, log_space: gamma_core(kd, a, log_space)),
+    jvp=_random_gamma_jvp, batch=_random_gamma_batch)
+
+
 @functools.partial(jit, static_argnums=(1, 2, 3))
 def _gamma_jit(kd, shape, dtype, log_space, a):
     a = bcast_to(convert(a, dtype), shape)
-    return gamma_core(kd, a, log_space)
+    return random_gamma_p.bind(kd, a, log_space=bool(log_space))
 
 
 def _gamma_sample(kd, a, shape, dtype, log_space):

@@ -332,3 +332,47 @@ def test_smap_is_shard_map_over_one_axis():
         np.testing.assert_array_equal(h(x[:4]), x[:4].sum(0, keepdims=True))
         with pytest.raises(NotImplementedError, match="in_axes must be given"):
             pyjax.smap(lambda b: b, out_axes=0, axis_name="x")
+
+
+# The names of JAX 0.10.2's public-names list this file's tests and the others named in the
+# module doc give behaviour to: each must stay reachable where JAX has it.
+FILLED = {
+    "pyjax": """allow_f16_reductions array_garbage_collection_guard auto_pcast debug_key_reuse ds
+        effects_barrier enable_custom_prng fwd_and_bwd jax2tf_associative_scan_reductions
+        legacy_prng_key make_user_context no_execution no_tracing smap softmax_custom_jvp
+        thread_guard""",
+    "pyjax.lax": """approx_top_k_p dce_sink dce_sink_p mulhi_p pbroadcast precv psend
+        ragged_all_to_all scaled_dot shape_as_value split_p stack_p stage tile_p unstack_p""",
+    "pyjax.random": "random_gamma_p",
+    "pyjax.debug": "log",
+    "pyjax.profiler": "ProfileOptions",
+    "pyjax.ffi": """build_ffi_lowering_function ffi_call ffi_lowering include_dir pycapsule
+        register_ffi_target register_ffi_target_as_batch_partitionable register_ffi_type
+        register_ffi_type_id""",
+    "pyjax.custom_derivatives": "custom_vjp_primal_tree_values linear_call zero_from_primal",
+}
+
+
+@pytest.mark.parametrize("module", sorted(FILLED))
+def test_filled_names_are_reachable(module):
+    import importlib
+    mod = importlib.import_module(module)
+    missing = [n for n in FILLED[module].split() if not hasattr(mod, n)]
+    assert not missing, f"{module} lacks {missing}"
+
+
+def test_refused_ffi_names_say_what_is_missing():
+    for call, what in [(lambda: pyjax.ffi.include_dir(), "no XLA FFI headers"),
+                       (lambda: pyjax.ffi.register_ffi_type_id("t", None), "FFI types"),
+                       (lambda: pyjax.ffi.register_ffi_type("t", None), "FFI types"),
+                       (lambda: pyjax.ffi.register_ffi_target_as_batch_partitionable("t"),
+                        "custom partitioner")]:
+        with pytest.raises(NotImplementedError, match=what):
+            call()
+    for flag in ("debug_key_reuse", "enable_custom_prng", "jax2tf_associative_scan_reductions"):
+        with pytest.raises(NotImplementedError, match=f"{flag}=True is not implemented"):
+            with getattr(pyjax, flag)(True):
+                pass
+    with pytest.raises(NotImplementedError, match="jax_auto_pcast=False"):
+        with pyjax.auto_pcast(False):
+            pass

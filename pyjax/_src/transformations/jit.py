@@ -27,6 +27,7 @@ from pyjax._src.core.sharded_array import ShardedArray
 from pyjax._src.core.sharding import NamedSharding, Sharding, SingleDeviceSharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
+from pyjax._src.lowering import hlo_text
 from pyjax._src.dispatch import cache as cache_mod
 from pyjax._src.dispatch import compiler, debug_values, devices
 from pyjax._src.dispatch import eager as dispatch
@@ -798,9 +799,8 @@ def _warn_unusable_donations(jaxpr, donated):
 
 
 def _check_dialect(dialect):
-    if dialect not in (None, "stablehlo"):
-        raise NotImplementedError(f"dialect={dialect!r}: pyjax emits StableHLO only "
-                                  "(dialect='stablehlo')")
+    if dialect not in (None, "stablehlo", "hlo"):
+        raise ValueError(f"unknown dialect: {dialect}")
 
 
 def _forget_host_copies(leaves, donated):
@@ -946,7 +946,11 @@ class Lowered(_Stage):
         return self.compile().cost_analysis()
 
     def as_text(self, dialect=None):
+        """The program's StableHLO text, or with ``dialect="hlo"`` its (unoptimized) HLO
+        module text."""
         _check_dialect(dialect)
+        if dialect == "hlo":
+            return self.compiler_ir("hlo").as_hlo_text()
         if self._text is None:
             self._text = lowering.lower_module(self._traced.jaxpr.jaxpr,
                                                self._traced._jitted.__name__,
@@ -954,7 +958,23 @@ class Lowered(_Stage):
         return self._text
 
     def compiler_ir(self, dialect=None):
-        return self.as_text(dialect)
+        """The StableHLO text, or with ``dialect="hlo"`` an ``XlaComputation`` (its
+        ``as_hlo_text()``): XLA's own translation of that StableHLO before optimization,
+        made by one more compile with XLA's dump options (PJRT has no call for it)."""
+        _check_dialect(dialect)
+        if dialect != "hlo":
+            return self.as_text(dialect)
+        if getattr(self, "_hlo", None) is None:
+            if self._traced._jitted._spmd:
+                raise NotImplementedError(
+                    "compiler_ir(dialect='hlo') of a program with NamedSharding/PartitionSpec "
+                    "shardings: the HLO is read back for single-device programs only; "
+                    "as_text() gives the StableHLO")
+            jitted = self._traced._jitted
+            text, proto = runtime.get_client().unoptimized_hlo(
+                self.as_text(), jitted._option_overrides or DEFAULT_OPTION_OVERRIDES)
+            self._hlo = hlo_text.XlaComputation(text, proto)
+        return self._hlo
 
     def compile(self, compiler_options=None):
         """The executable; ``compiler_options`` (XLA options, over the jit's own) compile a

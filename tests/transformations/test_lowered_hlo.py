@@ -132,3 +132,26 @@ def test_dialect_errors():
         lowered.compiler_ir(dialect="hlo2")
     with pytest.raises(NotImplementedError, match="as_hlo_dot_graph"):
         lowered.compiler_ir(dialect="hlo").as_hlo_dot_graph()
+
+
+def test_module_proto_compiles_and_runs_like_the_jit():
+    # the serialized HloModuleProto is a real program: PJRT compiles it (format "hlo") and it
+    # computes what the jitted function computes
+    from pyjax._src import runtime
+    from pyjax._src.runtime.client import build_compile_options
+    from pyjax._src.runtime.executable import Executable
+
+    def f(x, w):
+        return jnp.tanh(x @ w).sum(axis=0), jnp.sort(x, axis=1)
+
+    rng = np.random.default_rng(0)
+    x, w = rng.random((4, 3), np.float32), rng.random((3, 2), np.float32)
+    proto = pyjax.jit(f).lower(x, w).compiler_ir("hlo").as_serialized_hlo_module_proto()
+    client = runtime.get_client()
+    options = build_compile_options(1, 1, device_assignment=[client.devices[0].id])
+    owner = client._compile_loaded(proto, options, counted=False, program_format="hlo")
+    exe = Executable(client, owner, None, None, portable=False)
+    args = [pyjax.device_put(a) for a in (x, w)]
+    outs = [o.to_numpy() for o in exe.execute([a._buf for a in args])]
+    for got, want in zip(outs, pyjax.jit(f)(x, w)):
+        np.testing.assert_array_equal(got, np.asarray(want))

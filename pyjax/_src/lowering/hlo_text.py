@@ -79,6 +79,38 @@ def jax_style(dump: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _varint(data, i):
+    value = shift = 0
+    while True:
+        if i >= len(data):
+            raise ValueError("truncated protobuf varint")
+        b = data[i]
+        value |= (b & 0x7F) << shift
+        i, shift = i + 1, shift + 7
+        if not b & 0x80:
+            return value, i
+
+
+def module_proto_of(hlo_proto: bytes) -> bytes:
+    """The ``HloModuleProto`` (field 1) inside XLA's dumped ``HloProto`` wrapper."""
+    i = 0
+    while i < len(hlo_proto):
+        key, i = _varint(hlo_proto, i)
+        field, wire = key >> 3, key & 7
+        if wire == 2:
+            n, i = _varint(hlo_proto, i)
+            if field == 1:
+                return bytes(hlo_proto[i:i + n])
+            i += n
+        elif wire == 0:
+            _, i = _varint(hlo_proto, i)
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        else:
+            raise ValueError(f"unexpected protobuf wire type {wire} in an HloProto")
+    raise ValueError("the dumped HloProto holds no HloModuleProto")
+
+
 class HloModule:
     """What ``XlaComputation.as_hlo_module()`` returns: ``name``, ``to_string()`` and the
     serialized ``HloModuleProto``."""
@@ -107,8 +139,10 @@ class XlaComputation:
     ``as_hlo_text()``, ``as_hlo_module()``, ``as_serialized_hlo_module_proto()`` and
     ``name()``."""
 
-    def __init__(self, dump_text, proto=None):
-        self._dump, self._proto = dump_text, proto
+    def __init__(self, dump_text, hlo_proto=None):
+        """``dump_text``: XLA's dump of the module; ``hlo_proto``: its dumped ``HloProto``."""
+        self._dump = dump_text
+        self._proto = None if hlo_proto is None else module_proto_of(hlo_proto)
         self._text = jax_style(dump_text)
         head = dump_text.split(",", 1)[0].split()
         self._name = head[1] if len(head) > 1 and head[0] == "HloModule" else ""

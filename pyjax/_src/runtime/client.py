@@ -370,14 +370,16 @@ class Client:
         self._api.call("Executable_DeserializeAndLoad", args)
         return owner
 
-    def _compile_loaded(self, code, options, counted=True):
+    def _compile_loaded(self, code, options, counted=True, program_format="mlir"):
         """PJRT_Client_Compile: MLIR bytes + CompileOptionsProto bytes -> a LoadedOwner
         of the new PJRT_LoadedExecutable (take its pointer with ``LoadedOwner.take``).
-        ``counted=False``: not a user's program (not in ``xla_compile_count``)."""
+        ``counted=False``: not a user's program (not in ``xla_compile_count``).
+        ``program_format="hlo"``: ``code`` is a serialized HloModuleProto instead."""
         if counted:
             xla_compile_count[0] += 1
-        program = capi.Program(code=code, code_size=len(code), format=b"mlir",
-                               format_size=4)
+        fmt = program_format.encode()
+        program = capi.Program(code=code, code_size=len(code), format=fmt,
+                               format_size=len(fmt))
         args = capi.Client_Compile_Args(client=self._ptr, program=ctypes.pointer(program),
                                         compile_options=options,
                                         compile_options_size=len(options))

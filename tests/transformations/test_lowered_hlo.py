@@ -132,6 +132,12 @@ def test_dialect_errors():
         lowered.compiler_ir(dialect="hlo2")
     with pytest.raises(NotImplementedError, match="as_hlo_dot_graph"):
         lowered.compiler_ir(dialect="hlo").as_hlo_dot_graph()
+    # an SPMD program: not silently the single-device HLO
+    from pyjax.sharding import NamedSharding, PartitionSpec
+    sharding = NamedSharding(pyjax.make_mesh((1,), ("x",)), PartitionSpec("x"))
+    spmd = pyjax.jit(lambda a: a * 2, in_shardings=sharding).lower(jnp.ones(4))
+    with pytest.raises(NotImplementedError, match="single-device programs only"):
+        spmd.compiler_ir(dialect="hlo")
 
 
 def test_module_proto_compiles_and_runs_like_the_jit():

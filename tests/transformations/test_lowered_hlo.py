@@ -134,8 +134,9 @@ def test_dialect_errors():
         lowered.compiler_ir(dialect="hlo").as_hlo_dot_graph()
     # an SPMD program: not silently the single-device HLO
     from pyjax.sharding import NamedSharding, PartitionSpec
-    sharding = NamedSharding(pyjax.make_mesh((1,), ("x",)), PartitionSpec("x"))
-    spmd = pyjax.jit(lambda a: a * 2, in_shardings=sharding).lower(jnp.ones(4))
+    n = pyjax.device_count()
+    sharding = NamedSharding(pyjax.make_mesh((n,), ("x",)), PartitionSpec("x"))
+    spmd = pyjax.jit(lambda a: a * 2, in_shardings=sharding).lower(jnp.ones(2 * n))
     with pytest.raises(NotImplementedError, match="single-device programs only"):
         spmd.compiler_ir(dialect="hlo")
 

@@ -339,7 +339,16 @@ class threaded:
         return self
 
     def final(self):
-        return [r._value for r in self.refs]
+        """The refs' current values, each with the weak type it came in with (a loop carry
+        or the results of two branches must keep one type)."""
+        out = []
+        for r, v0 in zip(self.refs, self.values):
+            v = r._value
+            weak = trace_mod.aval_of(v0).weak_type
+            if trace_mod.aval_of(v).weak_type != weak:
+                v = _ops.with_weak_type(v, weak)
+            out.append(v)
+        return out
 
     def __exit__(self, *exc):
         for r, s in zip(reversed(self.refs), reversed(self.saved)):

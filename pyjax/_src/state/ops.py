@@ -189,11 +189,14 @@ def _checked_update(ref, idx, x, op):
 
 
 def _store(ref, new):
-    inner = core_refs.inner_aval_of(ref)
-    a = trace_mod.aval_of(new)
-    if a.dtype != inner.dtype or a.weak_type != inner.weak_type:
-        new = convert_element_type(new, inner.dtype, inner.weak_type)
+    """Store a whole new value. Its dtype is the ref's; its weak type is what was written
+    (JAX's: a ref made from ``0.`` holds a strongly typed value after ``ref[...] = x``)."""
     ref._write(new)
+
+
+def with_weak_type(value, weak):
+    """``value`` with its weak type set to ``weak`` (core/refs.threaded)."""
+    return convert_element_type(value, trace_mod.aval_of(value).dtype, weak)
 
 
 def swap(ref, idx, value, _function_name="swap"):

@@ -19,6 +19,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax.elementwise import convert_element_type
 from pyjax._src.lax.shape_ops import full
 from pyjax._src.numpy import creation
+from pyjax._src.random import prng
 
 __all__ = ["new_ref", "freeze", "empty_ref", "free_ref", "get", "set", "swap", "addupdate"]
 
@@ -29,9 +30,19 @@ def _check_ref(ref, fn):
                         f"jax.new_ref, got {type(ref).__name__}")
 
 
+def _has_aval(x):
+    return isinstance(x, prng.PRNGKeyArray)
+
+
+def _aval(x):
+    if isinstance(x, prng.PRNGKeyArray):
+        return prng.KeyShapedArray(x.shape, x.dtype)
+    return trace_mod.aval_of(x)
+
+
 def _as_value(x, fn, position=0):
     """``x`` as an Array or tracer (lists and other non-array values are refused, as JAX)."""
-    if isinstance(x, (ArrayImpl, Tracer)):
+    if isinstance(x, (ArrayImpl, Tracer)) or _has_aval(x):  # key arrays have an aval too
         return x
     if type(x) is Ref:
         raise TypeError(f"{fn} got a mutable array reference where an array value was "
@@ -54,7 +65,7 @@ def new_ref(init_val, *, memory_space=None, kind=None):
         raise NotImplementedError(f"jax.new_ref(kind={kind!r}): ref kinds are not supported "
                                   "by pyjax")
     value = _as_value(init_val, "new_ref")
-    return Ref(value, trace_mod.aval_of(value))
+    return Ref(value, _aval(value))
 
 
 def freeze(ref):
@@ -174,10 +185,10 @@ def _checked_update(ref, idx, x, op):
     if type(x) is Ref:
         raise TypeError(f"cannot store a mutable array reference in one ({ref.aval}); "
                         "store its value: ref2[...]")
-    xa = trace_mod.aval_of(x) if isinstance(x, (ArrayImpl, Tracer)) else None
+    xa = _aval(x) if isinstance(x, (ArrayImpl, Tracer)) or _has_aval(x) else None
     if xa is None:
         x = _as_value(x, op, 2)
-        xa = trace_mod.aval_of(x)
+        xa = _aval(x)
     expected = inner.shape if _full(idx, inner.shape) else _indexed_shape(inner.shape, idx)
     if xa.dtype != inner.dtype:
         raise ValueError(f"Invalid dtype for `{op}`. Ref dtype: {inner.dtype.name}. "
@@ -199,11 +210,17 @@ def with_weak_type(value, weak):
     return convert_element_type(value, trace_mod.aval_of(value).dtype, weak)
 
 
+def _read_for_write(ref, op):
+    ref._enter()
+    ref._check_live(op)  # a frozen ref names the write in its error
+    return ref._value
+
+
 def swap(ref, idx, value, _function_name="swap"):
     """Write ``value`` at ``ref[idx]`` and return what was there (`jax.ref.swap`)."""
     _check_ref(ref, _function_name)
     idx = _normalize(idx)
-    old = ref._read()
+    old = _read_for_write(ref, "swap")
     value = _checked_update(ref, idx, value, "swap")
     if _full(idx, ref.shape):
         _store(ref, value)
@@ -216,7 +233,7 @@ def set(ref, idx, value):  # noqa: A001 - JAX's name
     """``ref[idx] = value`` (`jax.ref.set`)."""
     _check_ref(ref, "set")
     idx = _normalize(idx)
-    old = ref._read()
+    old = _read_for_write(ref, "swap")
     value = _checked_update(ref, idx, value, "swap")
     _store(ref, value if _full(idx, ref.shape) else old.at[idx].set(value))
 
@@ -225,7 +242,7 @@ def addupdate(ref, idx, x):
     """``ref[idx] += x`` in place (`jax.ref.addupdate`)."""
     _check_ref(ref, "addupdate")
     idx = _normalize(idx)
-    old = ref._read()
+    old = _read_for_write(ref, "addupdate")
     x = _checked_update(ref, idx, x, "addupdate")
     _store(ref, old + x if _full(idx, ref.shape) else old.at[idx].add(x))
 

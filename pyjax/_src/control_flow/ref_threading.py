@@ -53,9 +53,16 @@ def _run_threaded(run, found, e):
                        "changing from one trace to the next")
 
 
-def _store(found, values):
-    for r, v in zip(found, values):
-        r._write(v)
+def _store(found, values, written):
+    """Store the final values of the refs some trace of the body wrote."""
+    for r, v, w in zip(found, values, written):
+        if w:
+            r._write(v)
+
+
+def _note(written, t):
+    for i, w in enumerate(t.written()):
+        written[i] = written[i] or w
 
 
 def scan_threading(scan):
@@ -72,16 +79,19 @@ def scan_threading(scan):
             pending = e
 
         def run(found):
+            written = [False] * len(found)
+
             def body(carry, x):
                 c, vals = carry
                 with refs.threaded(found, vals) as t:
                     out = f(c, x)
                     if not (isinstance(out, (tuple, list)) and len(out) == 2):
                         return out  # scan's own error names the malformed output
+                    _note(written, t)
                     return (out[0], t.final()), out[1]
             (c, vals), ys = scan(body, (init, [r._read() for r in found]), xs, length,
                                  reverse, unroll, _split_transpose)
-            _store(found, vals)
+            _store(found, vals, written)
             return c, ys
         return _run_threaded(run, None, pending)
     return wrapped
@@ -99,6 +109,8 @@ def while_threading(while_loop):
             pending = e
 
         def run(found):
+            written = [False] * len(found)
+
             def cond2(carry):
                 v, vals = carry
                 with refs.threaded(found, vals) as t:
@@ -111,9 +123,11 @@ def while_threading(while_loop):
             def body2(carry):
                 v, vals = carry
                 with refs.threaded(found, vals) as t:
-                    return body_fun(v), t.final()
+                    out = body_fun(v)
+                    _note(written, t)
+                    return out, t.final()
             v, vals = while_loop(cond2, body2, (init_val, [r._read() for r in found]))
-            _store(found, vals)
+            _store(found, vals, written)
             return v
         return _run_threaded(run, None, pending)
     return wrapped
@@ -137,12 +151,14 @@ def _close_over_refs(funs, operands):
     return [wrap(fn) for fn in funs], rest
 
 
-def _threaded_branches(branches, found):
+def _threaded_branches(branches, found, written):
     def wrap(fn):
         @functools.wraps(fn)
         def g(vals, *ops):
             with refs.threaded(found, vals) as t:
-                return fn(*ops), t.final()
+                out = fn(*ops)
+                _note(written, t)
+                return out, t.final()
         return g
     return [wrap(fn) for fn in branches]
 
@@ -163,9 +179,10 @@ def cond_threading(cond, no_operand):
             pending = e
 
         def run(found):
-            t2, f2 = _threaded_branches([true_fun, false_fun], found)
+            written = [False] * len(found)
+            t2, f2 = _threaded_branches([true_fun, false_fun], found, written)
             out, vals = cond(pred, t2, f2, [r._read() for r in found], *operands)
-            _store(found, vals)
+            _store(found, vals, written)
             return out
         return _run_threaded(run, None, pending)
     return wrapped
@@ -191,9 +208,10 @@ def switch_threading(switch, no_operand):
             pending = e
 
         def run(found):
-            out, vals = switch(index, _threaded_branches(branches, found),
+            written = [False] * len(found)
+            out, vals = switch(index, _threaded_branches(branches, found, written),
                                [r._read() for r in found], *operands)
-            _store(found, vals)
+            _store(found, vals, written)
             return out
         return _run_threaded(run, None, pending)
     return wrapped

@@ -350,6 +350,10 @@ class threaded:
             out.append(v)
         return out
 
+    def written(self):
+        """Which refs were written (their value is no longer the one they came in with)."""
+        return [r._value is not v0 for r, v0 in zip(self.refs, self.values)]
+
     def __exit__(self, *exc):
         for r, s in zip(reversed(self.refs), reversed(self.saved)):
             r._restore(s)

@@ -68,7 +68,11 @@ def _companion(jitted, in_tree, statics, ref_pos, closed):
                         f"function {jitted.__name__} traced for jit returned a mutable array "
                         f"reference of type {leaf.aval}, but mutable array references cannot "
                         "be returned.")
-            return out, t.final(), [r._read() for r in inner]
+            # None (no output) for refs the function only read
+            closed_out = [v if w else None for v, w in zip(t.final(), t.written())]
+            args_out = [r._read() if r._value is not leaf_vals[i] else None
+                        for i, r in zip(ref_pos, inner)]
+            return out, closed_out, args_out
 
     leaf_vals_refs = {}  # position -> the caller's Ref, for its type (set per call below)
     threaded.__name__ = jitted.__name__
@@ -106,9 +110,11 @@ def call(jitted, args, kwargs, exc):
             continue
         known[sig] = tuple(closed)
         for r, v in zip(closed, new_closed):
-            r._write(v)
+            if v is not None:
+                r._write(v)
         for i, v in zip(ref_pos, new_args):
-            leaves[i]._write(v)
+            if v is not None:
+                leaves[i]._write(v)
         return out
     raise RuntimeError(f"jit({jitted.__name__}): the mutable array references it uses kept "
                        "changing from one trace to the next")

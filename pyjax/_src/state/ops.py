@@ -137,8 +137,9 @@ def _stand_in(x):
     if a.dtype == np.bool_:
         raise errors.NonConcreteBooleanIndexError(a.str_short())
     if a.dtype.kind not in "iu":
+        shown = a.str_short() if isinstance(x, (ArrayImpl, Tracer)) else f"{x!r}"
         raise IndexError(f"indices of a mutable array reference must be integers, slices, "
-                         f"None or ..., got {a.str_short()}")
+                         f"None or ..., got {shown} of dtype {a.dtype.name}")
     return np.zeros(a.shape, np.intp)
 
 

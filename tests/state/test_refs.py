@@ -85,15 +85,24 @@ def test_jit_updates_argument_refs_and_closed_over_refs():
         acc[0] += 1.0
         return q[0] * 2
 
-    q = pyjax.new_ref(jnp.arange(3.0))
+    init = jnp.arange(3.0)
+    q = pyjax.new_ref(init)
     np.testing.assert_array_equal(g(q, 1.0), 2.0)
+    g(q, 1.0)  # from now on the refs' buffers are donated (nothing else holds them)
     with count_compiles() as n:
-        for _ in range(3):
+        for _ in range(2):
             out = g(q, 1.0)
     assert n() == 0  # later calls run the one compiled program
     np.testing.assert_array_equal(out, 8.0)
     np.testing.assert_array_equal(q[...], [4.0, 5.0, 6.0])
     np.testing.assert_array_equal(acc[...], [4.0, 2.0, 0.0])
+    # arrays handed out (the initial value, a whole read) are never donated away
+    held = q[...]
+    g(q, 1.0)
+    np.testing.assert_array_equal(init, [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(held, [4.0, 5.0, 6.0])
+    np.testing.assert_array_equal(q[...], [5.0, 6.0, 7.0])
+    q[...] = q[...] - 1.0
     # a closed-over ref is read at call time, not baked in at trace time
     c = pyjax.new_ref(2.0)
     h = pyjax.jit(lambda x: c[...] * x)
@@ -112,6 +121,7 @@ def test_jit_updates_argument_refs_and_closed_over_refs():
     np.testing.assert_allclose(d["b"][0][...], [3.0, 3.0])
     pick = pyjax.jit(lambda r, i: r[i], static_argnums=1)
     np.testing.assert_allclose(pick(q, 2), 6.0)
+    assert float(acc[0]) == 5.0
 
 
 def test_refs_made_inside_jit_and_freeze():

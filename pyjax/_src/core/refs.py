@@ -187,7 +187,7 @@ class Ref:
     """A mutable array reference (`jax.Ref`): make one with ``jax.new_ref(x)``; read it with
     ``ref[idx]``, write it with ``ref[idx] = v`` or ``ref[idx] += v``."""
 
-    __slots__ = ("_value", "_aval", "_frame", "_trace", "_frozen", "__weakref__")
+    __slots__ = ("_value", "_aval", "_frame", "_trace", "_frozen", "_owned", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, value, inner_aval, memory_space=None, kind=None):
@@ -196,13 +196,16 @@ class Ref:
         self._frame = _stack.frames[-1]
         self._trace = _state.trace
         self._frozen = False
+        # Whether the value is an array nothing outside this ref holds (made by a write, never
+        # handed out whole): then a jitted update may donate its buffer (jit_refs.py).
+        self._owned = False
 
     # -- state kept while frames borrow the ref --
     def _saved(self):
-        return (self._value, self._frame, self._trace, self._frozen)
+        return (self._value, self._frame, self._trace, self._frozen, self._owned)
 
     def _restore(self, saved):
-        self._value, self._frame, self._trace, self._frozen = saved
+        self._value, self._frame, self._trace, self._frozen, self._owned = saved
 
     def _enter(self):
         """Make the current frame able to use this ref (register it in the frames between)."""
@@ -237,8 +240,9 @@ class Ref:
         self._check_live("get")
         return self._value
 
-    def _write(self, value):
-        """Replace the whole value by ``value`` (an array of exactly the ref's aval)."""
+    def _write(self, value, owned=False):
+        """Replace the whole value by ``value`` (an array of the ref's shape and dtype);
+        ``owned`` when nothing else holds it (a fresh result)."""
         self._enter()
         self._check_live("swap")
         mine = self._trace
@@ -255,6 +259,7 @@ class Ref:
                 if outer is None:
                     raise _level_error(self, t)
         self._value = value
+        self._owned = owned
 
     # -- what a Ref is --
     @property

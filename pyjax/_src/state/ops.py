@@ -74,6 +74,7 @@ def freeze(ref):
     if type(ref) is not Ref:
         return ref
     value = ref._read()
+    ref._owned = False  # handed out
     if not trace_mod.is_eager():
         ref._frozen = True
     return value
@@ -175,6 +176,7 @@ def get(ref, idx=None):
     idx = _normalize(idx)
     value = ref._read()
     if _full(idx, ref.shape):
+        ref._owned = False  # handed out: a jitted update must not donate it
         return value
     _indexed_shape(ref.shape, idx)
     return value[idx]
@@ -200,10 +202,11 @@ def _checked_update(ref, idx, x, op):
     return x
 
 
-def _store(ref, new):
+def _store(ref, new, fresh):
     """Store a whole new value. Its dtype is the ref's; its weak type is what was written
-    (JAX's: a ref made from ``0.`` holds a strongly typed value after ``ref[...] = x``)."""
-    ref._write(new)
+    (JAX's: a ref made from ``0.`` holds a strongly typed value after ``ref[...] = x``).
+    ``fresh``: computed here, so no one else holds it."""
+    ref._write(new, owned=fresh)
 
 
 def with_weak_type(value, weak):
@@ -224,9 +227,10 @@ def swap(ref, idx, value, _function_name="swap"):
     old = _read_for_write(ref, "swap")
     value = _checked_update(ref, idx, value, "swap")
     if _full(idx, ref.shape):
-        _store(ref, value)
+        ref._owned = False
+        _store(ref, value, False)
         return old
-    _store(ref, old.at[idx].set(value))
+    _store(ref, old.at[idx].set(value), True)
     return old[idx]
 
 
@@ -236,7 +240,10 @@ def set(ref, idx, value):  # noqa: A001 - JAX's name
     idx = _normalize(idx)
     old = _read_for_write(ref, "swap")
     value = _checked_update(ref, idx, value, "swap")
-    _store(ref, value if _full(idx, ref.shape) else old.at[idx].set(value))
+    if _full(idx, ref.shape):
+        _store(ref, value, False)
+    else:
+        _store(ref, old.at[idx].set(value), True)
 
 
 def addupdate(ref, idx, x):
@@ -245,7 +252,7 @@ def addupdate(ref, idx, x):
     idx = _normalize(idx)
     old = _read_for_write(ref, "addupdate")
     x = _checked_update(ref, idx, x, "addupdate")
-    _store(ref, old + x if _full(idx, ref.shape) else old.at[idx].add(x))
+    _store(ref, old + x if _full(idx, ref.shape) else old.at[idx].add(x), True)
 
 
 core_refs.set_ops(sys.modules[__name__])

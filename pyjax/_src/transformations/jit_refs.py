@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pyjax._src.core import pytree
 from pyjax._src.core import refs
+from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.refs import Ref
 
 _MAX_ROUNDS = 16  # each round finds at least one new ref; more would mean a changing function
@@ -38,29 +39,36 @@ def _check_distinct(jitted, leaves, ref_pos, closed):
     del names
 
 
-def _companion(jitted, in_tree, statics, ref_pos, closed):
-    key = (in_tree, statics, ref_pos, tuple(id(r) for r in closed))
+def _companion(jitted, in_tree, statics, ref_pos, closed, donate):
+    """The pure jitted function for this call signature: ``threaded(donated, kept, leaves)``
+    takes the refs' values (closed-over refs first, then the argument refs; split by
+    ``donate``) and the other argument leaves, and returns ``(out, new values)`` with None for
+    the refs it only read."""
+    key = (in_tree, statics, ref_pos, tuple(id(r) for r in closed), donate)
     comps = jitted.__dict__.setdefault("_ref_companions", {})
     hit = comps.get(key)
     if hit is not None:
-        return hit[0]
+        return hit
     fun = jitted.fun
+    n_closed = len(closed)
+    types = {}  # position -> the inner aval of the caller's ref there (set by `call`)
 
-    def threaded(closed_vals, leaf_vals):
-        with refs.threaded(closed, closed_vals) as t:
+    def threaded(donated, kept, leaf_vals):
+        d, k = iter(donated), iter(kept)
+        vals = [next(d) if m else next(k) for m in donate]
+        with refs.threaded(closed, vals[:n_closed]) as t:
             leaves = list(leaf_vals)
             inner = []
-            for i in ref_pos:
-                r = Ref(leaves[i], refs.inner_aval_of(leaf_vals_refs[i]))
-                leaves[i] = r
-                inner.append(r)
+            for i, v in zip(ref_pos, vals[n_closed:]):
+                leaves[i] = Ref(v, types[i])
+                inner.append(leaves[i])
             dyn_args, dyn_kwargs = pytree.tree_unflatten(in_tree, leaves)
             args, kwargs = list(dyn_args), dict(dyn_kwargs)
-            for k, v in statics:
-                if isinstance(k, int):
-                    args.insert(k, v)
+            for key_, v in statics:
+                if isinstance(key_, int):
+                    args.insert(key_, v)
                 else:
-                    kwargs[k] = v
+                    kwargs[key_] = v
             out = fun(*args, **kwargs)
             for leaf in pytree.tree_leaves(out):
                 if type(leaf) is Ref:
@@ -68,19 +76,18 @@ def _companion(jitted, in_tree, statics, ref_pos, closed):
                         f"function {jitted.__name__} traced for jit returned a mutable array "
                         f"reference of type {leaf.aval}, but mutable array references cannot "
                         "be returned.")
-            # None (no output) for refs the function only read
-            closed_out = [v if w else None for v, w in zip(t.final(), t.written())]
-            args_out = [r._read() if r._value is not leaf_vals[i] else None
-                        for i, r in zip(ref_pos, inner)]
-            return out, closed_out, args_out
+            new = [v if w else None for v, w in zip(t.final(), t.written())]
+            new += [r._read() if r._value is not v else None
+                    for r, v in zip(inner, vals[n_closed:])]
+            return out, new
 
-    leaf_vals_refs = {}  # position -> the caller's Ref, for its type (set per call below)
     threaded.__name__ = jitted.__name__
     threaded.__qualname__ = getattr(jitted, "__qualname__", jitted.__name__)
-    comp = type(jitted)(threaded, device=jitted.device)
+    comp = type(jitted)(threaded, device=jitted.device,
+                        donate_argnums=(0,) if any(donate) else ())
     comp._ref_companion = True
-    comps[key] = (comp, leaf_vals_refs, list(closed))
-    return comp
+    comps[key] = hit = (comp, types)
+    return hit
 
 
 def call(jitted, args, kwargs, exc):
@@ -90,31 +97,37 @@ def call(jitted, args, kwargs, exc):
     ref_pos = tuple(i for i, x in enumerate(leaves) if type(x) is Ref)
     sig = (in_tree, statics, ref_pos)
     known = jitted.__dict__.setdefault("_ref_closed", {})
-    closed = list(known.get(sig, ()))
+    closed, written = known.get(sig, ((), None))
+    closed = list(closed)
     for r in exc.refs:
         if all(r is not c for c in closed):
             closed.append(r)
+            written = None
+    eager = trace_mod.is_eager()
     for _ in range(_MAX_ROUNDS):
         _check_distinct(jitted, leaves, ref_pos, closed)
-        comp = _companion(jitted, in_tree, statics, ref_pos, closed)
-        key = (in_tree, statics, ref_pos, tuple(id(r) for r in closed))
-        jitted._ref_companions[key][1].update({i: leaves[i] for i in ref_pos})
-        closed_vals = [r._read() for r in closed]
-        leaf_vals = [x._read() if type(x) is Ref else x for x in leaves]
+        all_refs = closed + [leaves[i] for i in ref_pos]
+        # Donate the buffers of refs this signature writes (known from its last call) when
+        # nothing outside the ref holds them: XLA then updates them in place.
+        donate = tuple(bool(eager and written and w and r._owned)
+                       for r, w in zip(all_refs, written or [False] * len(all_refs)))
+        comp, types = _companion(jitted, in_tree, statics, ref_pos, closed, donate)
+        types.update({i: refs.inner_aval_of(leaves[i]) for i in ref_pos})
+        vals = [r._read() for r in all_refs]
+        leaf_vals = [None if type(x) is Ref else x for x in leaves]
         try:
-            out, new_closed, new_args = comp(closed_vals, leaf_vals)
+            out, new = comp([v for v, m in zip(vals, donate) if m],
+                            [v for v, m in zip(vals, donate) if not m], leaf_vals)
         except refs.RefsTouched as e:
             if e.depth != refs.depth() + 1 or not e.refs:
                 raise
             closed += [r for r in e.refs if all(r is not c for c in closed)]
+            written = None
             continue
-        known[sig] = tuple(closed)
-        for r, v in zip(closed, new_closed):
+        known[sig] = (tuple(closed), tuple(v is not None for v in new))
+        for r, v in zip(all_refs, new):
             if v is not None:
-                r._write(v)
-        for i, v in zip(ref_pos, new_args):
-            if v is not None:
-                leaves[i]._write(v)
+                r._write(v, owned=eager)  # a fresh output buffer
         return out
     raise RuntimeError(f"jit({jitted.__name__}): the mutable array references it uses kept "
                        "changing from one trace to the next")

@@ -235,6 +235,20 @@ def test_vmap_of_function_using_refs_is_a_loop():
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
+def test_vmap_over_ref_arguments_writes_each_example_slice():
+    def add(x, r):
+        r[...] += x * jnp.arange(1.0, 3.0)
+
+    xs = jnp.arange(3.0)
+    r0 = pyjax.new_ref(jnp.zeros((3, 2)))
+    pyjax.vmap(add)(xs, r0)
+    r1 = pyjax.new_ref(jnp.ones((2, 3)))
+    pyjax.jit(pyjax.vmap(add, in_axes=(0, 1)))(xs, r1)
+    want = np.outer(np.arange(3.0), [1.0, 2.0])
+    np.testing.assert_allclose(r0[...], want)
+    np.testing.assert_allclose(r1[...], 1.0 + want.T)
+
+
 # ---- errors ----
 
 def test_errors_are_jaxs():

@@ -226,6 +226,15 @@ def test_grad_through_refs_matches_finite_differences(x64):
     np.testing.assert_allclose(g(3.0), 12.0)
     c[...] = 5.0
     np.testing.assert_allclose(g(3.0), 30.0)
+    # a ref argument that is not differentiated plumbs stop_gradient values out
+    log = pyjax.new_ref(0.0)
+
+    def plumb(y, log):
+        log[...] += lax.stop_gradient(y * y)
+        return jnp.sin(y)
+    np.testing.assert_allclose(pyjax.grad(plumb)(0.5, log), np.cos(0.5))
+    np.testing.assert_allclose(pyjax.jit(pyjax.grad(plumb))(2.0, log), np.cos(2.0))
+    np.testing.assert_allclose(log[...], 4.25)
 
 
 def test_vmap_of_function_using_refs_is_a_loop():

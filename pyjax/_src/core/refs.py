@@ -129,7 +129,10 @@ class RefArgument(RefsTouched):
     """A Ref passed as an argument of a jitted function (no trace was attempted)."""
 
     def __init__(self):
-        NotImplementedError.__init__(self, "a mutable array reference passed to jit")
+        NotImplementedError.__init__(
+            self, "a mutable array reference was passed as an argument of a function traced "
+            "without being run (make_jaxpr, eval_shape, jit(...).trace/.lower); pyjax threads "
+            "ref arguments only through calls of jitted functions, vmap and grad")
         self.refs = []
         self.depth = depth() + 1
 

@@ -19,24 +19,24 @@ from pyjax._src.core.refs import Ref
 _MAX_ROUNDS = 16  # each round finds at least one new ref; more would mean a changing function
 
 
-def _check_distinct(jitted, leaves, ref_pos, closed):
+def _check_distinct(jitted, leaves, ref_pos, closed, names):
+    """JAX's error for one ref passed twice (a write through one would miss the other)."""
     seen = {}
-    names = None
     for i in ref_pos:
         r = leaves[i]
         if id(r) in seen:
             raise ValueError(
                 "only one reference to a mutable array may be passed as an argument to a "
                 f"function, but when tracing {jitted.__name__} for jit the mutable array "
-                f"reference of type {r.aval} appeared at both leaf {seen[id(r)]} and leaf {i} "
-                "of the arguments.")
+                f"reference of type {r.aval} appeared at both {names()[seen[id(r)]]} and "
+                f"{names()[i]}.")
         seen[id(r)] = i
     for r in closed:
         if id(r) in seen:
             raise ValueError(
-                f"a mutable array reference of type {r.aval} is both passed as an argument to "
-                f"{jitted.__name__} and closed over by it; pass it only once.")
-    del names
+                f"a mutable array reference of type {r.aval} is both passed as an argument "
+                f"({names()[seen[id(r)]]}) to {jitted.__name__} and closed over by it; pass it "
+                "only once.")
 
 
 def _companion(jitted, in_tree, statics, ref_pos, closed, donate):
@@ -95,6 +95,8 @@ def call(jitted, args, kwargs, exc):
     statics, dyn_args, dyn_kwargs = jitted._split(args, kwargs)
     leaves, in_tree = pytree.tree_flatten((dyn_args, dyn_kwargs))
     ref_pos = tuple(i for i, x in enumerate(leaves) if type(x) is Ref)
+    def names():  # per leaf, only for an error message
+        return jitted._dyn_arg_names(args, kwargs, dyn_args, dyn_kwargs)
     sig = (in_tree, statics, ref_pos)
     known = jitted.__dict__.setdefault("_ref_closed", {})
     closed, written = known.get(sig, ((), None))
@@ -105,7 +107,7 @@ def call(jitted, args, kwargs, exc):
             written = None
     eager = trace_mod.is_eager()
     for _ in range(_MAX_ROUNDS):
-        _check_distinct(jitted, leaves, ref_pos, closed)
+        _check_distinct(jitted, leaves, ref_pos, closed, names)
         all_refs = closed + [leaves[i] for i in ref_pos]
         # Donate the buffers of refs this signature writes (known from its last call) when
         # nothing outside the ref holds them: XLA then updates them in place.

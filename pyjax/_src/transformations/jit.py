@@ -661,6 +661,7 @@ class Jitted:
                 traceback_util.filter_exception(e, sys._getframe())
                 raise
             pending = e
+            e.__traceback__ = None  # a cached marker must not keep this call's frames alive
         except Exception as e:  # an API boundary: the user's frames only (zero cost until raised)
             traceback_util.filter_exception(e, sys._getframe())
             raise

@@ -38,9 +38,9 @@ def _no_refs(tree, fn, what):
                 "the body instead.")
 
 
-def _run_threaded(run, found, e):
-    """Run ``run(found)`` (the construct with ``found`` threaded), adding refs its traces
-    touch, until it goes through."""
+def _run_threaded(run, e):
+    """Run ``run(found)`` (the construct with the refs ``found`` threaded), starting from the
+    refs of ``e`` and adding those its traces touch, until it goes through."""
     found = _add([], e.refs)
     for _ in range(_MAX_ROUNDS):
         try:
@@ -93,7 +93,7 @@ def scan_threading(scan):
                                  reverse, unroll, _split_transpose)
             _store(found, vals, written)
             return c, ys
-        return _run_threaded(run, None, pending)
+        return _run_threaded(run, pending)
     return wrapped
 
 
@@ -129,7 +129,7 @@ def while_threading(while_loop):
             v, vals = while_loop(cond2, body2, (init_val, [r._read() for r in found]))
             _store(found, vals, written)
             return v
-        return _run_threaded(run, None, pending)
+        return _run_threaded(run, pending)
     return wrapped
 
 
@@ -184,7 +184,7 @@ def cond_threading(cond, no_operand):
             out, vals = cond(pred, t2, f2, [r._read() for r in found], *operands)
             _store(found, vals, written)
             return out
-        return _run_threaded(run, None, pending)
+        return _run_threaded(run, pending)
     return wrapped
 
 
@@ -213,5 +213,5 @@ def switch_threading(switch, no_operand):
                                [r._read() for r in found], *operands)
             _store(found, vals, written)
             return out
-        return _run_threaded(run, None, pending)
+        return _run_threaded(run, pending)
     return wrapped

@@ -30,7 +30,7 @@ def _check_ref(ref, fn):
                         f"jax.new_ref, got {type(ref).__name__}")
 
 
-def _has_aval(x):
+def _is_key_array(x):
     return isinstance(x, prng.PRNGKeyArray)
 
 
@@ -42,7 +42,7 @@ def _aval(x):
 
 def _as_value(x, fn, position=0):
     """``x`` as an Array or tracer (lists and other non-array values are refused, as JAX)."""
-    if isinstance(x, (ArrayImpl, Tracer)) or _has_aval(x):  # key arrays have an aval too
+    if isinstance(x, (ArrayImpl, Tracer)) or _is_key_array(x):  # nnx keeps RNG keys in refs
         return x
     if type(x) is Ref:
         raise TypeError(f"{fn} got a mutable array reference where an array value was "
@@ -188,7 +188,7 @@ def _checked_update(ref, idx, x, op):
     if type(x) is Ref:
         raise TypeError(f"cannot store a mutable array reference in one ({ref.aval}); "
                         "store its value: ref2[...]")
-    xa = _aval(x) if isinstance(x, (ArrayImpl, Tracer)) or _has_aval(x) else None
+    xa = _aval(x) if isinstance(x, (ArrayImpl, Tracer)) or _is_key_array(x) else None
     if xa is None:
         x = _as_value(x, op, 2)
         xa = _aval(x)

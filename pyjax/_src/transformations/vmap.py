@@ -210,7 +210,8 @@ def _wrap_leaf(trace, x, d, batched_refs):
     if d is not_mapped:
         return x
     whole = refs.inner_aval_of(x)
-    inner = Ref(trace.wrap(x._read(), d), whole.update(shape=whole.shape[:d] + whole.shape[d + 1:]))
+    one = whole.update(shape=whole.shape[:d] + whole.shape[d + 1:])
+    inner = Ref(trace.wrap(x._read(), d), one)
     inner._trace = trace
     batched_refs.append((x, inner, d, inner._value))
     return inner

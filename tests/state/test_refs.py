@@ -324,3 +324,15 @@ def test_errors_are_jaxs():
     pyjax.jit(lambda x: kept.append(pyjax.new_ref(x)))(1.0)
     with pytest.raises(ValueError, match="after the function that created it finished"):
         kept[0][...]
+
+
+def test_donation_with_refs_is_refused_not_ignored():
+    r = pyjax.new_ref(jnp.zeros(3))
+
+    def add(x):
+        r[...] += x
+
+    f = pyjax.jit(add, donate_argnums=0)
+    with pytest.raises(NotImplementedError, match="donate_argnums"):
+        f(jnp.ones(3))
+    np.testing.assert_array_equal(r[...], np.zeros(3))  # nothing was written

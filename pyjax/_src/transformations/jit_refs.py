@@ -92,6 +92,14 @@ def _companion(jitted, in_tree, statics, ref_pos, closed, donate):
 
 def call(jitted, args, kwargs, exc):
     """Run ``jitted(*args, **kwargs)`` threading the refs it takes or closes over."""
+    if jitted.donate_argnums or jitted.donate_argnames:
+        # Threading refs makes a companion function with its own donation; honouring the
+        # user's donations there too is not built, and ignoring them would be silent.
+        raise NotImplementedError(
+            f"jit({jitted.__name__}): donate_argnums/donate_argnames "
+            f"({jitted.donate_argnums or jitted.donate_argnames}) together with mutable array "
+            "references (jax.new_ref) is not implemented in pyjax; drop the donation or pass "
+            "the values as arrays")
     statics, dyn_args, dyn_kwargs = jitted._split(args, kwargs)
     leaves, in_tree = pytree.tree_flatten((dyn_args, dyn_kwargs))
     ref_pos = tuple(i for i, x in enumerate(leaves) if type(x) is Ref)

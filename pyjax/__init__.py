@@ -30,7 +30,8 @@ from pyjax._src.api import (
     host_count as host_count, host_ids as host_ids, default_device as default_device,
     live_arrays as live_arrays, copy_to_host_async as copy_to_host_async,
     print_environment_info as print_environment_info, named_scope as named_scope,
-    named_call as named_call, Ref as Ref, new_ref as new_ref)
+    named_call as named_call, Ref as Ref, new_ref as new_ref, freeze as freeze,
+    empty_ref as empty_ref, free_ref as free_ref)
 from pyjax._src.runtime import Device as Device
 from pyjax._src.core.dtypes import float0 as float0
 from pyjax._src.api import (
@@ -91,6 +92,7 @@ from pyjax import export as export
 from pyjax import nn as nn
 from pyjax import ops as ops
 from pyjax import image as image
+from pyjax import ref as ref
 from pyjax import typing as typing
 from pyjax import flatten_util as flatten_util
 from pyjax import core as core

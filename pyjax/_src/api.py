@@ -236,6 +236,8 @@ def typeof(x):
     from pyjax._src.random import prng  # random sits beside api; imported late to avoid a cycle
     if isinstance(x, prng.PRNGKeyArray):
         return prng.KeyShapedArray(x.shape, x.dtype)
+    if type(x) is Ref:
+        return x.aval
     return sharded_typeof(x)
 
 
@@ -362,20 +364,9 @@ def named_call(fun, *, name=None):
     return wrapped
 
 
-class Ref:
-    """JAX's mutable array reference type (`jax.Ref`). pyjax has no mutable refs: no value is
-    ever a Ref, so `isinstance(x, jax.Ref)` is False; `new_ref` raises NotImplementedError."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("jax.Ref: mutable array references are not implemented in "
-                                  "pyjax (use functional updates: x.at[i].set(v))")
-
-
-def new_ref(init_val, *, memory_space=None, kind=None):
-    """`jax.new_ref`: not implemented (pyjax has no mutable array references)."""
-    raise NotImplementedError(
-        f"jax.new_ref: mutable array references are not implemented in pyjax (asked for a ref "
-        f"to {type(init_val).__name__}); use functional updates: x.at[i].set(v)")
+# Mutable array references: the box is core/refs.py, the operations state/ops.py.
+from pyjax._src.core.refs import Ref  # noqa: E402
+from pyjax._src.state.ops import empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401
 
 
 def effects_barrier():

@@ -94,6 +94,7 @@ def test_private_and_experimental_stand_ins(tmp_path):
         import jax
         assert importlib.util.find_spec("pyjax.experimental.hijax") is None
         assert not isinstance(jax.typeof(jax.numpy.ones(2)), AbstractRef)
+        assert isinstance(jax.typeof(jax.new_ref(jax.numpy.ones(2))), AbstractRef)
         assert jax.tree_util.Partial in _registry
         try:
             hijax.HiPrimitive("p").bind(1)

@@ -198,8 +198,9 @@ def test_lowered_dialects():
     lowered = pyjax.jit(_f).lower(jnp.ones(2))
     assert "stablehlo" in lowered.as_text() and lowered.as_text("stablehlo") == lowered.as_text()
     assert lowered.compiler_ir("stablehlo") == lowered.as_text()
-    with pytest.raises(NotImplementedError, match="dialect='hlo'"):
-        lowered.as_text(dialect="hlo")
+    assert lowered.as_text(dialect="hlo").startswith("HloModule jit__f")  # tests/lowering
+    with pytest.raises(ValueError, match="unknown dialect: mhlo"):
+        lowered.as_text(dialect="mhlo")
 
 
 def test_compiled_as_text_is_the_optimized_hlo():

@@ -33,7 +33,7 @@ from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.trace import Tracer
-from pyjax._src.control_flow import common
+from pyjax._src.control_flow import common, ref_threading
 from pyjax._src.interpreters import ad, batching, staging
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as lax_ew
@@ -548,3 +548,7 @@ cond_p = Primitive("cond", abstract_eval=_abstract_eval, lower=_lower, multiple_
                    jvp=_jvp, transpose=_transpose, batch=_batch, partial_eval=_partial_eval,
                    partial_eval_jaxpr=_partial_eval_jaxpr,
                    axis_aware=_uses_axis)  # a branch may use a named axis
+
+# Mutable array references used in a branch become operands and results (ref_threading.py).
+cond = ref_threading.cond_threading(cond, _no_operand)
+switch = ref_threading.switch_threading(switch, _no_operand)

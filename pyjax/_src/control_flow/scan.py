@@ -30,7 +30,7 @@ from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
 from pyjax._src.lax import shape_ops
 from pyjax._src.lowering import mlir
-from pyjax._src.control_flow import common
+from pyjax._src.control_flow import common, ref_threading
 
 __all__ = ["scan"]
 
@@ -538,3 +538,6 @@ def _batch(args, dims, *, jaxpr, num_consts, num_carry, length, axis_data, **par
 scan_p = Primitive("scan", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
                    jvp=_jvp, transpose=_transpose, batch=_batch, partial_eval=_partial_eval,
                    partial_eval_jaxpr=_partial_eval_jaxpr, axis_aware=parallel.params_use_axis)
+
+# Mutable array references used in the body become part of the carry (ref_threading.py).
+scan = ref_threading.scan_threading(scan)

@@ -37,7 +37,7 @@ from pyjax._src.interpreters import ad, batching, staging
 from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
-from pyjax._src.control_flow import common
+from pyjax._src.control_flow import common, ref_threading
 
 __all__ = ["while_loop", "while_p"]
 
@@ -416,3 +416,6 @@ while_p = Primitive("while", abstract_eval=_abstract_eval, lower=_lower, jvp=_jv
                     transpose=_transpose, batch=_batch, multiple_results=True,
                     partial_eval=_partial_eval, partial_eval_jaxpr=_partial_eval_jaxpr,
                     axis_aware=parallel.params_use_axis)  # cond or body may use a named axis
+
+# Mutable array references used in the body become part of the carry (ref_threading.py).
+while_loop = ref_threading.while_threading(while_loop)

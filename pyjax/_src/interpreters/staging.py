@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyjax._src.core import refs
 from pyjax._src.core import source_info
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
@@ -149,12 +150,18 @@ def trace_to_jaxpr(flat_fun, in_avals, debug_info=None) -> ClosedJaxpr:
     parent = trace_mod.current_trace()
     trace = StagingTrace(parent, debug_info)
     tracers = [trace.new_arg(a) for a in in_avals]
+    frame = refs.push_frame(trace)  # mutable refs of outer frames used inside: core/refs.py
     try:
         with trace_mod.set_current_trace(trace):
             outs = flat_fun(*tracers)
+            refs.check_no_refs_returned(outs, trace.debug_info)
             closed = trace.to_jaxpr(outs)
     finally:
         trace.finish()
+        touched = refs.pop_frame(frame)
+    if touched:
+        dbg = trace.debug_info
+        raise refs.RefsTouched(touched, dbg.transform, dbg.fun_name, refs.depth() + 1)
     if config.jax_check_tracer_leaks:
         del tracers, outs
         trace_mod.check_no_leaks(trace)

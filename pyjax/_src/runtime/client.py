@@ -273,22 +273,45 @@ class Client:
         only as a proto, so the program is compiled once more (outside the persistent cache,
         where a hit would dump nothing) with XLA's dump options into a temporary directory,
         and the after-optimizations file is read back."""
+        return self._dumped_hlo(mlir_text, env_option_overrides, "after_optimizations",
+                                as_proto=False)[0]
+
+    def unoptimized_hlo(self, mlir_text, env_option_overrides=None):
+        """XLA's own translation of a single-device StableHLO program into an HLO module,
+        before any optimization pass (what JAX's ``compiler_ir(dialect="hlo")`` holds): the
+        dump's ``before_optimizations`` text and its serialized ``HloModuleProto``. PJRT has
+        no call for it, so this compiles once more with dump options, as optimized_hlo."""
+        # the backend's codegen does not change the dump: its cheapest level saves time
+        overrides = dict(env_option_overrides or {}, xla_backend_optimization_level=0)
+        return self._dumped_hlo(mlir_text, overrides, "before_optimizations", as_proto=True)
+
+    def _dumped_hlo(self, mlir_text, env_option_overrides, stage, as_proto):
+        """(text, proto bytes or None) of the ``stage`` HLO dump of one compile."""
         import glob
         import tempfile
         with tempfile.TemporaryDirectory(prefix="pyjax-hlo-") as tmp:
             overrides = dict(env_option_overrides or {}, xla_dump_to=tmp,
                              xla_dump_hlo_as_text=True, xla_dump_hlo_module_re=".*")
+            if as_proto:
+                overrides["xla_dump_hlo_as_proto"] = True
             options = build_compile_options(1, 1, device_assignment=[self.devices[0].id],
                                             env_option_overrides=overrides)
             code = mlir_text.encode() if isinstance(mlir_text, str) else bytes(mlir_text)
             self._compile_loaded(code, options, counted=False)  # freed when dropped
-            found = [f for f in sorted(glob.glob(os.path.join(tmp, "*after_optimizations.txt")))
+            found = [f for f in sorted(glob.glob(os.path.join(tmp, f"*{stage}.txt")))
                      if "buffer-assignment" not in f and "memory-usage" not in f]
             if not found:
-                raise XlaRuntimeError("the plugin wrote no optimized HLO dump "
+                raise XlaRuntimeError(f"the plugin wrote no {stage} HLO dump "
                                       f"(files: {sorted(os.listdir(tmp))[:8]})")
             with open(found[-1]) as fh:
-                return fh.read()
+                text = fh.read()
+            proto = None
+            if as_proto:
+                pb = found[-1][:-len(".txt")] + ".hlo.pb"
+                if os.path.exists(pb):
+                    with open(pb, "rb") as fh:
+                        proto = fh.read()
+            return text, proto
 
     def _compile_or_load(self, code, options):
         """``_compile_loaded``, through the persistent compilation cache when it is on: an
@@ -347,14 +370,16 @@ class Client:
         self._api.call("Executable_DeserializeAndLoad", args)
         return owner
 
-    def _compile_loaded(self, code, options, counted=True):
+    def _compile_loaded(self, code, options, counted=True, program_format="mlir"):
         """PJRT_Client_Compile: MLIR bytes + CompileOptionsProto bytes -> a LoadedOwner
         of the new PJRT_LoadedExecutable (take its pointer with ``LoadedOwner.take``).
-        ``counted=False``: not a user's program (not in ``xla_compile_count``)."""
+        ``counted=False``: not a user's program (not in ``xla_compile_count``).
+        ``program_format="hlo"``: ``code`` is a serialized HloModuleProto instead."""
         if counted:
             xla_compile_count[0] += 1
-        program = capi.Program(code=code, code_size=len(code), format=b"mlir",
-                               format_size=4)
+        fmt = program_format.encode()
+        program = capi.Program(code=code, code_size=len(code), format=fmt,
+                               format_size=len(fmt))
         args = capi.Client_Compile_Args(client=self._ptr, program=ctypes.pointer(program),
                                         compile_options=options,
                                         compile_options_size=len(options))

@@ -1,7 +1,10 @@
 """`jax.ad_checkpoint`: `checkpoint_name` (the `name` primitive, an identity that tags a value
 for checkpoint policies) and the policies that choose by name, added to
 `checkpoint_policies` beside the ones `checkpoint.py` defines."""
+import inspect
+
 from pyjax._src.core import pytree
+from pyjax._src.core.jaxpr import Literal
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero
 from pyjax._src.transformations import checkpoint as checkpoint_mod
@@ -80,6 +83,82 @@ for _what in ("offload_dot_with_no_batch_dims", "save_and_offload_only_these_nam
     setattr(checkpoint_mod.checkpoint_policies, _what, _offload(_what))
 
 
+def saved_residuals(f, *args, **kwargs):
+    """What reverse-mode differentiation of ``f`` at ``args`` keeps from the forward pass, as
+    ``[(aval, description)]``: the residuals of its linearization (what ``vjp``/``linearize``
+    store), after ``jax.checkpoint`` policies chose what to save. Literals and constants come
+    first, then arguments in order, then the values that equations compute, in program order."""
+    from pyjax._src.interpreters import ad, staging
+    from pyjax._src.transformations.jit import _spec_aval
+    if not callable(f):
+        raise TypeError(f"print_saved_residuals: expected a callable, got {f!r}")
+    paths, in_tree = pytree.tree_flatten_with_path((args, kwargs))
+    names = _argument_names(f, args, kwargs, [p for p, _ in paths])
+    leaves = [x for _, x in paths]
+
+    def outputs(*ys):
+        a, k = pytree.tree_unflatten(in_tree, ys)
+        return pytree.tree_leaves(f(*a, **k))
+
+    def residuals(*xs):
+        _, lin = ad.linearize_flat(outputs, list(xs))
+        return list(lin.jaxpr.consts)
+
+    jaxpr = staging.trace_to_jaxpr(
+        residuals, [_spec_aval(x) for x in leaves],
+        staging.DebugInfo(getattr(f, "__name__", "<fun>"), names, "saved_residuals")).jaxpr
+    saved, literals = set(), []
+    for v in jaxpr.outvars:
+        if type(v) is Literal:
+            literals.append((v.aval, "from a literal"))
+        else:
+            saved.add(v)
+    out = literals + [(v.aval, "from a constant") for v in jaxpr.constvars if v in saved]
+    out += [(v.aval, f"from the argument {n}") for v, n in zip(jaxpr.invars, names)
+            if v in saved]
+    for eqn in jaxpr.eqns:
+        src = "" if eqn.source_info is None else str(eqn.source_info)
+        for v in eqn.outvars:
+            if v not in saved:
+                continue
+            if eqn.primitive is name_p:
+                out.append((v.aval, f"named '{eqn.params['name']}' from {src}"))
+            elif eqn.primitive.name == "jit":
+                out.append((v.aval, f"output of jitted function '{eqn.params.get('name')}' "
+                                    f"from {src}"))
+            else:
+                out.append((v.aval, f"output of {eqn.primitive.name} from {src}"))
+    return out
+
+
+def _argument_names(f, args, kwargs, paths):
+    """One name per argument leaf, as JAX writes them: the parameter's name, then the leaf's
+    path inside it (``p['w']``); ``args[i]`` where the signature cannot say."""
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+        pos = []
+        for name, param in inspect.signature(f).parameters.items():
+            if param.kind is param.VAR_POSITIONAL:
+                pos += [f"{name}[{i}]" for i in range(len(bound.arguments.get(name, ())))]
+            elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+                pos.append(name)
+    except (TypeError, ValueError):  # no signature (a builtin) or one that does not bind
+        pos = []
+    names = []
+    for path in paths:
+        (which, *rest) = path
+        if which.idx == 0:  # positional: path = (0, i, ...)
+            i = rest[0].idx
+            head, rest = (pos[i] if i < len(pos) else f"args[{i}]"), rest[1:]
+        else:  # keyword: path = (1, key, ...)
+            head, rest = str(rest[0].key), rest[1:]
+        names.append(head + pytree.keystr(tuple(rest)))
+    return names
+
+
 def print_saved_residuals(f, *args, **kwargs):
-    raise NotImplementedError("jax.ad_checkpoint.print_saved_residuals is not implemented in "
-                              "pyjax yet")
+    """Print what reverse-mode differentiation of ``f`` at ``args`` saves from the forward
+    pass, one residual a line (``f32[5] output of sin from file.py:3 (g)``): what
+    ``jax.checkpoint`` and its policies leave to be stored."""
+    for aval, what in saved_residuals(f, *args, **kwargs):
+        print(f"{aval.str_short()} {what}")

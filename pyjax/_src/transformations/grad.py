@@ -19,6 +19,7 @@ from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.jaxpr import ClosedJaxpr
 from pyjax._src.core.rules import UndefinedPrimal, Zero
+from pyjax._src.core.refs import Ref
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import ad, staging
 from pyjax._src.dispatch import eager as dispatch
@@ -128,6 +129,10 @@ def _check_complex(name, what, dt):
 def _check_input_dtype_revderiv(name, holomorphic, allow_int, x):
     if type(x) is float and not holomorphic:
         return
+    if type(x) is Ref:  # JAX's error: the cotangent of a ref would have to be a ref
+        inner = x.aval.inner_aval
+        raise ValueError(f"Expected cotangent type {x.aval} but got {inner.dtype.name}"
+                         f"[{','.join(map(str, inner.shape))}]")
     dt = x.aval.dtype if type(x) is ArrayImpl else get_aval(x).dtype
     if holomorphic:
         _check_complex(name, "inputs", dt)

@@ -17,16 +17,17 @@ import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
-from pyjax._src.core import profiling, pytree, traceback_util
+from pyjax._src.core import profiling, pytree, refs, traceback_util
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
-from pyjax._src.core.jaxpr import Eqn, Var, eval_jaxpr
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.sharded_array import ShardedArray
 from pyjax._src.core.sharding import NamedSharding, Sharding, SingleDeviceSharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
+from pyjax._src.lowering import hlo_text
 from pyjax._src.dispatch import cache as cache_mod
 from pyjax._src.dispatch import compiler, debug_values, devices
 from pyjax._src.dispatch import eager as dispatch
@@ -34,7 +35,7 @@ from pyjax._src.dispatch.cache import Cache
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import parallel
-from pyjax._src.transformations import spmd
+from pyjax._src.transformations import jit_refs, spmd
 from pyjax._src.runtime.compile_options import DEFAULT_OPTION_OVERRIDES, option_overrides
 
 config = config_mod.config
@@ -144,6 +145,8 @@ jit_p = Primitive("jit", abstract_eval=_jit_abstract_eval, lower=_jit_lower,
 def _leaf_aval(x):
     if type(x) is ArrayImpl:
         return x.aval
+    if type(x) is refs.Ref:  # threaded by jit_refs.call
+        raise refs.RefArgument()
     return get_aval(x)
 
 
@@ -391,6 +394,8 @@ def _shared_caches(fun, cache_name, options):
 class Jitted:
     """The callable that ``jit`` returns."""
 
+    _ref_companion = False  # True for the function jit_refs makes: it threads no refs itself
+
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  donate_argnames=(), device=None, inline=False, keep_unused=False,
                  in_shardings=None, out_shardings=None, backend=None, abstracted_axes=None,
@@ -510,6 +515,9 @@ class Jitted:
             in_avals = tuple([_leaf_aval(x) for x in leaves])
         key = (in_tree, statics, in_avals, config.jax_enable_x64)
         hit = self._trace_cache.get(key)
+        if hit is not None and type(hit[0]) is not ClosedJaxpr:  # it used outer mutable refs
+            hit[0].depth = refs.depth() + 1
+            raise hit[0]
         if hit is None:
             if config.jax_no_tracing:
                 _refuse_tracing(self.__name__, self.fun)
@@ -522,7 +530,12 @@ class Jitted:
             dyn_names = self._dyn_arg_names(args, kwargs, dyn_args, dyn_kwargs)
             dbg = staging.DebugInfo(self.__name__, dyn_names, "jit")
             with profiling.span(f"trace {self.__name__}", "trace"):
-                closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
+                try:
+                    closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
+                except refs.RefsTouched as e:
+                    if e.depth == refs.depth() + 1:  # remembered: later calls skip the trace
+                        self._trace_cache.put(key, (e.with_traceback(None), None))
+                    raise
             hit = self._trace_cache.put(key, (closed, out_store[0]))
         donated = self._donated_leaves(dyn_args, dyn_kwargs, len(args))
         return key, hit[0], hit[1], leaves, donated
@@ -629,6 +642,8 @@ class Jitted:
                     if type(x) is not ArrayImpl:
                         if isinstance(x, Tracer):
                             return self._call_traced(args, kwargs)
+                        if type(x) is refs.Ref:
+                            raise refs.RefArgument()
                         x = dispatch.to_array(x)
                     arrays.append(x)
                     avals.append(x.aval)
@@ -652,9 +667,16 @@ class Jitted:
                     self._cache.remember(ids[0] if len(ids) == 1 else ids, (entry, x64, avals))
                 return self._run(entry, arrays)
             return self._call_by_args(args, kwargs)
+        except refs.RefsTouched as e:  # mutable refs used inside: trace again threading them
+            if e.depth != refs.depth() + 1 or self._ref_companion:
+                traceback_util.filter_exception(e, sys._getframe())
+                raise
+            pending = e
+            e.__traceback__ = None  # a cached marker must not keep this call's frames alive
         except Exception as e:  # an API boundary: the user's frames only (zero cost until raised)
             traceback_util.filter_exception(e, sys._getframe())
             raise
+        return jit_refs.call(self, args, kwargs, pending)
 
     def _call_in_mode(self, args, kwargs):
         if config.jax_disable_jit:
@@ -808,9 +830,8 @@ def _warn_unusable_donations(jaxpr, donated):
 
 
 def _check_dialect(dialect):
-    if dialect not in (None, "stablehlo"):
-        raise NotImplementedError(f"dialect={dialect!r}: pyjax emits StableHLO only "
-                                  "(dialect='stablehlo')")
+    if dialect not in (None, "stablehlo", "hlo"):
+        raise ValueError(f"unknown dialect: {dialect}")
 
 
 def _forget_host_copies(leaves, donated):
@@ -956,7 +977,11 @@ class Lowered(_Stage):
         return self.compile().cost_analysis()
 
     def as_text(self, dialect=None):
+        """The program's StableHLO text, or with ``dialect="hlo"`` its (unoptimized) HLO
+        module text."""
         _check_dialect(dialect)
+        if dialect == "hlo":
+            return self.compiler_ir("hlo").as_hlo_text()
         if self._text is None:
             self._text = lowering.lower_module(self._traced.jaxpr.jaxpr,
                                                self._traced._jitted.__name__,
@@ -964,7 +989,23 @@ class Lowered(_Stage):
         return self._text
 
     def compiler_ir(self, dialect=None):
-        return self.as_text(dialect)
+        """The StableHLO text, or with ``dialect="hlo"`` an ``XlaComputation`` (its
+        ``as_hlo_text()``): XLA's own translation of that StableHLO before optimization,
+        made by one more compile with XLA's dump options (PJRT has no call for it)."""
+        _check_dialect(dialect)
+        if dialect != "hlo":
+            return self.as_text(dialect)
+        if getattr(self, "_hlo", None) is None:
+            if self._traced._jitted._spmd:
+                raise NotImplementedError(
+                    "compiler_ir(dialect='hlo') of a program with NamedSharding/PartitionSpec "
+                    "shardings: the HLO is read back for single-device programs only; "
+                    "as_text() gives the StableHLO")
+            jitted = self._traced._jitted
+            text, proto = runtime.get_client().unoptimized_hlo(
+                self.as_text(), jitted._option_overrides or DEFAULT_OPTION_OVERRIDES)
+            self._hlo = hlo_text.XlaComputation(text, proto)
+        return self._hlo
 
     def compile(self, compiler_options=None):
         """The executable; ``compiler_options`` (XLA options, over the jit's own) compile a

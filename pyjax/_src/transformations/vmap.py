@@ -7,10 +7,11 @@ import operator
 
 import numpy as np
 
-from pyjax._src.core import pytree
+from pyjax._src.core import pytree, refs
 from pyjax._src.core.config import config
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.traceback_util import api_boundary
+from pyjax._src.core.refs import Ref
 from pyjax._src.core.rules import not_mapped
 from pyjax._src.core.trace import aval_of
 from pyjax._src.interpreters import batching
@@ -152,7 +153,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         size = _mapped_size(fun, args, kwargs, leaves, sizes, axis_size)
         axis_data = batching.AxisData(axis_name, size, spmd_axis_name)
         trace = batching.BatchTrace(trace_mod._state.trace, axis_data)
-        in_tracers = [trace.wrap(x, d) for x, d in zip(leaves, canon)]
+        batched_refs = []  # (caller's ref, the per-example ref standing in for it, axis)
+        in_tracers = [_wrap_leaf(trace, x, d, batched_refs) for x, d in zip(leaves, canon)]
         a, kw = pytree.tree_unflatten(in_tree, in_tracers)
         try:
             with trace_mod.set_current_trace(trace):
@@ -163,6 +165,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                     out = fun(*a, **kw)
         finally:
             trace.finish()
+        _store_batched_refs(trace, batched_refs, size)
         out_leaves, out_tree = pytree.tree_flatten(out)
         oaxes = _broadcast_prefix(out_axes, out, "out_axes", f"the output of {_fun_name(fun)}")
         results = []
@@ -196,6 +199,31 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
     vmap_f.__wrapped__ = fun
     return api_boundary(vmap_f)
+
+
+def _wrap_leaf(trace, x, d, batched_refs):
+    """An argument leaf as the function sees it. A mapped mutable array reference becomes a
+    ref of one example's slice (its writes are stored back batched); an unmapped one is passed
+    as it is (writing a batched value into it raises, as in JAX)."""
+    if type(x) is not Ref:
+        return trace.wrap(x, d)
+    if d is not_mapped:
+        return x
+    whole = refs.inner_aval_of(x)
+    one = whole.update(shape=whole.shape[:d] + whole.shape[d + 1:])
+    inner = Ref(trace.wrap(x._read(), d), one)
+    inner._trace = trace
+    batched_refs.append((x, inner, d, inner._value))
+    return inner
+
+
+def _store_batched_refs(trace, batched_refs, size):
+    for outer, inner, d, start in batched_refs:
+        if inner._value is start:
+            continue  # only read
+        val, vd = trace.unwrap(inner._value)
+        outer._write(batching.broadcast_batched(val, size, d) if vd is not_mapped
+                     else batching.move_axis(val, vd, d))
 
 
 def _fun_name(fun):

@@ -25,6 +25,7 @@ from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
 from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero, is_undefined_primal, not_mapped
 from pyjax._src.lax import batch_util as bu
+from pyjax._src.lax import collective_groups as cg
 from pyjax._src.lax import collective_lowering as cl
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.core.axes import canonicalize_axis
@@ -43,24 +44,28 @@ __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermut
 class _AxisEnv(threading.local):
     def __init__(self):
         self.frames = []  # (name, size), innermost last
+        self.vma_checked = []  # names bound by a shard_map with check_vma=True
 
 
 axis_env = _AxisEnv()
 
 
 class bind_axis:
-    """Context manager: ``name`` (of ``size``) is bound while the block runs."""
+    """Context manager: ``name`` (of ``size``) is bound while the block runs (by a shard_map
+    that checks varying manual axes when ``vma_checked``)."""
 
-    __slots__ = ("name", "size")
+    __slots__ = ("name", "size", "vma_checked")
 
-    def __init__(self, name, size):
-        self.name, self.size = name, size
+    def __init__(self, name, size, vma_checked=False):
+        self.name, self.size, self.vma_checked = name, size, vma_checked
 
     def __enter__(self):
         axis_env.frames.append((self.name, self.size))
+        axis_env.vma_checked.append(self.name if self.vma_checked else None)
 
     def __exit__(self, *exc):
         axis_env.frames.pop()
+        axis_env.vma_checked.pop()
         return False
 
 
@@ -135,11 +140,19 @@ def _make_reducer(reduce_p, unbatched):
     collective on the batched values (elementwise in the batch axis)."""
     def make(prim):
         def rule(args, dims, *, axes, axis_index_groups=None, axis_data):
-            if axis_index_groups is not None:
-                raise NotImplementedError(f"{prim} with axis_index_groups inside vmap")
             if axis_data.name not in axes:
                 outs = prim.bind(*args, axes=axes, axis_index_groups=axis_index_groups)
                 return outs, list(dims)
+            if axis_index_groups is not None:
+                if len(axes) > 1:
+                    raise NotImplementedError(
+                        f"{prim} over several axis names {axes} with axis_index_groups "
+                        "inside vmap (or a pmap under jit/grad/vmap)")
+                k = len(axis_index_groups[0])
+                outs = [unbatched(x, k) if d is not_mapped else
+                        cg.reduce(x, d, axis_data.size, axis_index_groups, reduce_p)
+                        for x, d in zip(args, dims)]
+                return outs, [not_mapped if d is not_mapped else 0 for d in dims]
             outs = [unbatched(x, axis_data.size) if d is not_mapped else
                     reduce_p.bind(x, axes=(d,)) for x, d in zip(args, dims)]
             rest = tuple(a for a in axes if a != axis_data.name)
@@ -188,9 +201,7 @@ def _psum_transpose(cts, *args, **params):
 
 def _all_reduce_lower(op_name, prim_name):
     def lower(ctx, *args, axes, axis_index_groups=None):
-        if axis_index_groups is not None:
-            raise NotImplementedError(f"{prim_name} with axis_index_groups")
-        return cl.all_reduce(ctx, args, axes, op_name, prim_name)
+        return cl.all_reduce(ctx, args, axes, op_name, prim_name, axis_index_groups)
     return lower
 
 
@@ -211,7 +222,9 @@ def _pminmax_jvp(prim):
                 t_out.append(Zero(aval_of(m)))
                 continue
             hit = ew.convert_element_type(ew.eq(x, m), aval_of(t).dtype)
-            num, cnt = psum_p.bind(ew.mul(t, hit), hit, **params)
+            # Two binds: the count of winners is a primal value, not part of the linear map.
+            num, = psum_p.bind(ew.mul(t, hit), **params)
+            cnt, = psum_p.bind(hit, **params)
             t_out.append(ew.div(num, cnt))
         return out, t_out
     return jvp
@@ -227,18 +240,36 @@ pmin_p = Primitive("pmin", abstract_eval=_same_avals,
                    batch=_make_reducer(reductions.reduce_min_p, lambda x, n: x))
 
 
-def _tree_bind(prim, x, axis_name, **params):
+def _tree_bind(prim, x, axis_name, *, axis_index_groups=None):
     names = _names(axis_name)
-    for n in names:
-        _size_of(n)
+    groups = _groups(prim.name, names, axis_index_groups)
     leaves, tree = pytree.tree_flatten(x)
-    outs = prim.bind(*leaves, axes=names, **params) if leaves else []
+    outs = prim.bind(*leaves, axes=names, axis_index_groups=groups) if leaves else []
     return pytree.tree_unflatten(tree, outs)
+
+
+def _groups(fn, names, axis_index_groups):
+    """The checked, canonical ``axis_index_groups`` of a collective over ``names`` (positions
+    along them flattened in order) -- after checking that every name is bound."""
+    n = math.prod(_size_of(name) for name in names)
+    return cg.check_groups(axis_index_groups, n, fn, names[0] if len(names) == 1 else names)
+
+
+def _no_groups_under_checked_shard_map(fn, names, axis_index_groups):
+    # JAX's psum/pmean inside a shard_map with check_vma=True (its default) raise here too.
+    if axis_index_groups is not None and any(n in axis_env.vma_checked for n in names):
+        raise NotImplementedError(
+            f"{fn} with axis_index_groups inside shard_map(check_vma=True) is not supported "
+            "(as in JAX); pass check_vma=False to shard_map")
 
 
 def psum(x, axis_name, *, axis_index_groups=None):
     """Sum ``x`` (a pytree of arrays) over the mapped axis ``axis_name`` (a name or a tuple of
     names): every example gets the total."""
+    _no_groups_under_checked_shard_map("psum", _names(axis_name), axis_index_groups)
+    # As JAX: booleans are counted (summed as int32), not or-ed.
+    x = pytree.tree_map(lambda v: ew.convert_element_type(v, np.dtype(np.int32))
+                        if dtypes.is_bool(aval_of(v).dtype) else v, x)
     return _tree_bind(psum_p, x, axis_name, axis_index_groups=axis_index_groups)
 
 
@@ -255,8 +286,10 @@ def pmin(x, axis_name, *, axis_index_groups=None):
 def pmean(x, axis_name, *, axis_index_groups=None):
     """The mean of ``x`` (a pytree) over the mapped axis ``axis_name``; integer inputs give
     floating results, as ``psum(x) / axis_size``."""
-    n = axis_size(axis_name)
-    total = psum(x, axis_name, axis_index_groups=axis_index_groups)
+    _no_groups_under_checked_shard_map("pmean", _names(axis_name), axis_index_groups)
+    groups = _groups("pmean", _names(axis_name), axis_index_groups)
+    n = axis_size(axis_name) if groups is None else len(groups[0])
+    total = psum(x, axis_name, axis_index_groups=groups)
 
     def div(v):
         av = aval_of(v)
@@ -322,6 +355,8 @@ def _all_gather_rule(args, dims, *, axis_name, all_gather_dimension, axis_size, 
                                 axis_size=axis_size, tiled=tiled,
                                 axis_index_groups=axis_index_groups)
         return out, out_d
+    if axis_index_groups is not None:   # every example gets its group's values
+        return cg.gather(x, d, axis_data.size, axis_index_groups, a, tiled), 0
     # Every example gets the whole batch: the batch axis becomes axis ``a`` of one value.
     x = bu.bdim_to(x, d, a, axis_data.size)
     if tiled:
@@ -346,6 +381,11 @@ def _all_gather_transpose(ct, x, *, axis_name, all_gather_dimension, axis_size, 
         return [Zero(x.aval)]
     total, = psum_p.bind(ct, axes=(axis_name,), axis_index_groups=axis_index_groups)
     i = axis_index_p.bind(axis_name=axis_name)
+    if axis_index_groups is not None:   # the slot of example i is its place in its group
+        place = cg.Layout(axis_index_groups).position
+        i = shape_ops.reshape_p.bind(
+            shape_ops.dynamic_slice_p.bind(place, i, slice_sizes=(1,)), new_sizes=(),
+            dimensions=None, sharding=None)
     a = all_gather_dimension
     shape = aval_of(total).shape
     n = x.aval.shape[a] if tiled else 1
@@ -364,7 +404,8 @@ def _all_gather_transpose(ct, x, *, axis_name, all_gather_dimension, axis_size, 
 all_gather_p = Primitive("all_gather", abstract_eval=_all_gather_abstract_eval,
                          lower=lambda ctx, x, *, axis_name, all_gather_dimension, axis_size,
                          tiled, axis_index_groups=None: cl.all_gather(
-                             ctx, x, axis_name, all_gather_dimension, tiled),
+                             ctx, x, axis_name, all_gather_dimension, tiled,
+                             index_groups=axis_index_groups),
                          linear=True, jvp=_all_gather_jvp,
                          transpose=_all_gather_transpose, batch=_all_gather_rule,
                          axis_aware=_names_axis)
@@ -383,16 +424,15 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     """Gather ``x`` (a pytree) from every example along the mapped axis ``axis_name``: each
     example gets the stack of all of them at position ``axis`` (concatenated along ``axis``
     when ``tiled``)."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("all_gather with axis_index_groups")
     name = _single_name("all_gather", axis_name)
-    n = axis_size(name)
+    groups = _groups("all_gather", (name,), axis_index_groups)
+    n = axis_size(name) if groups is None else len(groups[0])
 
     def gather(leaf):
         nd = aval_of(leaf).ndim + (0 if tiled else 1)
         a = canonicalize_axis(axis, nd, "axis", "all_gather", strict=False)
         return all_gather_p.bind(leaf, axis_name=name, all_gather_dimension=a, axis_size=n,
-                                 tiled=bool(tiled), axis_index_groups=None)
+                                 tiled=bool(tiled), axis_index_groups=groups)
     return pytree.tree_map(gather, x)
 
 
@@ -504,6 +544,9 @@ def _reduce_scatter_rule(args, dims, *, axis_name, scatter_dimension, axis_size,
                                     axis_size=axis_size, tiled=tiled,
                                     axis_index_groups=axis_index_groups)
         return out, (b if tiled or b < p else b - 1)
+    if axis_index_groups is not None:   # place p of a group gets block p of its group's sum
+        return cg.scatter(x, b, axis_data.size, axis_index_groups, d, tiled,
+                          reductions.reduce_sum_p), 0
     # Example i gets block i of the sum over the batch.
     n = axis_data.size
     total = _times(x, n) if b is not_mapped else reductions.reduce_sum_p.bind(x, axes=(b,))
@@ -533,7 +576,8 @@ def _reduce_scatter_transpose(ct, x, *, axis_name, scatter_dimension, axis_size,
 reduce_scatter_p = Primitive(
     "reduce_scatter", abstract_eval=_reduce_scatter_abstract_eval,
     lower=lambda ctx, x, *, axis_name, scatter_dimension, axis_size, tiled,
-    axis_index_groups=None: cl.reduce_scatter(ctx, x, axis_name, scatter_dimension, tiled),
+    axis_index_groups=None: cl.reduce_scatter(ctx, x, axis_name, scatter_dimension, tiled,
+                                              axis_index_groups),
     linear=True, jvp=_reduce_scatter_jvp, transpose=_reduce_scatter_transpose,
     batch=_reduce_scatter_rule, axis_aware=_names_axis)
 
@@ -542,17 +586,16 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     """Sum ``x`` (a pytree) over the mapped axis ``axis_name`` and give example ``i`` block
     ``i`` of the sum along ``scatter_dimension`` (that dimension has the axis' size, or, when
     ``tiled``, a multiple of it)."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("psum_scatter with axis_index_groups")
     name = _single_name("psum_scatter", axis_name)
-    n = axis_size(name)
+    groups = _groups("psum_scatter", (name,), axis_index_groups)
+    n = axis_size(name) if groups is None else len(groups[0])
 
     def scatter(leaf):
         nd = aval_of(leaf).ndim
         d = canonicalize_axis(scatter_dimension, nd, "scatter_dimension", "psum_scatter",
                               strict=False)
         return reduce_scatter_p.bind(leaf, axis_name=name, scatter_dimension=d, axis_size=n,
-                                     tiled=bool(tiled), axis_index_groups=None)
+                                     tiled=bool(tiled), axis_index_groups=groups)
     return pytree.tree_map(scatter, x)
 
 

@@ -3,13 +3,15 @@ example (784-512-512-10 MLP, batch 1024) as a cached SPMD jit(grad) call against
 one-device jit(grad), a cached pmap of psum on f32[8,1024], and NumPy doing the same work.
 JAX 0.10.2 is timed side by side in a subprocess (``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON,
 ``--xla_force_host_platform_device_count=8``), the two sides alternating round by round so
-both see the same load; the table gives min and median over rounds of each round's best.
+both see the same load; the table gives min and median over rounds of each round's best
+wall time, and (rows ending in CPU) the process CPU time per call, all threads included.
 
     python benchmarks/bench_parallel.py [--rounds 5]
 """
 import os
 import statistics
 import sys
+import time
 
 os.environ.setdefault("PYJAX_CPU_DEVICES", "8")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -27,6 +29,17 @@ MLP1 = "seeds' jit(grad), one device (ms)"
 MLP8 = "seeds' jit(grad), 8 devices, cached (ms)"
 PSUM = "pmap psum f32[8,1024], cached (us)"
 PSUM_R = "pmap psum on a pmap result (us)"
+CPU = " CPU"   # the same call's process CPU time (every thread, the plugin's too)
+
+
+def cpu_per_call(fn, n):
+    """Process CPU time of one call (all threads), after a warm-up call: what a call costs
+    the machine, steadier than wall time when other jobs share the cores."""
+    fn()
+    t = time.process_time()
+    for _ in range(n):
+        fn()
+    return (time.process_time() - t) / n
 
 
 def data(rng):
@@ -57,18 +70,23 @@ def bench_library(jax):
     loss_fn = make_loss(jnp)
     one = jax.jit(jax.grad(loss_fn))
     x1, y1 = jnp.asarray(inputs), jnp.asarray(targets)
-    out[MLP1] = best_ms(lambda: jax.block_until_ready(one(params, (x1, y1))), repeat=20)
+    call1 = lambda: jax.block_until_ready(one(params, (x1, y1)))  # noqa: E731
+    out[MLP1] = best_ms(call1, repeat=20)
+    out[MLP1 + CPU] = cpu_per_call(call1, 10) * 1e3
     mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,))
     with set_mesh(mesh):
         xs, ys = jax.device_put((x1, y1), P("data"))
         grad_fn = jax.jit(jax.grad(loss_fn))
-        out[MLP8] = best_ms(lambda: jax.block_until_ready(grad_fn(params, (xs, ys))),
-                            repeat=20)
+        call8 = lambda: jax.block_until_ready(grad_fn(params, (xs, ys)))  # noqa: E731
+        out[MLP8] = best_ms(call8, repeat=20)
+        out[MLP8 + CPU] = cpu_per_call(call8, 10) * 1e3
     f = jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
     v = jnp.asarray(np.ones((8, 1024), np.float32))
     out[PSUM] = per_call_us(lambda: jax.block_until_ready(f(v)), n=300, repeat=3)
+    out[PSUM + CPU] = cpu_per_call(lambda: jax.block_until_ready(f(v)), 300) * 1e6
     vp = f(v)
     out[PSUM_R] = per_call_us(lambda: jax.block_until_ready(f(vp)), n=300, repeat=3)
+    out[PSUM_R + CPU] = cpu_per_call(lambda: jax.block_until_ready(f(vp)), 300) * 1e6
     return out
 
 

@@ -51,6 +51,30 @@ def test_store_set_get_and_timeouts(store):
         a.set("x", b"")
 
 
+def test_connect_barrier_waits_for_every_process():
+    server = KeyValueServer("127.0.0.1:0")
+    try:
+        address = f"127.0.0.1:{server.port}"
+        done = []
+
+        def process(pid):
+            c = KeyValueClient(address, 5)
+            c.connect(pid, 3, 10)
+            done.append(pid)
+            c.close()
+        threads = [threading.Thread(target=process, args=(pid,)) for pid in (2, 0)]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        assert done == []   # two of three have arrived: both still wait
+        process(1)
+        for t in threads:
+            t.join(10)
+        assert sorted(done) == [0, 1, 2]
+    finally:
+        server.shutdown()
+
+
 def test_connect_timeouts_do_not_hang():
     t = time.monotonic()
     with pytest.raises(KeyValueError, match="could not connect"):

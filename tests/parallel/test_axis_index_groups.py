@@ -1,4 +1,4 @@
-"""axis_index_groups of psum/pmean/pmax/pmin/all_gather/psum_scatter against their NumPy
+"""axis_index_groups of psum/pmean/pmax/pmin/all_gather/psum_scatter/all_to_all against their NumPy
 definitions: under pmap (replica groups in the lowering), under vmap with an axis name and
 under jit(pmap) (the batched forms), derivatives against finite differences, and JAX's
 errors (groups that do not partition the axis, groups of unequal sizes, psum/pmean inside a
@@ -46,6 +46,20 @@ def np_scatter(x, groups, dim, tiled):
     return np.stack(out)
 
 
+def np_all_to_all(x, groups, split, concat, tiled):
+    g = group_of(groups)
+    k = len(groups[0])
+    out = []
+    for i in range(len(x)):
+        p = g[i].index(i)
+        if tiled:
+            out.append(np.concatenate([np.split(x[q], k, axis=split)[p] for q in g[i]],
+                                      axis=concat))
+        else:
+            out.append(np.stack([np.take(x[q], p, axis=split) for q in g[i]], axis=concat))
+    return np.stack(out)
+
+
 CASES = {   # name: (per-example function, NumPy definition over the stacked examples)
     "psum": (lambda v: lax.psum(v, "i", axis_index_groups=GROUPS),
              lambda x: np_reduce(x, GROUPS, np.sum)),
@@ -65,6 +79,11 @@ CASES = {   # name: (per-example function, NumPy definition over the stacked exa
     "psum_scatter_tiled": (lambda v: lax.psum_scatter(v, "i", scatter_dimension=1, tiled=True,
                                                       axis_index_groups=PAIRS),
                            lambda x: np_scatter(x, PAIRS, 1, True)),
+    "all_to_all": (lambda v: lax.all_to_all(v, "i", 0, 1, axis_index_groups=GROUPS),
+                   lambda x: np_all_to_all(x, GROUPS, 0, 1, False)),
+    "all_to_all_tiled": (lambda v: lax.all_to_all(v, "i", 0, 1, axis_index_groups=PAIRS,
+                                                  tiled=True),
+                         lambda x: np_all_to_all(x, PAIRS, 0, 1, True)),
 }
 _X_FOR = {"psum_scatter_tiled": RNG.normal(size=(N, 4, 6)).astype(np.float32)}
 
@@ -105,7 +124,8 @@ def x64_on():
     yield
 
 
-@pytest.mark.parametrize("name", ["psum", "pmax", "all_gather_tiled", "psum_scatter"])
+@pytest.mark.parametrize("name", ["psum", "pmax", "all_gather_tiled", "psum_scatter",
+                                  "all_to_all_tiled"])
 def test_gradients_against_finite_differences(x64_on, name):
     f, _ = CASES[name]
     w = RNG.normal(size=(N,) + np.shape(CASES[name][1](X))[1:])

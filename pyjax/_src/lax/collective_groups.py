@@ -78,7 +78,7 @@ def _reshape(x, shape):
                                     sharding=None)
 
 
-def _by_group(x, d, n, lay):
+def by_group(x, d, n, lay):
     """``x`` (batched at ``d`` along an axis of ``n``) as (groups, group size, ...)."""
     x = take0(bu.bdim_to(x, d, 0, n), lay.perm)
     return _reshape(x, (lay.num, lay.size) + bu.shape_of(x)[1:])
@@ -87,7 +87,7 @@ def _by_group(x, d, n, lay):
 def reduce(x, d, n, groups, reduce_p):
     """Each position gets the reduction (``reduce_p`` over axes) of its group; batched at 0."""
     lay = Layout(groups)
-    per_group = reduce_p.bind(_by_group(x, d, n, lay), axes=(1,))
+    per_group = reduce_p.bind(by_group(x, d, n, lay), axes=(1,))
     return take0(per_group, lay.group_of)
 
 
@@ -95,7 +95,7 @@ def gather(x, d, n, groups, axis, tiled):
     """all_gather within groups: each position gets its group's values stacked (or, tiled,
     concatenated) at per-example ``axis``; batched at 0."""
     lay = Layout(groups)
-    y = take0(_by_group(x, d, n, lay), lay.group_of)       # (n, k, per-example...)
+    y = take0(by_group(x, d, n, lay), lay.group_of)       # (n, k, per-example...)
     y = bu.move_axis(y, 1, 1 + axis)
     if tiled:
         shape = bu.shape_of(y)
@@ -108,7 +108,7 @@ def scatter(x, d, n, groups, dim, tiled, reduce_sum_p):
     """psum_scatter within groups: position ``p`` of a group gets block ``p`` (along
     per-example ``dim``) of its group's sum; batched at 0."""
     lay = Layout(groups)
-    total = reduce_sum_p.bind(_by_group(x, d, n, lay), axes=(1,))   # (groups, per-example...)
+    total = reduce_sum_p.bind(by_group(x, d, n, lay), axes=(1,))   # (groups, per-example...)
     if tiled:
         shape = bu.shape_of(total)
         total = _reshape(total, shape[:1 + dim] + (lay.size, shape[1 + dim] // lay.size)

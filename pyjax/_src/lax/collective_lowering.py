@@ -131,9 +131,9 @@ def reduce_scatter(ctx, x, name, dim, tiled, index_groups=None):
     return res
 
 
-def all_to_all(ctx, x, name, split_axis, concat_axis, n):
+def all_to_all(ctx, x, name, split_axis, concat_axis, n, index_groups=None):
     frame = _frame_for("all_to_all", (name,))
-    gs = groups(frame, (name,))
+    gs = apply_to_replica_groups(groups(frame, (name,)), index_groups)
     attrs = {"split_dimension": f"{split_axis} : i64",
              "concat_dimension": f"{concat_axis} : i64",
              "split_count": f"{n} : i64", **_attrs(frame, gs)}

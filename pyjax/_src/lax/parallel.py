@@ -601,7 +601,8 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
 
 # ---- all_to_all ----
 
-def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_size):
+def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_size,
+                              axis_index_groups=None):
     shape = list(x.shape)
     for what, a in (("split_axis", split_axis), ("concat_axis", concat_axis)):
         if not 0 <= a < len(shape):
@@ -617,32 +618,43 @@ def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_siz
 
 
 def _all_to_all_rule(args, dims, *, axis_name, split_axis, concat_axis, axis_size,
-                     axis_data):
+                     axis_index_groups=None, axis_data):
     (x,), (b,) = args, dims
     if axis_data.name != axis_name:
         out = all_to_all_p.bind(x, axis_name=axis_name,
                                 split_axis=bu.to_batched_axis(split_axis, b),
                                 concat_axis=bu.to_batched_axis(concat_axis, b),
-                                axis_size=axis_size)
+                                axis_size=axis_size, axis_index_groups=axis_index_groups)
         return out, b
-    # Example j gets, along concat_axis, chunk j (of split_axis) of every example i.
     n = axis_data.size
-    x = bu.bdim_to(x, b, 0, n)  # (i, *per-example shape)
-    shape = bu.shape_of(x)[1:]
-    s, c = split_axis, concat_axis
+    if axis_index_groups is not None:   # the exchange within each group, in group order
+        lay = cg.Layout(axis_index_groups)
+        x = cg.by_group(x, b, n, lay)    # (groups, k, *per-example shape)
+        x = _exchange(x, lay.size, split_axis, concat_axis, lead=1)
+        x = shape_ops.reshape_p.bind(x, new_sizes=(n,) + bu.shape_of(x)[2:], dimensions=None,
+                                     sharding=None)
+        return cg.take0(x, lay.inverse), 0
+    return _exchange(bu.bdim_to(x, b, 0, n), n, split_axis, concat_axis, lead=0), 0
+
+
+def _exchange(x, n, s, c, lead):
+    """Example j gets, along concat axis ``c``, chunk j (of split axis ``s``) of every
+    example i; ``x`` is (``lead`` leading dims, i, *per-example shape)."""
+    pre = bu.shape_of(x)[:lead]
+    shape = bu.shape_of(x)[lead + 1:]
     split = shape[:s] + (n, shape[s] // n) + shape[s + 1:]  # per example: (.., j, m, ..)
-    x = shape_ops.reshape_p.bind(x, new_sizes=(n,) + split, dimensions=None, sharding=None)
-    j_pos = 1 + s
-    rest = [k for k in range(1 + len(split)) if k not in (0, j_pos)]  # rest[k] per-example
+    x = shape_ops.reshape_p.bind(x, new_sizes=pre + (n,) + split, dimensions=None,
+                                 sharding=None)
+    i_pos, j_pos = lead, lead + 1 + s
+    rest = [k for k in range(lead + 1 + len(split)) if k >= lead and k not in (i_pos, j_pos)]
     # per-example dims after removing j: index of dim c in ``rest`` order is c (as m sits at s)
-    perm = [j_pos] + rest[:c] + [0] + rest[c:]
+    perm = list(range(lead)) + [j_pos] + rest[:c] + [i_pos] + rest[c:]
     x = shape_ops.transpose_p.bind(x, permutation=tuple(perm))
     out_shape = list(shape)
     out_shape[s] //= n
     out_shape[c] *= n
-    x = shape_ops.reshape_p.bind(x, new_sizes=(n,) + tuple(out_shape), dimensions=None,
-                                 sharding=None)
-    return x, 0
+    return shape_ops.reshape_p.bind(x, new_sizes=pre + (n,) + tuple(out_shape),
+                                    dimensions=None, sharding=None)
 
 
 def _all_to_all_jvp(primals, tangents, **params):
@@ -651,17 +663,20 @@ def _all_to_all_jvp(primals, tangents, **params):
     return out, (Zero(aval_of(out)) if type(t) is Zero else all_to_all_p.bind(t, **params))
 
 
-def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_size):
+def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_size,
+                          axis_index_groups=None):
     if type(ct) is Zero:
         return [Zero(x.aval)]
     return [all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
-                              concat_axis=split_axis, axis_size=axis_size)]
+                              concat_axis=split_axis, axis_size=axis_size,
+                              axis_index_groups=axis_index_groups)]
 
 
 all_to_all_p = Primitive(
     "all_to_all", abstract_eval=_all_to_all_abstract_eval,
-    lower=lambda ctx, x, *, axis_name, split_axis, concat_axis, axis_size: cl.all_to_all(
-        ctx, x, axis_name, split_axis, concat_axis, axis_size),
+    lower=lambda ctx, x, *, axis_name, split_axis, concat_axis, axis_size,
+    axis_index_groups=None: cl.all_to_all(ctx, x, axis_name, split_axis, concat_axis,
+                                          axis_size, axis_index_groups),
     linear=True, jvp=_all_to_all_jvp, transpose=_all_to_all_transpose,
     batch=_all_to_all_rule, axis_aware=_names_axis)
 
@@ -671,10 +686,9 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     """Example ``j`` gets chunk ``j`` (of ``split_axis``) of every example, concatenated
     along ``concat_axis``. Without ``tiled`` the split axis has the axis' size and is
     removed, and a new axis of that size is inserted at ``concat_axis``."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("all_to_all with axis_index_groups")
     name = _single_name("all_to_all", axis_name)
-    n = axis_size(name)
+    groups = _groups("all_to_all", (name,), axis_index_groups)
+    n = axis_size(name) if groups is None else len(groups[0])
 
     def a2a(leaf):
         nd = aval_of(leaf).ndim
@@ -683,7 +697,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
                               strict=False)
         if tiled:
             return all_to_all_p.bind(leaf, axis_name=name, split_axis=s, concat_axis=c,
-                                     axis_size=n)
+                                     axis_size=n, axis_index_groups=groups)
         shape = aval_of(leaf).shape
         if shape[s] != n:
             raise ValueError(f"all_to_all requires the size of the mapped axis axis_name to "
@@ -696,7 +710,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
             leaf = shape_ops.expand_dims(leaf, (c,))
             s += 1
         out = all_to_all_p.bind(leaf, axis_name=name, split_axis=s, concat_axis=c,
-                                axis_size=n)
+                                axis_size=n, axis_index_groups=groups)
         if s != c:
             out = shape_ops.squeeze(out, (s,))
         return out

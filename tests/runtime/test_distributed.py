@@ -89,6 +89,11 @@ def test_connect_timeouts_do_not_hang():
     assert time.monotonic() - t < 10
     with pytest.raises(ValueError, match="host:port"):
         KeyValueClient("no-port", 1)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(KeyValueError, match="could not serve the coordinator"):
+            KeyValueServer(f"127.0.0.1:{taken.getsockname()[1]}")
 
 
 def _call(fn, args):

@@ -102,7 +102,11 @@ class KeyValueServer:
     def __init__(self, bind_address):
         host, port = split_address(bind_address)
         host = "0.0.0.0" if host in ("::", "") else host
-        self._server = _Server((host, port), _Handler)
+        try:
+            self._server = _Server((host, port), _Handler)
+        except OSError as e:
+            raise KeyValueError(f"could not serve the coordinator at {bind_address!r}: "
+                                f"{e}") from None
         self._server.store = _Store()
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever,

@@ -249,6 +249,8 @@ def _guarded(struct, body):
     """A C callback running ``body(args)``: no exception ever leaves it (it becomes the
     plugin's error), so a mistake in Python cannot take the process down."""
     def callback(ptr):
+        if not ptr:   # nothing to answer (and nothing to read)
+            return None
         args = struct.from_address(ptr)
         try:
             return body(args)

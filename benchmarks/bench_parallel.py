@@ -1,20 +1,45 @@
 """Parallelism benchmarks (run by hand, 8 virtual CPU devices): the seeds' data-parallel
 example (784-512-512-10 MLP, batch 1024) as a cached SPMD jit(grad) call against the
 one-device jit(grad), a cached pmap of psum on f32[8,1024], and NumPy doing the same work.
-JAX is timed side by side when it is installed.
+JAX 0.10.2 is timed side by side in a subprocess (``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON,
+``--xla_force_host_platform_device_count=8``), the two sides alternating round by round so
+both see the same load; the table gives min and median over rounds of each round's best
+wall time, and (rows ending in CPU) the process CPU time per call, all threads included.
 
-    PYJAX_CPU_DEVICES=8 python benchmarks/bench_parallel.py
+    python benchmarks/bench_parallel.py [--rounds 5]
 """
 import os
+import statistics
+import sys
+import time
 
 os.environ.setdefault("PYJAX_CPU_DEVICES", "8")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+if "--worker-jax" in sys.argv:  # JAX reads its device count from XLA_FLAGS at import
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                               + " --xla_force_host_platform_device_count=8").strip()
 
 import numpy as np  # noqa: E402
-from timing import ms, per_call_us, print_table  # noqa: E402
+from timing import (IS_JAX_WORKER, best_ms, jax_side, per_call_us,  # noqa: E402
+                    print_table, worker_print)
 
 SIZES = [784, 512, 512, 10]
 BATCH = 1024
+MLP1 = "seeds' jit(grad), one device (ms)"
+MLP8 = "seeds' jit(grad), 8 devices, cached (ms)"
+PSUM = "pmap psum f32[8,1024], cached (us)"
+PSUM_R = "pmap psum on a pmap result (us)"
+CPU = " CPU"   # the same call's process CPU time (every thread, the plugin's too)
+
+
+def cpu_per_call(fn, n):
+    """Process CPU time of one call (all threads), after a warm-up call: what a call costs
+    the machine, steadier than wall time when other jobs share the cores."""
+    fn()
+    t = time.process_time()
+    for _ in range(n):
+        fn()
+    return (time.process_time() - t) / n
 
 
 def data(rng):
@@ -36,7 +61,7 @@ def make_loss(jnp):
     return loss_fn
 
 
-def bench_library(jax, label):
+def bench_library(jax):
     jnp, lax = jax.numpy, jax.lax
     AxisType, P, set_mesh = jax.sharding.AxisType, jax.sharding.PartitionSpec, jax.set_mesh
     out = {}
@@ -45,21 +70,23 @@ def bench_library(jax, label):
     loss_fn = make_loss(jnp)
     one = jax.jit(jax.grad(loss_fn))
     x1, y1 = jnp.asarray(inputs), jnp.asarray(targets)
-    out["seeds' jit(grad), one device (ms)"] = ms(
-        lambda: jax.block_until_ready(one(params, (x1, y1))), repeat=20)
+    call1 = lambda: jax.block_until_ready(one(params, (x1, y1)))  # noqa: E731
+    out[MLP1] = best_ms(call1, repeat=20)
+    out[MLP1 + CPU] = cpu_per_call(call1, 10) * 1e3
     mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,))
     with set_mesh(mesh):
         xs, ys = jax.device_put((x1, y1), P("data"))
         grad_fn = jax.jit(jax.grad(loss_fn))
-        out["seeds' jit(grad), 8 devices, cached (ms)"] = ms(
-            lambda: jax.block_until_ready(grad_fn(params, (xs, ys))), repeat=20)
+        call8 = lambda: jax.block_until_ready(grad_fn(params, (xs, ys)))  # noqa: E731
+        out[MLP8] = best_ms(call8, repeat=20)
+        out[MLP8 + CPU] = cpu_per_call(call8, 10) * 1e3
     f = jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
     v = jnp.asarray(np.ones((8, 1024), np.float32))
-    out["pmap psum f32[8,1024], cached (us)"] = per_call_us(
-        lambda: jax.block_until_ready(f(v)), n=500)
+    out[PSUM] = per_call_us(lambda: jax.block_until_ready(f(v)), n=300, repeat=3)
+    out[PSUM + CPU] = cpu_per_call(lambda: jax.block_until_ready(f(v)), 300) * 1e6
     vp = f(v)
-    out["pmap psum on a pmap result (us)"] = per_call_us(
-        lambda: jax.block_until_ready(f(vp)), n=500)
+    out[PSUM_R] = per_call_us(lambda: jax.block_until_ready(f(vp)), n=300, repeat=3)
+    out[PSUM_R + CPU] = cpu_per_call(lambda: jax.block_until_ready(f(vp)), 300) * 1e6
     return out
 
 
@@ -81,20 +108,34 @@ def bench_numpy():
         return gw, gb
 
     v = np.ones((8, 1024), np.float32)
-    return {"seeds' jit(grad), one device (ms)": ms(grad, repeat=20),
-            "pmap psum f32[8,1024], cached (us)": per_call_us(
-                lambda: np.broadcast_to(v.sum(0), v.shape).copy(), n=500)}
+    return {MLP1: best_ms(grad, repeat=20),
+            PSUM: per_call_us(lambda: np.broadcast_to(v.sum(0), v.shape).copy(), n=500)}
 
 
 def main():
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
+    if IS_JAX_WORKER:
+        import jax
+        worker_print(bench_library(jax))
+        return
     import pyjax
-    results = {"pyjax": bench_library(pyjax, "pyjax"), "numpy": bench_numpy()}
-    try:
-        import jax  # noqa: F401
-        results["jax"] = bench_library(jax, "jax")
-    except ImportError:
-        pass
-    print_table(results, label=f"({len(pyjax.devices())} devices)", width=46)
+    ours, theirs = [], []
+    for _ in range(rounds):  # interleaved with the JAX subprocess: same load on both sides
+        ours.append(bench_library(pyjax))
+        got = jax_side(__file__)
+        if got is not None:
+            theirs.append(got)
+    results = {}
+    for name, runs in (("pyjax", ours), ("jax", theirs)):
+        if runs:
+            results[name + " min"] = {k: min(r[k] for r in runs) for k in runs[0]}
+            results[name + " med"] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    if theirs:
+        results["min ratio"] = {k: results["pyjax min"][k] / results["jax min"][k]
+                                for k in results["jax min"]}
+    results["numpy"] = bench_numpy()
+    print(f"load: {os.getloadavg()}, rounds: {rounds}")
+    print_table(results, label=f"({len(pyjax.devices())} devices)", width=42, cell=11)
 
 
 if __name__ == "__main__":

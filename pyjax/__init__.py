@@ -86,6 +86,7 @@ from pyjax import random as random
 from pyjax import test_util as test_util
 from pyjax import sharding as sharding
 from pyjax import debug as debug
+from pyjax import distributed as distributed
 from pyjax import profiler as profiler
 from pyjax import stages as stages
 from pyjax import export as export

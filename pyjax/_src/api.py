@@ -22,14 +22,15 @@ def _client(backend=None):
 
 
 def devices(backend=None):
-    """All devices of the backend (``PYJAX_CPU_DEVICES=N`` gives N CPU devices)."""
-    return list(_client(backend).devices)
+    """All devices of the backend, every process's (``PYJAX_CPU_DEVICES=N`` gives N CPU
+    devices)."""
+    return list(_client(backend).global_devices)
 
 
 def local_devices(process_index=None, backend=None, host_id=None):
-    """The devices of process ``process_index`` (default: this one, the only one)."""
+    """The devices of process ``process_index`` (default: this one)."""
     if process_index is None:
-        process_index = host_id if host_id is not None else 0
+        process_index = host_id if host_id is not None else process_index_(backend)
     return [d for d in devices(backend) if d.process_index == process_index]
 
 
@@ -46,12 +47,16 @@ def default_backend():
 
 
 def process_index(backend=None):
+    """This process's index in a distributed run (``pyjax.distributed``; 0 otherwise)."""
     return _client(backend).process_index
 
 
+process_index_ = process_index  # (local_devices has an argument of that name)
+
+
 def process_count(backend=None):
-    _client(backend)
-    return 1  # pyjax runs in one process
+    """The number of processes whose devices the backend sees (1 unless distributed)."""
+    return len({d.process_index for d in _client(backend).global_devices}) or 1
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
@@ -261,8 +266,9 @@ class ensure_compile_time_eval:
 
 
 def process_indices(backend=None):
-    """The indices of every process (``[0]``: pyjax runs in one process)."""
-    return list(range(process_count(backend)))
+    """The indices of every process whose devices the backend sees (``[0]`` unless
+    distributed)."""
+    return sorted({d.process_index for d in _client(backend).global_devices}) or [0]
 
 
 # JAX's deprecated names for the process queries

@@ -16,6 +16,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.lax.collective_groups import apply_to_replica_groups
 
 
 class _Bound(threading.local):
@@ -79,10 +80,11 @@ def _scalar(dt):
     return ShapedArray((), dt)
 
 
-def all_reduce(ctx, operands, names, op_name, prim_name):
-    """psum / pmax / pmin: one all_reduce per operand."""
+def all_reduce(ctx, operands, names, op_name, prim_name, index_groups=None):
+    """psum / pmax / pmin: one all_reduce per operand (within ``index_groups`` of positions
+    along ``names``, when given)."""
     frame = _frame_for(prim_name, names)
-    gs = groups(frame, names)
+    gs = apply_to_replica_groups(groups(frame, names), index_groups)
     outs = []
     for x, out_aval in zip(operands, ctx.avals_out):
         dt = x.aval.dtype
@@ -98,9 +100,9 @@ def all_reduce(ctx, operands, names, op_name, prim_name):
     return outs
 
 
-def all_gather(ctx, x, name, dim, tiled, prim_name="all_gather"):
+def all_gather(ctx, x, name, dim, tiled, prim_name="all_gather", index_groups=None):
     frame = _frame_for(prim_name, (name,))
-    gs = groups(frame, (name,))
+    gs = apply_to_replica_groups(groups(frame, (name,)), index_groups)
     out = ctx.avals_out[0]
     if not tiled:  # gather along a new unit dimension
         shape = list(x.aval.shape)
@@ -110,9 +112,9 @@ def all_gather(ctx, x, name, dim, tiled, prim_name="all_gather"):
     return ctx.op("stablehlo.all_gather", [x], out, attrs=attrs)
 
 
-def reduce_scatter(ctx, x, name, dim, tiled):
+def reduce_scatter(ctx, x, name, dim, tiled, index_groups=None):
     frame = _frame_for("psum_scatter", (name,))
-    gs = groups(frame, (name,))
+    gs = apply_to_replica_groups(groups(frame, (name,)), index_groups)
     out = ctx.avals_out[0]
     dt = x.aval.dtype
     shape = list(x.aval.shape)
@@ -129,9 +131,9 @@ def reduce_scatter(ctx, x, name, dim, tiled):
     return res
 
 
-def all_to_all(ctx, x, name, split_axis, concat_axis, n):
+def all_to_all(ctx, x, name, split_axis, concat_axis, n, index_groups=None):
     frame = _frame_for("all_to_all", (name,))
-    gs = groups(frame, (name,))
+    gs = apply_to_replica_groups(groups(frame, (name,)), index_groups)
     attrs = {"split_dimension": f"{split_axis} : i64",
              "concat_dimension": f"{concat_axis} : i64",
              "split_count": f"{n} : i64", **_attrs(frame, gs)}

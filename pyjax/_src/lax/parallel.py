@@ -25,6 +25,7 @@ from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
 from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero, is_undefined_primal, not_mapped
 from pyjax._src.lax import batch_util as bu
+from pyjax._src.lax import collective_groups as cg
 from pyjax._src.lax import collective_lowering as cl
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.core.axes import canonicalize_axis
@@ -43,24 +44,28 @@ __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermut
 class _AxisEnv(threading.local):
     def __init__(self):
         self.frames = []  # (name, size), innermost last
+        self.vma_checked = []  # names bound by a shard_map with check_vma=True
 
 
 axis_env = _AxisEnv()
 
 
 class bind_axis:
-    """Context manager: ``name`` (of ``size``) is bound while the block runs."""
+    """Context manager: ``name`` (of ``size``) is bound while the block runs (by a shard_map
+    that checks varying manual axes when ``vma_checked``)."""
 
-    __slots__ = ("name", "size")
+    __slots__ = ("name", "size", "vma_checked")
 
-    def __init__(self, name, size):
-        self.name, self.size = name, size
+    def __init__(self, name, size, vma_checked=False):
+        self.name, self.size, self.vma_checked = name, size, vma_checked
 
     def __enter__(self):
         axis_env.frames.append((self.name, self.size))
+        axis_env.vma_checked.append(self.name if self.vma_checked else None)
 
     def __exit__(self, *exc):
         axis_env.frames.pop()
+        axis_env.vma_checked.pop()
         return False
 
 
@@ -135,11 +140,19 @@ def _make_reducer(reduce_p, unbatched):
     collective on the batched values (elementwise in the batch axis)."""
     def make(prim):
         def rule(args, dims, *, axes, axis_index_groups=None, axis_data):
-            if axis_index_groups is not None:
-                raise NotImplementedError(f"{prim} with axis_index_groups inside vmap")
             if axis_data.name not in axes:
                 outs = prim.bind(*args, axes=axes, axis_index_groups=axis_index_groups)
                 return outs, list(dims)
+            if axis_index_groups is not None:
+                if len(axes) > 1:
+                    raise NotImplementedError(
+                        f"{prim} over several axis names {axes} with axis_index_groups "
+                        "inside vmap (or a pmap under jit/grad/vmap)")
+                k = len(axis_index_groups[0])
+                outs = [unbatched(x, k) if d is not_mapped else
+                        cg.reduce(x, d, axis_data.size, axis_index_groups, reduce_p)
+                        for x, d in zip(args, dims)]
+                return outs, [not_mapped if d is not_mapped else 0 for d in dims]
             outs = [unbatched(x, axis_data.size) if d is not_mapped else
                     reduce_p.bind(x, axes=(d,)) for x, d in zip(args, dims)]
             rest = tuple(a for a in axes if a != axis_data.name)
@@ -188,9 +201,7 @@ def _psum_transpose(cts, *args, **params):
 
 def _all_reduce_lower(op_name, prim_name):
     def lower(ctx, *args, axes, axis_index_groups=None):
-        if axis_index_groups is not None:
-            raise NotImplementedError(f"{prim_name} with axis_index_groups")
-        return cl.all_reduce(ctx, args, axes, op_name, prim_name)
+        return cl.all_reduce(ctx, args, axes, op_name, prim_name, axis_index_groups)
     return lower
 
 
@@ -211,7 +222,9 @@ def _pminmax_jvp(prim):
                 t_out.append(Zero(aval_of(m)))
                 continue
             hit = ew.convert_element_type(ew.eq(x, m), aval_of(t).dtype)
-            num, cnt = psum_p.bind(ew.mul(t, hit), hit, **params)
+            # Two binds: the count of winners is a primal value, not part of the linear map.
+            num, = psum_p.bind(ew.mul(t, hit), **params)
+            cnt, = psum_p.bind(hit, **params)
             t_out.append(ew.div(num, cnt))
         return out, t_out
     return jvp
@@ -227,18 +240,36 @@ pmin_p = Primitive("pmin", abstract_eval=_same_avals,
                    batch=_make_reducer(reductions.reduce_min_p, lambda x, n: x))
 
 
-def _tree_bind(prim, x, axis_name, **params):
+def _tree_bind(prim, x, axis_name, *, axis_index_groups=None):
     names = _names(axis_name)
-    for n in names:
-        _size_of(n)
+    groups = _groups(prim.name, names, axis_index_groups)
     leaves, tree = pytree.tree_flatten(x)
-    outs = prim.bind(*leaves, axes=names, **params) if leaves else []
+    outs = prim.bind(*leaves, axes=names, axis_index_groups=groups) if leaves else []
     return pytree.tree_unflatten(tree, outs)
+
+
+def _groups(fn, names, axis_index_groups):
+    """The checked, canonical ``axis_index_groups`` of a collective over ``names`` (positions
+    along them flattened in order) -- after checking that every name is bound."""
+    n = math.prod(_size_of(name) for name in names)
+    return cg.check_groups(axis_index_groups, n, fn, names[0] if len(names) == 1 else names)
+
+
+def _no_groups_under_checked_shard_map(fn, names, axis_index_groups):
+    # JAX's psum/pmean inside a shard_map with check_vma=True (its default) raise here too.
+    if axis_index_groups is not None and any(n in axis_env.vma_checked for n in names):
+        raise NotImplementedError(
+            f"{fn} with axis_index_groups inside shard_map(check_vma=True) is not supported "
+            "(as in JAX); pass check_vma=False to shard_map")
 
 
 def psum(x, axis_name, *, axis_index_groups=None):
     """Sum ``x`` (a pytree of arrays) over the mapped axis ``axis_name`` (a name or a tuple of
     names): every example gets the total."""
+    _no_groups_under_checked_shard_map("psum", _names(axis_name), axis_index_groups)
+    # As JAX: booleans are counted (summed as int32), not or-ed.
+    x = pytree.tree_map(lambda v: ew.convert_element_type(v, np.dtype(np.int32))
+                        if dtypes.is_bool(aval_of(v).dtype) else v, x)
     return _tree_bind(psum_p, x, axis_name, axis_index_groups=axis_index_groups)
 
 
@@ -255,8 +286,10 @@ def pmin(x, axis_name, *, axis_index_groups=None):
 def pmean(x, axis_name, *, axis_index_groups=None):
     """The mean of ``x`` (a pytree) over the mapped axis ``axis_name``; integer inputs give
     floating results, as ``psum(x) / axis_size``."""
-    n = axis_size(axis_name)
-    total = psum(x, axis_name, axis_index_groups=axis_index_groups)
+    _no_groups_under_checked_shard_map("pmean", _names(axis_name), axis_index_groups)
+    groups = _groups("pmean", _names(axis_name), axis_index_groups)
+    n = axis_size(axis_name) if groups is None else len(groups[0])
+    total = psum(x, axis_name, axis_index_groups=groups)
 
     def div(v):
         av = aval_of(v)
@@ -322,6 +355,8 @@ def _all_gather_rule(args, dims, *, axis_name, all_gather_dimension, axis_size, 
                                 axis_size=axis_size, tiled=tiled,
                                 axis_index_groups=axis_index_groups)
         return out, out_d
+    if axis_index_groups is not None:   # every example gets its group's values
+        return cg.gather(x, d, axis_data.size, axis_index_groups, a, tiled), 0
     # Every example gets the whole batch: the batch axis becomes axis ``a`` of one value.
     x = bu.bdim_to(x, d, a, axis_data.size)
     if tiled:
@@ -346,6 +381,11 @@ def _all_gather_transpose(ct, x, *, axis_name, all_gather_dimension, axis_size, 
         return [Zero(x.aval)]
     total, = psum_p.bind(ct, axes=(axis_name,), axis_index_groups=axis_index_groups)
     i = axis_index_p.bind(axis_name=axis_name)
+    if axis_index_groups is not None:   # the slot of example i is its place in its group
+        place = cg.Layout(axis_index_groups).position
+        i = shape_ops.reshape_p.bind(
+            shape_ops.dynamic_slice_p.bind(place, i, slice_sizes=(1,)), new_sizes=(),
+            dimensions=None, sharding=None)
     a = all_gather_dimension
     shape = aval_of(total).shape
     n = x.aval.shape[a] if tiled else 1
@@ -364,7 +404,8 @@ def _all_gather_transpose(ct, x, *, axis_name, all_gather_dimension, axis_size, 
 all_gather_p = Primitive("all_gather", abstract_eval=_all_gather_abstract_eval,
                          lower=lambda ctx, x, *, axis_name, all_gather_dimension, axis_size,
                          tiled, axis_index_groups=None: cl.all_gather(
-                             ctx, x, axis_name, all_gather_dimension, tiled),
+                             ctx, x, axis_name, all_gather_dimension, tiled,
+                             index_groups=axis_index_groups),
                          linear=True, jvp=_all_gather_jvp,
                          transpose=_all_gather_transpose, batch=_all_gather_rule,
                          axis_aware=_names_axis)
@@ -383,16 +424,15 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     """Gather ``x`` (a pytree) from every example along the mapped axis ``axis_name``: each
     example gets the stack of all of them at position ``axis`` (concatenated along ``axis``
     when ``tiled``)."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("all_gather with axis_index_groups")
     name = _single_name("all_gather", axis_name)
-    n = axis_size(name)
+    groups = _groups("all_gather", (name,), axis_index_groups)
+    n = axis_size(name) if groups is None else len(groups[0])
 
     def gather(leaf):
         nd = aval_of(leaf).ndim + (0 if tiled else 1)
         a = canonicalize_axis(axis, nd, "axis", "all_gather", strict=False)
         return all_gather_p.bind(leaf, axis_name=name, all_gather_dimension=a, axis_size=n,
-                                 tiled=bool(tiled), axis_index_groups=None)
+                                 tiled=bool(tiled), axis_index_groups=groups)
     return pytree.tree_map(gather, x)
 
 
@@ -504,6 +544,9 @@ def _reduce_scatter_rule(args, dims, *, axis_name, scatter_dimension, axis_size,
                                     axis_size=axis_size, tiled=tiled,
                                     axis_index_groups=axis_index_groups)
         return out, (b if tiled or b < p else b - 1)
+    if axis_index_groups is not None:   # place p of a group gets block p of its group's sum
+        return cg.scatter(x, b, axis_data.size, axis_index_groups, d, tiled,
+                          reductions.reduce_sum_p), 0
     # Example i gets block i of the sum over the batch.
     n = axis_data.size
     total = _times(x, n) if b is not_mapped else reductions.reduce_sum_p.bind(x, axes=(b,))
@@ -533,7 +576,8 @@ def _reduce_scatter_transpose(ct, x, *, axis_name, scatter_dimension, axis_size,
 reduce_scatter_p = Primitive(
     "reduce_scatter", abstract_eval=_reduce_scatter_abstract_eval,
     lower=lambda ctx, x, *, axis_name, scatter_dimension, axis_size, tiled,
-    axis_index_groups=None: cl.reduce_scatter(ctx, x, axis_name, scatter_dimension, tiled),
+    axis_index_groups=None: cl.reduce_scatter(ctx, x, axis_name, scatter_dimension, tiled,
+                                              axis_index_groups),
     linear=True, jvp=_reduce_scatter_jvp, transpose=_reduce_scatter_transpose,
     batch=_reduce_scatter_rule, axis_aware=_names_axis)
 
@@ -542,23 +586,23 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     """Sum ``x`` (a pytree) over the mapped axis ``axis_name`` and give example ``i`` block
     ``i`` of the sum along ``scatter_dimension`` (that dimension has the axis' size, or, when
     ``tiled``, a multiple of it)."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("psum_scatter with axis_index_groups")
     name = _single_name("psum_scatter", axis_name)
-    n = axis_size(name)
+    groups = _groups("psum_scatter", (name,), axis_index_groups)
+    n = axis_size(name) if groups is None else len(groups[0])
 
     def scatter(leaf):
         nd = aval_of(leaf).ndim
         d = canonicalize_axis(scatter_dimension, nd, "scatter_dimension", "psum_scatter",
                               strict=False)
         return reduce_scatter_p.bind(leaf, axis_name=name, scatter_dimension=d, axis_size=n,
-                                     tiled=bool(tiled), axis_index_groups=None)
+                                     tiled=bool(tiled), axis_index_groups=groups)
     return pytree.tree_map(scatter, x)
 
 
 # ---- all_to_all ----
 
-def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_size):
+def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_size,
+                              axis_index_groups=None):
     shape = list(x.shape)
     for what, a in (("split_axis", split_axis), ("concat_axis", concat_axis)):
         if not 0 <= a < len(shape):
@@ -574,32 +618,43 @@ def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_siz
 
 
 def _all_to_all_rule(args, dims, *, axis_name, split_axis, concat_axis, axis_size,
-                     axis_data):
+                     axis_index_groups=None, axis_data):
     (x,), (b,) = args, dims
     if axis_data.name != axis_name:
         out = all_to_all_p.bind(x, axis_name=axis_name,
                                 split_axis=bu.to_batched_axis(split_axis, b),
                                 concat_axis=bu.to_batched_axis(concat_axis, b),
-                                axis_size=axis_size)
+                                axis_size=axis_size, axis_index_groups=axis_index_groups)
         return out, b
-    # Example j gets, along concat_axis, chunk j (of split_axis) of every example i.
     n = axis_data.size
-    x = bu.bdim_to(x, b, 0, n)  # (i, *per-example shape)
-    shape = bu.shape_of(x)[1:]
-    s, c = split_axis, concat_axis
+    if axis_index_groups is not None:   # the exchange within each group, in group order
+        lay = cg.Layout(axis_index_groups)
+        x = cg.by_group(x, b, n, lay)    # (groups, k, *per-example shape)
+        x = _exchange(x, lay.size, split_axis, concat_axis, lead=1)
+        x = shape_ops.reshape_p.bind(x, new_sizes=(n,) + bu.shape_of(x)[2:], dimensions=None,
+                                     sharding=None)
+        return cg.take0(x, lay.inverse), 0
+    return _exchange(bu.bdim_to(x, b, 0, n), n, split_axis, concat_axis, lead=0), 0
+
+
+def _exchange(x, n, s, c, lead):
+    """Example j gets, along concat axis ``c``, chunk j (of split axis ``s``) of every
+    example i; ``x`` is (``lead`` leading dims, i, *per-example shape)."""
+    pre = bu.shape_of(x)[:lead]
+    shape = bu.shape_of(x)[lead + 1:]
     split = shape[:s] + (n, shape[s] // n) + shape[s + 1:]  # per example: (.., j, m, ..)
-    x = shape_ops.reshape_p.bind(x, new_sizes=(n,) + split, dimensions=None, sharding=None)
-    j_pos = 1 + s
-    rest = [k for k in range(1 + len(split)) if k not in (0, j_pos)]  # rest[k] per-example
+    x = shape_ops.reshape_p.bind(x, new_sizes=pre + (n,) + split, dimensions=None,
+                                 sharding=None)
+    i_pos, j_pos = lead, lead + 1 + s
+    rest = [k for k in range(lead + 1 + len(split)) if k >= lead and k not in (i_pos, j_pos)]
     # per-example dims after removing j: index of dim c in ``rest`` order is c (as m sits at s)
-    perm = [j_pos] + rest[:c] + [0] + rest[c:]
+    perm = list(range(lead)) + [j_pos] + rest[:c] + [i_pos] + rest[c:]
     x = shape_ops.transpose_p.bind(x, permutation=tuple(perm))
     out_shape = list(shape)
     out_shape[s] //= n
     out_shape[c] *= n
-    x = shape_ops.reshape_p.bind(x, new_sizes=(n,) + tuple(out_shape), dimensions=None,
-                                 sharding=None)
-    return x, 0
+    return shape_ops.reshape_p.bind(x, new_sizes=pre + (n,) + tuple(out_shape),
+                                    dimensions=None, sharding=None)
 
 
 def _all_to_all_jvp(primals, tangents, **params):
@@ -608,17 +663,20 @@ def _all_to_all_jvp(primals, tangents, **params):
     return out, (Zero(aval_of(out)) if type(t) is Zero else all_to_all_p.bind(t, **params))
 
 
-def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_size):
+def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_size,
+                          axis_index_groups=None):
     if type(ct) is Zero:
         return [Zero(x.aval)]
     return [all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
-                              concat_axis=split_axis, axis_size=axis_size)]
+                              concat_axis=split_axis, axis_size=axis_size,
+                              axis_index_groups=axis_index_groups)]
 
 
 all_to_all_p = Primitive(
     "all_to_all", abstract_eval=_all_to_all_abstract_eval,
-    lower=lambda ctx, x, *, axis_name, split_axis, concat_axis, axis_size: cl.all_to_all(
-        ctx, x, axis_name, split_axis, concat_axis, axis_size),
+    lower=lambda ctx, x, *, axis_name, split_axis, concat_axis, axis_size,
+    axis_index_groups=None: cl.all_to_all(ctx, x, axis_name, split_axis, concat_axis,
+                                          axis_size, axis_index_groups),
     linear=True, jvp=_all_to_all_jvp, transpose=_all_to_all_transpose,
     batch=_all_to_all_rule, axis_aware=_names_axis)
 
@@ -628,10 +686,9 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     """Example ``j`` gets chunk ``j`` (of ``split_axis``) of every example, concatenated
     along ``concat_axis``. Without ``tiled`` the split axis has the axis' size and is
     removed, and a new axis of that size is inserted at ``concat_axis``."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("all_to_all with axis_index_groups")
     name = _single_name("all_to_all", axis_name)
-    n = axis_size(name)
+    groups = _groups("all_to_all", (name,), axis_index_groups)
+    n = axis_size(name) if groups is None else len(groups[0])
 
     def a2a(leaf):
         nd = aval_of(leaf).ndim
@@ -640,7 +697,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
                               strict=False)
         if tiled:
             return all_to_all_p.bind(leaf, axis_name=name, split_axis=s, concat_axis=c,
-                                     axis_size=n)
+                                     axis_size=n, axis_index_groups=groups)
         shape = aval_of(leaf).shape
         if shape[s] != n:
             raise ValueError(f"all_to_all requires the size of the mapped axis axis_name to "
@@ -653,7 +710,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
             leaf = shape_ops.expand_dims(leaf, (c,))
             s += 1
         out = all_to_all_p.bind(leaf, axis_name=name, split_axis=s, concat_axis=c,
-                                axis_size=n)
+                                axis_size=n, axis_index_groups=groups)
         if s != c:
             out = shape_ops.squeeze(out, (s,))
         return out

@@ -67,7 +67,8 @@ def _argnums(x, what):
 
 
 class _Entry:
-    __slots__ = ("exe", "const_bufs", "out_avals", "out_tree", "out_axes")
+    __slots__ = ("exe", "const_bufs", "out_avals", "out_tree", "out_axes", "devices",
+                 "out_layouts")
 
 
 class PmapFunction:
@@ -211,10 +212,11 @@ class PmapFunction:
             self._cache[key] = entry
         per_device = [list(bufs) for bufs in entry.const_bufs]
         for x, a in zip(arrays, axes):
-            for i, b in enumerate(_slices(x, a, devs)):
+            for i, b in enumerate(_slices(x, a, devs, entry.devices)):
                 per_device[i].append(b)
         outs = entry.exe.execute_sharded(per_device)
-        results = [_output(entry.out_avals[j], [outs[i][j] for i in range(n)], ax, devs)
+        results = [_output(entry.out_avals[j], [outs[i][j] for i in range(n)], ax, devs,
+                           entry.out_layouts[j])
                    for j, ax in enumerate(entry.out_axes)]
         return pytree.tree_unflatten(entry.out_tree, results)
 
@@ -259,6 +261,12 @@ class PmapFunction:
         e.out_tree = out_tree
         e.out_axes = [None if a is None else a % (av.ndim + 1)
                       for a, av in zip(out_axes, e.out_avals)]
+        e.devices = tuple(devs)
+        # Made once: the stacked aval and PmapSharding of each result (out_axes 0).
+        e.out_layouts = []
+        for av in e.out_avals:
+            stacked = ShapedArray.interned((n,) + av.shape, av.dtype, av.weak_type)
+            e.out_layouts.append((stacked, PmapSharding(devs, stacked.shape)))
         return e
 
 
@@ -272,10 +280,10 @@ def _leaf_argnums(in_tree, nargs):
     return pos
 
 
-def _slices(x, axis, devs):
+def _slices(x, axis, devs, dev_tuple):
     """The per-device buffers of argument ``x`` mapped along ``axis`` (None: broadcast)."""
     if (axis == 0 and type(x) is ShardedArray and isinstance(x.sharding, PmapSharding)
-            and [d.id for d in x.sharding.devices.flat] == [d.id for d in devs]):
+            and x.sharding._device_assignment == dev_tuple):   # (devices are unique objects)
         return x._shards  # a pmap result on these devices: use its pieces
     if axis is None:
         if type(x) is ArrayImpl:
@@ -288,12 +296,11 @@ def _slices(x, axis, devs):
             for i, d in enumerate(devs)]
 
 
-def _output(aval, bufs, axis, devs):
-    n = len(bufs)
+def _output(aval, bufs, axis, devs, layout):
     if axis is None:
         return ArrayImpl(aval, bufs[0], True)
-    stacked = ShapedArray.interned((n,) + aval.shape, aval.dtype, aval.weak_type)
-    out = ShardedArray(stacked, PmapSharding(devs, stacked.shape), bufs, True)
+    stacked, sharding = layout
+    out = ShardedArray(stacked, sharding, bufs, True)
     if axis == 0:
         return out
     return from_numpy(np.moveaxis(np.asarray(out), 0, axis), devs[0], aval.weak_type, True)

@@ -61,13 +61,15 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
     if auto is not None:
         raise NotImplementedError("shard_map(auto=...) is not supported by pyjax; use "
                                   "axis_names= for the manual axes")
-    return _ShardMapped(f, mesh, in_specs, out_specs, frozenset(axis_names))
+    return _ShardMapped(f, mesh, in_specs, out_specs, frozenset(axis_names),
+                        bool(check_vma if check_rep is None else check_rep))
 
 
 class _ShardMapped:
-    def __init__(self, f, mesh, in_specs, out_specs, axis_names):
+    def __init__(self, f, mesh, in_specs, out_specs, axis_names, check_vma=True):
         self.f, self.mesh, self.in_specs, self.out_specs = f, mesh, in_specs, out_specs
         self.axis_names = axis_names
+        self.check_vma = check_vma  # (JAX refuses some collectives' axis_index_groups then)
         self.__name__ = getattr(f, "__name__", "shard_map_fun")
         self.__wrapped__ = f
 
@@ -130,7 +132,7 @@ class _ShardMapped:
         block_avals = [_block_aval(x, axes) for x, axes in zip(prepared, present)]
         with contextlib.ExitStack() as stack:
             for n in manual:
-                stack.enter_context(parallel.bind_axis(n, sizes[n]))
+                stack.enter_context(parallel.bind_axis(n, sizes[n], self.check_vma))
             eval_shape(body, *block_avals)
         out_value, out_tree = out_store[-1]
         out_specs = _spec_leaves(self.out_specs, out_value, "out_specs")

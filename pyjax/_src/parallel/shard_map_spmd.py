@@ -61,7 +61,7 @@ def _compile(sm, mesh, args, arrays, in_tree, specs):
 
     with contextlib.ExitStack() as stack:
         for n in mesh.axis_names:
-            stack.enter_context(parallel.bind_axis(n, sizes[n]))
+            stack.enter_context(parallel.bind_axis(n, sizes[n], sm.check_vma))
         closed = staging.trace_to_jaxpr(body, block_avals,
                                         staging.DebugInfo(sm.__name__, None, "shard_map"))
     out_avals = [ShapedArray(tuple(o.shape), o.dtype, getattr(o, "weak_type", False))

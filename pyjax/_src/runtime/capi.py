@@ -131,6 +131,9 @@ Client_PlatformVersion_Args = _args(
 Client_AddressableDevices_Args = _args(
     "Client_AddressableDevices_Args", ("client", c_void_p),
     ("addressable_devices", POINTER(c_void_p)), ("num_addressable_devices", c_size_t))
+Client_Devices_Args = _args(
+    "Client_Devices_Args", ("client", c_void_p), ("devices", POINTER(c_void_p)),
+    ("num_devices", c_size_t))
 Program = _args("Program", ("code", c_char_p), ("code_size", c_size_t),
                 ("format", c_char_p), ("format_size", c_size_t))
 Client_Compile_Args = _args(

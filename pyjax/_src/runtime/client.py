@@ -79,13 +79,14 @@ class Client:
     Use ``get_client()`` for the process-wide CPU client.
     """
 
-    def __init__(self, api, create_options=None):
+    def __init__(self, api, create_options=None, kv_callbacks=None, kv_keepalive=None):
         self._api = api
         self._closed = True  # until fully constructed, __del__ of children does nothing
         opts = dict(create_options or {})
         arr, keep = capi.make_named_values(opts)
         args = capi.Client_Create_Args(create_options=addressof(arr) if opts else None,
-                                       num_options=len(opts))
+                                       num_options=len(opts), **(kv_callbacks or {}))
+        self._kv_keepalive = kv_keepalive  # the plugin may call them as long as it lives
         api.call("Client_Create", args)
         del keep
         self._ptr = args.client
@@ -113,6 +114,13 @@ class Client:
         self._device_by_ptr = {d._ptr: d for d in self.devices}
         self._device_by_id = {d.id: d for d in self.devices}
         self._default_device = self.devices[0] if self.devices else None
+        # Every process's devices (jax.devices()); others than ours only in a distributed run.
+        self.global_devices = self.devices
+        if kv_callbacks:
+            every = api.call("Client_Devices", capi.Client_Devices_Args(client=self._ptr))
+            self.global_devices = sorted(
+                (self._device_by_ptr.get(every.devices[i]) or Device(self, every.devices[i])
+                 for i in range(every.num_devices)), key=lambda d: d.id)
         # Reading a buffer through its host pointer is only valid on CPU.
         self._host_pointer_ok = self.platform == "cpu"
 
@@ -766,7 +774,10 @@ def _new_cuda_client():
         raise RuntimeError(f"no CUDA PJRT plugin is installed: {CUDA_INSTALL_HINT}")
     preload_cuda_libraries(path)
     set_cuda_data_dir()
-    client = Client(load_plugin(path, CUDA_INSTALL_HINT), cuda_client_options())
+    from .distributed import client_create_extras
+    options, callbacks, keep = client_create_extras("cuda")
+    client = Client(load_plugin(path, CUDA_INSTALL_HINT), {**cuda_client_options(), **options},
+                    callbacks, keep)
     if not client.devices:
         raise RuntimeError("the CUDA PJRT plugin started but found no GPU")
     return client

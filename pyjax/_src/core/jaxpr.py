@@ -157,7 +157,8 @@ def _pp_eqn(eqn, names, indent):
         params = "[" + " ".join(f"{k}={_pp_param(v, names, indent)}"
                                for k, v in sorted(eqn.params.items())) + "]"
     args = " ".join(names(v) for v in eqn.invars)
-    return f"{lhs} = {eqn.primitive.name}{params} {args}".rstrip()
+    head = f"{lhs} = " if lhs else ""  # an equation without results has no binders (as JAX)
+    return f"{head}{eqn.primitive.name}{params} {args}".rstrip()
 
 
 def _is_jaxpr_tuple(value):

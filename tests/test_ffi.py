@@ -65,10 +65,13 @@ def target(tmp_path_factory):
     return lib
 
 
-def _call(n_rows=()):
-    shapes = [pyjax.ShapeDtypeStruct(n_rows + (4,), np.float32),
-              pyjax.ShapeDtypeStruct(n_rows, np.float32)]
-    return pyjax.ffi.ffi_call("pyjax_test_scaled_add", shapes, vmap_method="broadcast_all")
+def _call_shapes():
+    return [pyjax.ShapeDtypeStruct((4,), np.float32), pyjax.ShapeDtypeStruct((), np.float32)]
+
+
+def _call():
+    return pyjax.ffi.ffi_call("pyjax_test_scaled_add", _call_shapes(),
+                              vmap_method="broadcast_all")
 
 
 X = np.array([1.0, -2.0, 3.5, 0.25], np.float32)
@@ -88,6 +91,8 @@ def test_ffi_call_eager_jit_and_attributes(target):
     assert "offset = 3 : i64" in text
     jaxpr = pyjax.make_jaxpr(lambda x, y: _call()(x, y))(X, Y)
     assert jaxpr.eqns[0].primitive.name == "ffi_call"
+    as_tuple = pyjax.ffi.ffi_call("pyjax_test_scaled_add", tuple(_call_shapes()))(X, Y)
+    assert type(as_tuple) is tuple and type(_call()(X, Y)) is list  # JAX's container
 
 
 def test_ffi_call_under_vmap(target):

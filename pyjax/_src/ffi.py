@@ -283,8 +283,8 @@ def ffi_call(target_name, result_shape_dtypes, *deprecated_args, has_side_effect
              input_output_aliases=None, custom_call_api_version=4, legacy_backend_config=None,
              **deprecated_kwargs):
     """A function calling the registered FFI target ``target_name``: ``f(*arrays,
-    **attributes)`` returns arrays of ``result_shape_dtypes`` (a list when that is a
-    sequence)."""
+    **attributes)`` returns arrays of ``result_shape_dtypes`` (a tuple or list when that is
+    one, as JAX)."""
     if deprecated_args or deprecated_kwargs:
         raise TypeError("ffi_call: pass the arguments to the function ffi_call returns: "
                         "ffi_call(target_name, result_shape_dtypes)(*args, **attributes)")
@@ -309,7 +309,9 @@ def ffi_call(target_name, result_shape_dtypes, *deprecated_args, has_side_effect
         outs = ffi_call_p.bind(*args, target_name=target_name, result_avals=result_avals,
                                has_side_effect=bool(has_side_effect),
                                attributes=_attributes(kwargs), vmap_method=vmap_method)
-        return list(outs) if many else outs[0]
+        if not many:
+            return outs[0]
+        return tuple(outs) if isinstance(result_shape_dtypes, tuple) else list(outs)
     call.__name__ = f"ffi_call_{target_name}"
     return call
 

@@ -244,7 +244,8 @@ def check_jaxpr(jaxpr: Jaxpr):
         define(v)
     for i, eqn in enumerate(jaxpr.eqns):
         in_avals = [read(v) for v in eqn.invars]
-        out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
+        from pyjax._src.core.sharding_rules import typed_abstract_eval
+        out = typed_abstract_eval(eqn.primitive, in_avals, eqn.params)
         out = list(out) if eqn.primitive.multiple_results else [out]
         got = [v.aval for v in eqn.outvars]
         if out != got:

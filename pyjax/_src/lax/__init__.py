@@ -16,3 +16,4 @@ from pyjax._src.lax import fft  # noqa: F401
 from pyjax._src.lax import convolution, user_reductions, windowed_reductions  # noqa: F401
 from pyjax._src.lax import barrier, composite_ops, jax_names, rng  # noqa: F401,E402
 from pyjax._src.lax import linalg  # noqa: F401
+from pyjax._src.lax import sharding_rules  # noqa: F401,E402  (after every primitive)

@@ -717,17 +717,30 @@ iota_p = Primitive("iota", abstract_eval=_iota_abstract_eval, lower=_iota_lower,
 
 # ---- the lax-level functions ----
 
+def _out_sharding(s, what):
+    from pyjax._src.core.sharding_rules import as_named_sharding
+    return None if s is None else as_named_sharding(s, what)
+
+
+def _place(x, s):
+    if s is None:
+        return x
+    from pyjax._src.core.sharding_rules import place_if_eager
+    return place_if_eager(x, s)
+
+
 def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
     """Broadcast ``operand`` to ``shape``; operand dimension ``i`` becomes output dimension
     ``broadcast_dimensions[i]`` (operand dimensions of size 1 are stretched)."""
     shape = _shape_arg(shape, "shape", "broadcast_in_dim")
     bdims = _shape_arg(broadcast_dimensions, "broadcast_dimensions",
                        "broadcast_in_dim")
+    out_sharding = _out_sharding(out_sharding, "broadcast_in_dim")
     if (out_sharding is None and _is_array(operand) and operand.shape == shape
             and bdims == tuple(range(len(shape)))):
         return operand
-    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=bdims,
-                                   sharding=out_sharding)
+    return _place(broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=bdims,
+                                          sharding=out_sharding), out_sharding)
 
 
 def broadcast(operand, sizes, out_sharding=None):
@@ -758,11 +771,12 @@ def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
         dimensions = _shape_arg(dimensions, "dimensions", "reshape")
         if dimensions == tuple(range(len(shape))):
             dimensions = None
+    out_sharding = _out_sharding(out_sharding, "reshape")
     if (dimensions is None and out_sharding is None and _is_array(operand)
             and tuple(shape) == new_sizes):
         return operand
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dimensions,
-                          sharding=out_sharding)
+    return _place(reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dimensions,
+                                 sharding=out_sharding), out_sharding)
 
 
 def squeeze(array, dimensions):
@@ -1007,9 +1021,11 @@ def broadcasted_iota(dtype, shape, dimension, out_sharding=None):
     """An array of ``shape`` whose values count up along ``dimension``."""
     dtype = dtypes.canonicalize_dtype(dtype)
     shape = _shape_arg(shape, "shape", "broadcasted_iota")
-    return iota_p.bind(dtype=dtype, shape=shape, dimension=axes_mod.index(dimension, "dimension",
-                                                                "broadcasted_iota"),
-                       sharding=out_sharding)
+    out_sharding = _out_sharding(out_sharding, "broadcasted_iota")
+    return _place(iota_p.bind(dtype=dtype, shape=shape,
+                              dimension=axes_mod.index(dimension, "dimension",
+                                                       "broadcasted_iota"),
+                              sharding=out_sharding), out_sharding)
 
 
 def iota(dtype, size, out_sharding=None):

@@ -132,7 +132,9 @@ def _jit_partial_eval_jaxpr(eqn, in_unknowns):
     return known, staged, list(split.out_unknowns)
 
 
+from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
 jit_p = Primitive("jit", abstract_eval=_jit_abstract_eval, lower=_jit_lower,
+                  sharding_rule=FROM_BODY,
                   multiple_results=True, impl=_jit_impl, batch=_jit_batch,
                   jvp=_jit_jvp, transpose=_jit_transpose, partial_eval=_jit_partial_eval,
                   partial_eval_jaxpr=_jit_partial_eval_jaxpr,

@@ -6,8 +6,8 @@ Input layouts come from ``in_shardings`` or the arguments' own shardings (single
 arrays are replicated). Result layouts come from ``out_shardings``; without them a result
 takes the layout of the first sharded input of its shape, else it is replicated. The
 results are always annotated, so XLA inserts whatever collectives make them so: the layout
-choice can cost speed, never correctness. (Explicit mesh axes are partitioned as Auto ones:
-types do not carry shardings yet.)
+choice can cost speed, never correctness. On Explicit mesh axes the results' layouts are
+their types' (sharding in types, core/sharding_rules.py).
 """
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from pyjax._src import runtime
 from pyjax._src.core import pytree
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.config import config
-from pyjax._src.core.sharded_array import ShardedArray, shard_host_value
-from pyjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, current_mesh
+from pyjax._src.core.sharded_array import ShardedArray, ShardedShapedArray, shard_host_value
+from pyjax._src.core.sharding import (AxisType, NamedSharding, PartitionSpec, Sharding,
+                                     current_mesh)
 from pyjax._src.dispatch import compiler
 from pyjax._src.interpreters import lowering
 from pyjax._src.lax import collective_lowering as cl
@@ -57,6 +58,13 @@ def _bind(s, mesh, what):
                              "pyjax.sharding.set_mesh(mesh) or a NamedSharding")
         return NamedSharding(mesh, s)
     return s
+
+
+def _on_mesh(sharding, mesh):
+    """A result type's sharding on the program's (concrete) mesh."""
+    if sharding.mesh == mesh or sharding.mesh.abstract_mesh != mesh.abstract_mesh:
+        return sharding
+    return NamedSharding(mesh, sharding.spec)
 
 
 class _Program:
@@ -117,8 +125,12 @@ def call(jitted, key, closed, out_tree, leaves, donated):
     out_sh = []
     for v, av, s in zip(closed.jaxpr.outvars, out_avals, out_specs):
         s = _bind(s, mesh, "out_shardings")
+        if s is None and type(av) is ShardedShapedArray:
+            s = _on_mesh(av.sharding, mesh)  # sharding in types: the result's own
         if s is None and v in constrained and constrained[v].mesh == mesh:
             s = constrained[v]  # the function's last word on this result's layout
+        if s is None and all(t is AxisType.Explicit for t in mesh.axis_types):
+            s = NamedSharding(mesh, PartitionSpec())  # untyped on Explicit axes: replicated
         if s is None:
             s = next((si for x, si in zip(arrays, in_sh) if x.shape == av.shape
                       and not si.is_fully_replicated), NamedSharding(mesh, PartitionSpec()))

@@ -34,6 +34,8 @@ class ShardingTypeError(TypeError):
 
 
 class _Declaration:
+    """A declared behaviour instead of a written rule (callable like one: the dispatcher
+    handles it before calling, since it needs the primitive's name)."""
     __slots__ = ("name",)
 
     def __init__(self, name):
@@ -41,6 +43,13 @@ class _Declaration:
 
     def __repr__(self):
         return self.name
+
+    def __call__(self, avals_in, avals_out, **params):
+        if self.name == "UNSHARDED_ONLY":
+            check_unsharded("this primitive", avals_in)
+        outs = avals_out if isinstance(avals_out, (list, tuple)) else [avals_out]
+        specs = [explicit_spec(a) or ((),) * len(a.shape) for a in outs]
+        return specs if isinstance(avals_out, (list, tuple)) else specs[0]
 
 
 UNSHARDED_ONLY = _Declaration("UNSHARDED_ONLY")

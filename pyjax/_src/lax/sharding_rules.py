@@ -106,17 +106,22 @@ def _same_rule(avals_in, aval_out, **_):
     return _spec(avals_in[0])
 
 
-def _check_divisible(what, avals_in, out_shape):
+def _check_divisible(what, avals_in, out_shape, spec=None):
     sizes = _mesh_sizes(avals_in)
-    spec = _spec(avals_in[0])
+    spec = _spec(avals_in[0]) if spec is None else spec
     for p, n in zip(spec, out_shape):
         k = math.prod(sizes[a] for a in p)
         if p and n % k:
             raise ShardingTypeError(
                 f"{what} on sharded dims where out dim ({n}) is not divisible by mesh axes "
                 f"({k}) with spec ({', '.join(p)}) is not implemented. Got input "
-                f"type={avals_in[0].str_short()} and output shape={tuple(out_shape)}")
+                f"type={_first_typed(avals_in).str_short()} and output "
+                f"shape={tuple(out_shape)}")
     return spec
+
+
+def _first_typed(avals):
+    return next((a for a in avals if explicit_spec(a) is not None), avals[0])
 
 
 def _slice_rule(avals_in, aval_out, **_):
@@ -153,12 +158,18 @@ def _dynamic_update_slice_rule(avals_in, aval_out):
 
 
 def _concatenate_rule(avals_in, aval_out, *, dimension):
+    # Unsplit operands join split ones (jnp.pad and friends concatenate fresh zeros); JAX
+    # itself asks for equal shardings, so this accepts more programs, never other values.
     specs = [_spec(a) for a in avals_in]
-    if any(s != specs[0] for s in specs):
-        raise ShardingTypeError(
-            f"All operands should have the same sharding. Got shardings "
-            f"{', '.join(str(a.sharding.spec) if explicit_spec(a) is not None else 'P()' for a in avals_in)}")
-    return _check_divisible("concatenate", avals_in, aval_out.shape)
+    out = []
+    for d in range(len(aval_out.shape)):
+        got = {s[d] for s in specs if s[d]}
+        if len(got) > 1:
+            raise ShardingTypeError(
+                f"All operands should have the same sharding. Got shardings "
+                f"{', '.join(format_spec(s) for s in specs)}")
+        out.append(got.pop() if got else ())
+    return _check_divisible("concatenate", avals_in, aval_out.shape, tuple(out))
 
 
 def _iota_rule(avals_in, aval_out, *, shape, **params):

@@ -4,3 +4,4 @@ from pyjax._src.debug import breakpoint as breakpoint  # noqa: A001
 from pyjax._src.sharding.visualize import (  # noqa: E402
     visualize_array_sharding as visualize_array_sharding,
     visualize_sharding as visualize_sharding)
+from pyjax._src.sharding.explicit import inspect_array_sharding as inspect_array_sharding  # noqa

@@ -284,3 +284,42 @@ def test_reductions_over_the_registry(mesh):
     for p in (r.reduce_and_p, r.reduce_or_p):
         a = _typed(mesh, (8, 4), np.bool_, "X", "Y")
         assert typed_abstract_eval(p, [a], dict(axes=(1,)))._explicit == (("X",),), p
+
+
+def test_in_shardings_type_the_arguments(mesh):
+    seen = []
+    f = pyjax.jit(lambda a: (seen.append(str(pyjax.typeof(a))), a.sum(1))[1],
+                  in_shardings=NamedSharding(mesh, P("X")))
+    out = f(X)
+    assert seen == ["float32[8@X,4]"]
+    assert out.sharding.spec == P("X")
+    np.testing.assert_allclose(np.asarray(out), X.sum(1))
+
+
+def test_auto_axes_explicit_axes_and_inspect(mesh, x):
+    from pyjax.sharding import auto_axes, explicit_axes
+    seen = []
+
+    @pyjax.jit
+    def f(a):
+        def inner(q):
+            seen.append(pyjax.typeof(q).str_short())
+            return q @ q.T  # contracting a sharded dim: fine on Auto axes
+        b = auto_axes(inner, out_sharding=P("X", None))(a)
+        pyjax.debug.inspect_array_sharding(b, callback=lambda s: seen.append(s.spec))
+        return b
+    out = f(x)
+    assert seen == ["f32[8,4]", P("X", None)]
+    assert str(pyjax.typeof(out)) == "float32[8@X,8]"
+    np.testing.assert_allclose(np.asarray(out), X @ X.T, rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="inspect_array_sharding of the traced"):
+        pyjax.jit(lambda a: pyjax.debug.inspect_array_sharding(a, callback=print))(X)
+    auto = pyjax.make_mesh((4, 2), ("X", "Y"), axis_types=(pyjax.sharding.AxisType.Auto,) * 2)
+    with set_mesh(auto):
+        g = pyjax.jit(explicit_axes(lambda a: (seen.append(str(pyjax.typeof(a))), a * 2)[1],
+                                    in_sharding=P("X")))
+        out = g(pyjax.device_put(X, P("X")))
+    assert seen[-1] == "float32[8@X,4]"
+    np.testing.assert_allclose(np.asarray(out), 2 * X)
+    assert pyjax.sharding.make_single_device_sharding(pyjax.devices()[1]).device_set == \
+        {pyjax.devices()[1]}

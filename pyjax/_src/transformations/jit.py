@@ -502,6 +502,8 @@ class Jitted:
         leaves, in_tree = pytree.tree_flatten((dyn_args, dyn_kwargs))
         if in_avals is None:
             in_avals = tuple([_leaf_aval(x) for x in leaves])
+            if self._spmd and self.in_shardings is not None:
+                in_avals = spmd.typed_by_in_shardings(self, in_avals, leaves, in_tree)
         key = (in_tree, statics, in_avals, config.jax_enable_x64)
         hit = self._trace_cache.get(key)
         if hit is None:

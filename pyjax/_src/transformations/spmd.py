@@ -67,6 +67,20 @@ def _on_mesh(sharding, mesh):
     return NamedSharding(mesh, sharding.spec)
 
 
+def typed_by_in_shardings(jitted, in_avals, leaves, in_tree):
+    """Sharding in types: an argument that ``in_shardings`` splits over Explicit mesh axes
+    is traced with that sharding in its type (as JAX's)."""
+    from pyjax._src.core.sharding_rules import spec_of_sharding, with_spec
+    specs = jitted._split_dyn_for_shardings(jitted.in_shardings, leaves, (in_tree,))
+    out = list(in_avals)
+    for i, (a, s) in enumerate(zip(in_avals, specs)):
+        if isinstance(s, PartitionSpec):
+            s = _bind(s, current_mesh(), "in_shardings")
+        if isinstance(s, NamedSharding) and s.mesh.explicit_axes and hasattr(a, "shape"):
+            out[i] = with_spec(a, s.mesh, spec_of_sharding(s, len(a.shape)))
+    return tuple(out)
+
+
 class _Program:
     __slots__ = ("exe", "mesh", "in_shardings", "out_shardings", "const_shards", "out_avals",
                  "out_tree")

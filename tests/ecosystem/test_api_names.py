@@ -331,8 +331,10 @@ def test_out_sharding_of_an_unsharded_value_is_accepted():
     np.testing.assert_array_equal(random.bernoulli(key, 0.5, (8,), out_sharding=s),
                                   random.bernoulli(key, 0.5, (8,)))
     mesh = pyjax.make_mesh((1,), ("d",), devices=pyjax.devices()[:1])
-    with pytest.raises(NotImplementedError, match="out_sharding"):
-        random.bernoulli(key, 0.5, (8,), out_sharding=pyjax.NamedSharding(mesh, pyjax.P("d")))
+    # a real layout: the same values, laid out (tests/parallel/test_sharding_in_types.py)
+    laid = random.bernoulli(key, 0.5, (8,), out_sharding=pyjax.NamedSharding(mesh, pyjax.P("d")))
+    assert laid.sharding.spec == pyjax.P("d")
+    np.testing.assert_array_equal(laid, random.bernoulli(key, 0.5, (8,)))
     with pytest.raises(NotImplementedError, match="out_sharding"):
         lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=dn,
                                  out_sharding=pyjax.NamedSharding(mesh, pyjax.P()))

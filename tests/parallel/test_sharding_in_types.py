@@ -323,3 +323,19 @@ def test_auto_axes_explicit_axes_and_inspect(mesh, x):
     np.testing.assert_allclose(np.asarray(out), 2 * X)
     assert pyjax.sharding.make_single_device_sharding(pyjax.devices()[1]).device_set == \
         {pyjax.devices()[1]}
+
+
+def test_random_out_sharding_same_values_laid_out(mesh):
+    from pyjax import random
+    key = random.key(3)
+    f = pyjax.jit(lambda k: (random.normal(k, (8, 4), out_sharding=P("X")),
+                             random.randint(k, (8,), 0, 5, out_sharding=P("X")),
+                             random.bernoulli(k, 0.3, (8, 4), out_sharding=P(None, "Y"))))
+    n, r, b = f(key)
+    assert str(pyjax.typeof(n)) == "float32[8@X,4]" and b.sharding.spec == P(None, "Y")
+    np.testing.assert_array_equal(np.asarray(n), np.asarray(random.normal(key, (8, 4))))
+    np.testing.assert_array_equal(np.asarray(r), np.asarray(random.randint(key, (8,), 0, 5)))
+    np.testing.assert_array_equal(np.asarray(b), np.asarray(random.bernoulli(key, 0.3, (8, 4))))
+    u = random.uniform(key, (8,), out_sharding=P("X"))  # eagerly: laid out
+    assert u.sharding.spec == P("X")
+    np.testing.assert_array_equal(np.asarray(u), np.asarray(random.uniform(key, (8,))))

@@ -339,3 +339,11 @@ def test_random_out_sharding_same_values_laid_out(mesh):
     u = random.uniform(key, (8,), out_sharding=P("X"))  # eagerly: laid out
     assert u.sharding.spec == P("X")
     np.testing.assert_array_equal(np.asarray(u), np.asarray(random.uniform(key, (8,))))
+
+
+def test_out_sharding_makes_a_single_device_call_an_spmd_program(mesh):
+    f = pyjax.jit(lambda a: jnp.zeros((8, 4), out_sharding=P("X")) + a)
+    out = f(jnp.asarray(X))
+    assert str(pyjax.typeof(out)) == "float32[8@X,4]"
+    assert out.addressable_shards[0].data.shape == (2, 4)
+    np.testing.assert_allclose(np.asarray(out), X)

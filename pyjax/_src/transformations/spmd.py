@@ -21,7 +21,7 @@ from pyjax._src.core import pytree
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.config import config
 from pyjax._src.core.sharded_array import ShardedArray, ShardedShapedArray, shard_host_value
-from pyjax._src.core.sharding import (AxisType, NamedSharding, PartitionSpec, Sharding,
+from pyjax._src.core.sharding import (AxisType, Mesh, NamedSharding, PartitionSpec, Sharding,
                                      current_mesh)
 from pyjax._src.dispatch import compiler
 from pyjax._src.interpreters import lowering
@@ -86,15 +86,27 @@ class _Program:
                  "out_tree")
 
 
+def _layout_sharding(e):
+    """The mesh layout an equation asks for: a sharding constraint's, or an ``out_sharding``
+    (``sharding``) param's; else None."""
+    s = e.params.get("sharding") if e.primitive is sharding_constraint_p else \
+        (e.params.get("out_sharding") or e.params.get("sharding")) if e.params else None
+    if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.axis_names:
+        return s
+    return None
+
+
 def _constraint_meshes(closed):
-    return [e.params["sharding"].mesh for e in closed.jaxpr.eqns
-            if e.primitive is sharding_constraint_p]
+    meshes = [s.mesh for s in map(_layout_sharding, closed.jaxpr.eqns) if s is not None]
+    return meshes + [a.sharding.mesh for a in closed.out_avals
+                     if type(a) is ShardedShapedArray and isinstance(a.sharding.mesh, Mesh)]
 
 
 def constrains_layout(closed):
-    """Does the traced function lay a value out over a mesh (``with_sharding_constraint``
-    at its top level)? Then it is an SPMD program even on single-device arguments."""
-    return any(e.primitive is sharding_constraint_p for e in closed.jaxpr.eqns)
+    """Does the traced function lay a value out over a mesh (``with_sharding_constraint``,
+    an ``out_sharding=``, or a result whose type is split over Explicit axes, at its top
+    level)? Then it is an SPMD program even on single-device arguments."""
+    return bool(_constraint_meshes(closed))
 
 
 def call(jitted, key, closed, out_tree, leaves, donated):

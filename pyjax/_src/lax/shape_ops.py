@@ -1040,9 +1040,14 @@ def _scalar_check(fn, fill_value):
                         f"{tuple(shape)}.")
 
 
-def full(shape, fill_value, dtype=None, out_sharding=None):
+def full(shape, fill_value, dtype=None, out_sharding=None, *, sharding=None):
     """An array of ``shape`` filled with the scalar ``fill_value``. With ``dtype=None`` the
-    result has ``fill_value``'s dtype and is weakly typed when ``fill_value`` is."""
+    result has ``fill_value``'s dtype and is weakly typed when ``fill_value`` is.
+    ``sharding=`` (JAX's name) and ``out_sharding`` both ask for the result's sharding."""
+    if sharding is not None:
+        if out_sharding is not None:
+            raise TypeError("lax.full: pass sharding= or out_sharding=, not both")
+        out_sharding = sharding
     shape = _shape_arg(shape, "shape", "full")
     _scalar_check("full", fill_value)
     weak = dtype is None and dtypes.is_weakly_typed(fill_value)

@@ -347,3 +347,13 @@ def test_out_sharding_makes_a_single_device_call_an_spmd_program(mesh):
     assert str(pyjax.typeof(out)) == "float32[8@X,4]"
     assert out.addressable_shards[0].data.shape == (2, 4)
     np.testing.assert_allclose(np.asarray(out), X)
+
+
+def test_max_min_of_split_values_propagate_nans(mesh):
+    # XLA's partitioner refuses the NaN-propagating reducer; the SPMD lowering splits it
+    v = X.copy()
+    v[5, 1], v[3, 2] = -100.0, np.nan
+    y = pyjax.device_put(v, P("X", "Y"))
+    f = pyjax.jit(lambda a: (jnp.max(a), jnp.max(a, 0), jnp.min(a, 1), jnp.min(a[:, :2])))
+    for got, want in zip(f(y), (np.max(v), np.max(v, 0), np.min(v, 1), np.min(v[:, :2]))):
+        np.testing.assert_array_equal(np.asarray(got), want)

@@ -357,3 +357,12 @@ def test_max_min_of_split_values_propagate_nans(mesh):
     f = pyjax.jit(lambda a: (jnp.max(a), jnp.max(a, 0), jnp.min(a, 1), jnp.min(a[:, :2])))
     for got, want in zip(f(y), (np.max(v), np.max(v, 0), np.min(v, 1), np.min(v[:, :2]))):
         np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_one_axis_on_two_dimensions_is_an_error_naming_the_op(mesh):
+    v = put((8,), "X")
+    with pytest.raises(ShardingTypeError, match=r"mul operation with inputs: f32\[8@X,8\], "
+                       r"f32\[8,8@X\] produces an illegally sharded result: f32\[8@X,8@X\]"):
+        pyjax.make_jaxpr(lambda a: a[:, None] * a[None, :])(v)
+    # argsort: the unsplit iota joins the keys' sharding
+    assert types(lambda a: jnp.argsort(a, axis=1), put((8, 4), "X")) == ["i32[8@X,4]"]

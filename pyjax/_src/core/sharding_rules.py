@@ -178,8 +178,26 @@ def typed_abstract_eval(primitive, avals, params):
     mesh = _mesh_of(avals, params)
     specs = rule(avals, out, **params)
     if primitive.multiple_results:
-        return [with_spec(o, mesh, s) for o, s in zip(out, specs)]
-    return with_spec(out, mesh, specs)
+        return [_typed(primitive, avals, o, mesh, s) for o, s in zip(out, specs)]
+    return _typed(primitive, avals, out, mesh, specs)
+
+
+def _typed(primitive, avals, out, mesh, spec):
+    used = [n for p in spec for n in p] if spec is not None else []
+    if len(used) != len(set(used)):  # one mesh axis on two dimensions
+        ins = ", ".join(a.str_short() for a in avals)
+        raise ShardingTypeError(
+            f"{primitive.name} operation with inputs: {ins} produces an illegally sharded "
+            f"result: {spec_str(out, spec)}")
+    return with_spec(out, mesh, spec)
+
+
+def spec_str(aval, spec):
+    """``aval`` printed as if it had the sharding ``spec``: ``f32[8@X,8]``."""
+    from pyjax._src.core import dtypes
+    dims = [str(n) if not p else f"{n}@{p[0]}" if len(p) == 1 else f"{n}@({','.join(p)})"
+            for n, p in zip(aval.shape, spec)]
+    return f"{dtypes.short_name(aval.dtype)}[{','.join(dims)}]"
 
 
 def check_unsharded(name, avals):

@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 
 from pyjax._src.core.sharding_rules import (UNSHARDED_ONLY, ShardingTypeError,
-                                            explicit_spec, format_spec, param_spec)
+                                            explicit_spec, format_spec, param_spec,
+                                            spec_str)
 from pyjax._src.lax import (barrier, dot, elementwise, fft, reductions, shape_ops,
                             sharding_constraint, sorting, stop_gradient)
 
@@ -62,15 +63,14 @@ def _cumulative_rule(avals_in, aval_out, *, axis, **_):
 
 
 def _sort_rule(avals_in, avals_out, *, dimension, **_):
-    specs = [_spec(a) for a in avals_in]
-    if any(s != specs[0] for s in specs):
-        raise ShardingTypeError(f"sort operands must have the same sharding, got "
-                                f"{', '.join(format_spec(s) for s in specs)}")
-    if specs[0][dimension]:
+    # unsplit operands (argsort's iota) join the keys' sharding
+    spec = nary_rule("sort")(avals_in, avals_out[0])
+    if spec[dimension]:
+        typed = next(a for a in avals_in if explicit_spec(a) is not None)
         raise ShardingTypeError(f"Arguments to sort must be unsharded over the sorting "
-                                f"dimension. Got arg sharding={avals_in[0].sharding} and "
+                                f"dimension. Got arg sharding={typed.sharding} and "
                                 f"sorting dimension={dimension}")
-    return [specs[0]] * len(avals_out)
+    return [spec] * len(avals_out)
 
 
 def _top_k_rule(avals_in, avals_out, **_):
@@ -278,17 +278,8 @@ def _dot_general_rule(avals_in, aval_out, *, dimension_numbers, out_sharding=Non
     if len(used) != len(set(used)):
         raise ShardingTypeError(
             f"dot_general operation with inputs: {lhs.str_short()}, {rhs.str_short()} "
-            f"produces an illegally sharded result: {_untyped_str(aval_out, out)}")
+            f"produces an illegally sharded result: {spec_str(aval_out, out)}")
     return out
-
-
-def _untyped_str(aval, spec):
-    from pyjax._src.core import dtypes
-    dims = []
-    for n, p in zip(aval.shape, spec):
-        dims.append(str(n) if not p else f"{n}@{p[0]}" if len(p) == 1
-                    else f"{n}@({','.join(p)})")
-    return f"{dtypes.short_name(aval.dtype)}[{','.join(dims)}]"
 
 
 # ---- linear algebra: batch dimensions may be split, the matrix dimensions may not ----

@@ -175,17 +175,18 @@ def _debug_jvp(primals, tangents, **params):
 
 from pyjax._src.core.sharding_rules import FROM_BODY, UNSHARDED_ONLY  # noqa: E402
 pure_callback_p = Primitive(
-    "pure_callback", sharding_rule=UNSHARDED_ONLY, abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
-    impl=_impl, batch=_pure_batch,
+    "pure_callback", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
+    impl=_impl, batch=_pure_batch, sharding_rule=UNSHARDED_ONLY,
     jvp=_no_jvp("Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use "
                 "callbacks while taking gradients."))
 io_callback_p = Primitive(
-    "io_callback", sharding_rule=UNSHARDED_ONLY, abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
-    impl=_impl, batch=_io_batch, effectful=True,
+    "io_callback", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
+    impl=_impl, batch=_io_batch, effectful=True, sharding_rule=UNSHARDED_ONLY,
     jvp=_no_jvp("IO callbacks do not support JVP."))
 debug_callback_p = Primitive(
-    "debug_callback", sharding_rule=FROM_BODY, abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
-    impl=_impl, batch=_debug_batch, effectful=True, jvp=_debug_jvp)
+    "debug_callback", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
+    impl=_impl, batch=_debug_batch, effectful=True, jvp=_debug_jvp,
+    sharding_rule=FROM_BODY)  # no results: its operands are only printed
 
 
 # ---- the user functions --------------------------------------------------------------------

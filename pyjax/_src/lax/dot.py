@@ -224,7 +224,8 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
 # ---- differentiation: bilinear, so the JVP is the product rule and each operand transposes ----
 
 from pyjax._src.core.sharding import NamedSharding, PartitionSpec  # noqa: E402
-from pyjax._src.core.sharding_rules import as_named_sharding, explicit_spec, place_if_eager  # noqa: E402
+from pyjax._src.core.sharding_rules import (  # noqa: E402
+    as_named_sharding, explicit_spec, place_if_eager)
 
 
 def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans):

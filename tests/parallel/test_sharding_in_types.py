@@ -61,6 +61,9 @@ def test_typeof_inside_jit_and_intermediates(mesh, x):
     np.testing.assert_allclose(np.asarray(out), np.sin(X).T, rtol=1e-6)
     v = pyjax.device_put(np.ones((8, 3), np.float32), P("X"))
     assert typ(lambda a: a, v) == "f32[8@X,3]"
+    assert pyjax.eval_shape(lambda a: jnp.sin(a).T, x).sharding.spec == P("Y", "X")
+    s = pyjax.ShapeDtypeStruct((8, 4), np.float32, sharding=NamedSharding(mesh, P("X")))
+    assert pyjax.eval_shape(lambda a: a.sum(1), s).sharding.spec == P("X")
     # untyped values keep today's avals
     assert type(pyjax.make_jaxpr(jnp.sin)(X).out_avals[0]) is not ShardedShapedArray
 

@@ -23,7 +23,7 @@ from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
 from pyjax._src.core.jaxpr import Eqn, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
-from pyjax._src.core.sharded_array import ShardedArray
+from pyjax._src.core.sharded_array import ShardedArray, ShardedShapedArray
 from pyjax._src.core.sharding import NamedSharding, Sharding, SingleDeviceSharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
@@ -869,7 +869,12 @@ def _avals_of(args, kwargs, jitted):
 
 def _spec_aval(x):
     if isinstance(x, ShapeDtypeStruct):
-        return ShapedArray(x.shape, x.dtype, x.weak_type)
+        aval = ShapedArray(x.shape, x.dtype, x.weak_type)
+        s = x.sharding
+        if isinstance(s, NamedSharding) and s.mesh.explicit_axes:  # sharding in types
+            from pyjax._src.core.sharding_rules import spec_of_sharding, with_spec
+            aval = with_spec(aval, s.mesh, spec_of_sharding(s, aval.ndim))
+        return aval
     if isinstance(x, ShapedArray):
         return x
     return _leaf_aval(x)
@@ -920,7 +925,8 @@ class _Stage:
     def out_info(self):
         t = self._trace
         return pytree.tree_unflatten(t._out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                             sharding=a.sharding if type(a) is ShardedShapedArray else None)
             for a in t.jaxpr.out_avals])
 
 

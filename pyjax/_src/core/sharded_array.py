@@ -13,6 +13,7 @@ import numpy as np
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
+from pyjax._src.core.config import config
 from pyjax._src.core.sharding import NamedSharding, PmapSharding, Sharding
 
 
@@ -161,6 +162,9 @@ class ShardedShapedArray(ShapedArray):
         mesh = sharding.mesh
         explicit = {n for n, t in zip(mesh.axis_names, mesh.axis_types)
                     if t is AxisType.Explicit}
+        if config.jax_remove_size_one_mesh_axis_from_type:
+            explicit = {n for n, k in zip(mesh.axis_names, mesh.axis_sizes)
+                        if n in explicit and k != 1}
         self._explicit = tuple(tuple(n for n in names if n in explicit)
                                for names in sharding.spec._normalized(len(self.shape)))
         self._hash = hash((self._hash, mesh.abstract_mesh, self._explicit))

@@ -304,7 +304,8 @@ def _on_trace_config_change(_):
 
 
 for _flag in ("jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
-              "jax_default_matmul_precision", "jax_enable_checks"):
+              "jax_default_matmul_precision", "jax_enable_checks",
+              "jax_remove_size_one_mesh_axis_from_type"):
     config.on_change(_flag, _on_trace_config_change)
 
 # True while a flag changes how a jitted call runs (Jitted._call_in_mode): one read on the

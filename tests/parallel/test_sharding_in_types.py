@@ -369,3 +369,9 @@ def test_one_axis_on_two_dimensions_is_an_error_naming_the_op(mesh):
         pyjax.make_jaxpr(lambda a: a[:, None] * a[None, :])(v)
     # argsort: the unsplit iota joins the keys' sharding
     assert types(lambda a: jnp.argsort(a, axis=1), put((8, 4), "X")) == ["i32[8@X,4]"]
+
+
+def test_reshape_transpose_gives_the_operand_type(mesh, x):
+    g = pyjax.grad(lambda a: (a.reshape(32) ** 2).sum())
+    assert typ(g, x) == "f32[8@X,4@Y]"  # not the split rule's f32[8@(X,Y),4]
+    np.testing.assert_allclose(np.asarray(pyjax.jit(g)(x)), 2 * X)

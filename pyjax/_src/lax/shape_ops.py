@@ -336,12 +336,22 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions=None, sharding=None):
     return ctx.op("stablehlo.reshape", [x], ctx.avals_out[0])
 
 
+def _typed_sharding(aval, ct):
+    """``aval``'s sharding when the transposition involves Explicit shardings, else None."""
+    from pyjax._src.core.sharding_rules import explicit_spec
+    if explicit_spec(aval) is None and explicit_spec(aval_of(ct)) is None:
+        return None
+    if explicit_spec(aval) is not None:
+        return aval.sharding
+    return aval_of(ct).sharding.update(spec=None)  # replicated on the cotangent's mesh
+
+
 def _reshape_transpose(ct, operand, *, new_sizes, dimensions=None, sharding=None):
     if type(ct) is Zero:
         return zero_cts([operand])
     shape = operand.aval.shape
-    if dimensions is None:
-        return [reshape(ct, shape)]
+    if dimensions is None:  # explicit sharding: the cotangent has the operand's type (JAX's)
+        return [reshape(ct, shape, out_sharding=_typed_sharding(operand.aval, ct))]
     ct = reshape(ct, tuple(shape[p] for p in dimensions))
     return [transpose(ct, tuple(int(i) for i in np.argsort(dimensions)))]
 

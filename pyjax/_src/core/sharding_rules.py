@@ -161,8 +161,9 @@ def typed_abstract_eval(primitive, avals, params):
     for a in avals:
         if type(a) is ShardedShapedArray:
             break
-    else:
-        if not params or not _wants_sharding(params):
+    else:  # the common case: nothing typed, nothing asked for
+        if not params or (params.get("out_sharding") is None
+                          and params.get("sharding") is None) or not _wants_sharding(params):
             return out
     rule = primitive.sharding_rule
     if rule is FROM_BODY:

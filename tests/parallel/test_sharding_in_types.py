@@ -217,16 +217,17 @@ def test_control_flow_carries_shardings(mesh, x):
 
 
 def test_unsharded_only_primitives_name_themselves(mesh, x):
-    with pytest.raises(ShardingTypeError, match=r"gather has no sharding rule: .* operand 0 "
-                       r"is f32\[8@X,4@Y\]"):
-        pyjax.make_jaxpr(lambda a: jnp.take(a, jnp.array([1, 2]), axis=0))(x)
+    pool = lambda a: lax.reduce_window(a, -np.inf, lax.max, (2, 2), (1, 1), "VALID")  # noqa
+    with pytest.raises(ShardingTypeError, match=r"reduce_window_max has no sharding rule: .* "
+                       r"operand 0 is f32\[8@X,4@Y\]"):
+        pyjax.make_jaxpr(pool)(x)
     with pytest.raises(ShardingTypeError, match=r"Input 0 to lu must be unsharded on non-batch "
                        r"dimensions"):
         pyjax.make_jaxpr(jnp.linalg.inv)(put((4, 4), "X", None))
     # replicated first: then it runs
-    out = pyjax.jit(lambda a: jnp.take(pyjax.sharding.reshard(a, P()), jnp.array([1, 2]),
-                                       axis=0))(x)
-    np.testing.assert_allclose(np.asarray(out), X[[1, 2]])
+    out = pyjax.jit(lambda a: pool(pyjax.sharding.reshard(a, P())))(x)
+    np.testing.assert_allclose(np.asarray(out), np.maximum.reduce(
+        [X[:-1, :-1], X[1:, :-1], X[:-1, 1:], X[1:, 1:]]))
 
 
 def test_grad_types_and_values(mesh):
@@ -375,3 +376,22 @@ def test_reshape_transpose_gives_the_operand_type(mesh, x):
     g = pyjax.grad(lambda a: (a.reshape(32) ** 2).sum())
     assert typ(g, x) == "f32[8@X,4@Y]"  # not the split rule's f32[8@(X,Y),4]
     np.testing.assert_allclose(np.asarray(pyjax.jit(g)(x)), 2 * X)
+
+
+def test_gather_and_scatter_of_whole_split_windows(mesh):
+    e = RNG.normal(size=(10, 4)).astype(np.float32)
+    emb = pyjax.device_put(e, P(None, "Y"))  # split over the features
+    idx = np.array([1, 2, 3, 4, 5, 6, 7, 1], np.int32)
+    ids = pyjax.device_put(idx, P("X"))
+    assert typ(lambda a, i: jnp.take(a, i, axis=0), emb, ids) == "f32[8@X,4@Y]"
+    g = pyjax.jit(pyjax.grad(lambda a, i: (a[i] ** 2).sum()))(emb, ids)  # a scatter-add
+    want = np.zeros_like(e)
+    np.add.at(want, idx, 2 * e[idx])
+    np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6)
+    with pytest.raises(ShardingTypeError, match=r"gather on sharded dims is not implemented: "
+                       r"operand dimension 1 of float32\[10,4@Y\] is indexed"):
+        pyjax.make_jaxpr(lambda a: jnp.take(a, jnp.array([1, 2]), axis=1))(emb)
+    with pytest.raises(ShardingTypeError, match=r"scatter on sharded dims is not implemented: "
+                       r"operand dimension 0 of float32\[8@X,4\]"):
+        pyjax.make_jaxpr(lambda a: a.at[2].add(1.0))(put((8, 4), "X"))
+    assert typ(lambda a: a.at[:, 1].set(0.0), put((8, 4), "X")) == "f32[8@X,4]"

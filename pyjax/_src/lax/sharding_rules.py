@@ -11,7 +11,7 @@ from pyjax._src.core.sharding_rules import (UNSHARDED_ONLY, ShardingTypeError,
                                             explicit_spec, format_spec, param_spec,
                                             spec_str)
 from pyjax._src.lax import (barrier, dot, elementwise, fft, reductions, shape_ops,
-                            sharding_constraint, sorting, stop_gradient)
+                            sharding_constraint, slicing, sorting, stop_gradient)
 
 
 def _spec(aval):
@@ -282,6 +282,50 @@ def _dot_general_rule(avals_in, aval_out, *, dimension_numbers, out_sharding=Non
     return out
 
 
+# ---- gather: split operand dimensions must be whole windows ----
+
+def _gather_rule(avals_in, aval_out, *, dimension_numbers, slice_sizes, **_):
+    """A dimension of the operand may be split only where the gather takes it whole (a
+    window dimension neither indexed nor collapsed: ``take(emb, ids, axis=0)`` with ``emb``
+    split over its features); the result's batch dimensions take the indices'."""
+    operand, indices = avals_in
+    dn = dimension_numbers
+    ospec, ispec = _spec(operand), _spec(indices)
+    if ispec[-1]:
+        raise ShardingTypeError(f"gather indices must be unsharded over their index vector "
+                                f"(last) dimension, got {indices}")
+    for d, p in enumerate(ospec):
+        if p and (d in dn.start_index_map or d in dn.collapsed_slice_dims
+                  or d in dn.operand_batching_dims or slice_sizes[d] != operand.shape[d]):
+            raise ShardingTypeError(
+                f"gather on sharded dims is not implemented: operand dimension {d} of "
+                f"{operand} is indexed or sliced. Reshard it first "
+                f"(jax.sharding.reshard(x, P(...)) with that dimension unsharded)")
+    window = [ospec[d] for d in range(len(ospec))
+              if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims]
+    batch = list(ispec[:-1])
+    out, wi, bi = [], iter(window), iter(batch)
+    for i in range(len(aval_out.shape)):
+        out.append(next(wi) if i in dn.offset_dims else next(bi))
+    return tuple(out)
+
+
+def _scatter_rule(avals_in, aval_out, *, dimension_numbers, **_):
+    """The result has the operand's sharding, whose split dimensions must be whole windows;
+    the updates and indices may be split anywhere (XLA's partitioner combines the pieces)."""
+    operand, indices, updates = avals_in
+    dn = dimension_numbers
+    spec = _spec(operand)
+    sizes = slicing._window_sizes(operand.shape, updates.shape, dn)
+    for d, p in enumerate(spec):
+        if p and (d in dn.inserted_window_dims or d in dn.scatter_dims_to_operand_dims
+                  or d in dn.operand_batching_dims or sizes[d] != operand.shape[d]):
+            raise ShardingTypeError(
+                f"scatter on sharded dims is not implemented: operand dimension {d} of "
+                f"{operand} is indexed or partly updated. Reshard it first")
+    return spec
+
+
 # ---- linear algebra: batch dimensions may be split, the matrix dimensions may not ----
 
 def matrix_rule(name):
@@ -345,11 +389,15 @@ def _install():
                     (s.iota_p, _iota_rule), (dot.dot_general_p, _dot_general_rule),
                     (sorting.sort_p, _sort_rule), (sorting.top_k_p, _top_k_rule),
                     (fft.fft_p, _fft_rule), (stop_gradient.stop_gradient_p, _same_rule),
+                    (slicing.gather_p, _gather_rule), (slicing.scatter_p, _scatter_rule),
+                    (slicing.scatter_add_p, _scatter_rule), (slicing.scatter_sub_p, _scatter_rule),
+                    (slicing.scatter_mul_p, _scatter_rule), (slicing.scatter_min_p, _scatter_rule),
+                    (slicing.scatter_max_p, _scatter_rule),
                     (barrier.optimization_barrier_p, _barrier_rule),
                     (sharding_constraint.sharding_constraint_p, _sharding_constraint_rule)):
         p.def_rule("sharding_rule", rule)
     from pyjax._src.lax import (convolution, leftovers, linalg, linalg_eig, linalg_factor,
-                                linalg_structured, parallel, rng, slicing, user_reductions,
+                                linalg_structured, parallel, rng, user_reductions,
                                 windowed_reductions)
     for p in (linalg.cholesky_p, linalg.triangular_solve_p, linalg_factor.lu_p,
               linalg_factor.geqrf_p, linalg_factor.householder_product_p, linalg_factor.qr_p,
@@ -359,9 +407,7 @@ def _install():
         p.def_rule("sharding_rule", matrix_rule(p.name))
     # No rule written yet: an operand split over an Explicit axis raises, naming the primitive.
     w = windowed_reductions
-    for p in (slicing.gather_p, slicing.scatter_p, slicing.scatter_add_p,
-              slicing.scatter_sub_p, slicing.scatter_mul_p, slicing.scatter_min_p,
-              slicing.scatter_max_p, convolution.conv_general_dilated_p,
+    for p in (convolution.conv_general_dilated_p,
               user_reductions.reduce_p, w.reduce_window_sum_p, w.reduce_window_max_p,
               w.reduce_window_min_p, w.select_and_gather_add_p, w.select_and_scatter_add_p,
               w.reduce_window_p, rng.rng_bit_generator_p, leftovers.rng_uniform_p,

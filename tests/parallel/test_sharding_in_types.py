@@ -218,8 +218,13 @@ def test_control_flow_carries_shardings(mesh, x):
 
 def test_unsharded_only_primitives_name_themselves(mesh, x):
     pool = lambda a: lax.reduce_window(a, -np.inf, lax.max, (2, 2), (1, 1), "VALID")  # noqa
-    with pytest.raises(ShardingTypeError, match=r"reduce_window_max has no sharding rule: .* "
-                       r"operand 0 is f32\[8@X,4@Y\]"):
+    with pytest.raises(ShardingTypeError, match=r"rng_bit_generator has no sharding rule: .* "
+                       r"operand 0 is u32\[4@X\]"):
+        pyjax.make_jaxpr(lambda k: lax.rng_bit_generator(k, (2,)))(
+            pyjax.device_put(np.arange(4, dtype=np.uint32), P("X")))
+    with pytest.raises(ShardingTypeError, match=r"reduce_window_max on sharded dims is not "
+                       r"implemented: dimension 0 of float32\[8@X,4@Y\] is sharded and its window "
+                       r"is 2 wide"):
         pyjax.make_jaxpr(pool)(x)
     with pytest.raises(ShardingTypeError, match=r"Input 0 to lu must be unsharded on non-batch "
                        r"dimensions"):
@@ -395,3 +400,25 @@ def test_gather_and_scatter_of_whole_split_windows(mesh):
                        r"operand dimension 0 of float32\[8@X,4\]"):
         pyjax.make_jaxpr(lambda a: a.at[2].add(1.0))(put((8, 4), "X"))
     assert typ(lambda a: a.at[:, 1].set(0.0), put((8, 4), "X")) == "f32[8@X,4]"
+
+
+def test_convolution_and_pooling_split_over_the_batch(mesh):
+    from pyjax import nn
+    imgs = RNG.normal(size=(8, 6, 6, 3)).astype(np.float32)
+    k = RNG.normal(size=(3, 3, 3, 4)).astype(np.float32)
+    xs = pyjax.device_put(imgs, P("X"))
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def net(w, a):
+        y = lax.conv_general_dilated(a, w, (1, 1), "SAME", dimension_numbers=dn)
+        y = lax.reduce_window(nn.relu(y), -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        return y
+    assert typ(net, jnp.asarray(k), xs) == "f32[8@X,3,3,4]"
+    out = pyjax.jit(net)(jnp.asarray(k), xs)
+    want = pyjax.jit(net)(jnp.asarray(k), jnp.asarray(imgs))
+    np.testing.assert_allclose(np.asarray(out), np.asarray(want), rtol=1e-5, atol=1e-5)
+    g = pyjax.jit(pyjax.grad(lambda w, a: net(w, a).sum()))(jnp.asarray(k), xs)
+    gw = pyjax.jit(pyjax.grad(lambda w, a: net(w, a).sum()))(jnp.asarray(k), jnp.asarray(imgs))
+    np.testing.assert_allclose(np.asarray(g), np.asarray(gw), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ShardingTypeError, match="conv_general_dilated on sharded dims"):
+        pyjax.make_jaxpr(net)(jnp.asarray(k), pyjax.device_put(imgs, P(None, "Y")))

@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 
 from pyjax._src.core.sharding_rules import (UNSHARDED_ONLY, ShardingTypeError,
-                                            explicit_spec, format_spec, param_spec,
+                                            explicit_spec, format_entry, format_spec,
+                                            param_spec,
                                             spec_str)
 from pyjax._src.lax import (barrier, dot, elementwise, fft, reductions, shape_ops,
                             sharding_constraint, slicing, sorting, stop_gradient)
@@ -326,6 +327,56 @@ def _scatter_rule(avals_in, aval_out, *, dimension_numbers, **_):
     return spec
 
 
+# ---- windows and convolutions: split dimensions must be ones the window does not cross ----
+
+def window_rule(name):
+    def rule(avals_in, avals_out, *, window_dimensions, window_strides, padding,
+             base_dilation=None, window_dilation=None, **_):
+        outs = avals_out if isinstance(avals_out, (list, tuple)) else [avals_out]
+        spec = nary_rule(name)(avals_in, outs[0])
+        for d, p in enumerate(spec):
+            if p and (window_dimensions[d] != 1 or window_strides[d] != 1
+                      or tuple(padding[d]) != (0, 0)
+                      or (base_dilation is not None and base_dilation[d] != 1)):
+                raise ShardingTypeError(
+                    f"{name} on sharded dims is not implemented: dimension {d} of "
+                    f"{_first_typed(avals_in)} is sharded and its window is "
+                    f"{window_dimensions[d]} wide (stride {window_strides[d]}, padding "
+                    f"{tuple(padding[d])}); only dimensions the window does not cross may be "
+                    "sharded")
+        return [spec] * len(outs) if isinstance(avals_out, (list, tuple)) else spec
+    return rule
+
+
+def _conv_rule(avals_in, aval_out, *, dimension_numbers, feature_group_count,
+               batch_group_count, **_):
+    """The input's batch and the kernel's output features may be split (data and model
+    parallelism), and give the result's batch and feature splits; input features split
+    (the contracted dimension, e.g. the batch in a kernel gradient) give an unsplit result
+    there (XLA completes the sum). Spatial dimensions and grouped features stay unsplit."""
+    lhs, rhs = avals_in
+    dn = dimension_numbers
+    ls, rs = _spec(lhs), _spec(rhs)
+    ungrouped = feature_group_count == 1 and batch_group_count == 1
+    allowed = ({dn.lhs_spec[0]} | ({dn.lhs_spec[1]} if ungrouped else set()),
+               {dn.rhs_spec[0]} | ({dn.rhs_spec[1]} if ungrouped else set()))
+    for what, spec, aval, ok in (("lhs", ls, lhs, allowed[0]), ("rhs", rs, rhs, allowed[1])):
+        for d, p in enumerate(spec):
+            if p and d not in ok:
+                raise ShardingTypeError(
+                    f"conv_general_dilated on sharded dims is not implemented: {what} "
+                    f"dimension {d} of {aval} is sharded; only batch and feature dimensions "
+                    "may be (without feature or batch groups)")
+    if ls[dn.lhs_spec[1]] and rs[dn.rhs_spec[1]] and ls[dn.lhs_spec[1]] != rs[dn.rhs_spec[1]]:
+        raise ShardingTypeError(
+            f"conv_general_dilated: the contracted feature dimensions are sharded differently, "
+            f"{format_entry(ls[dn.lhs_spec[1]])} and {format_entry(rs[dn.rhs_spec[1]])}")
+    out = [()] * len(aval_out.shape)
+    out[dn.out_spec[0]] = ls[dn.lhs_spec[0]]
+    out[dn.out_spec[1]] = rs[dn.rhs_spec[0]]
+    return tuple(out)
+
+
 # ---- linear algebra: batch dimensions may be split, the matrix dimensions may not ----
 
 def matrix_rule(name):
@@ -407,10 +458,11 @@ def _install():
         p.def_rule("sharding_rule", matrix_rule(p.name))
     # No rule written yet: an operand split over an Explicit axis raises, naming the primitive.
     w = windowed_reductions
-    for p in (convolution.conv_general_dilated_p,
-              user_reductions.reduce_p, w.reduce_window_sum_p, w.reduce_window_max_p,
-              w.reduce_window_min_p, w.select_and_gather_add_p, w.select_and_scatter_add_p,
-              w.reduce_window_p, rng.rng_bit_generator_p, leftovers.rng_uniform_p,
+    for p in (w.reduce_window_sum_p, w.reduce_window_max_p, w.reduce_window_min_p,
+              w.select_and_gather_add_p, w.select_and_scatter_add_p, w.reduce_window_p):
+        p.def_rule("sharding_rule", window_rule(p.name))
+    convolution.conv_general_dilated_p.def_rule("sharding_rule", _conv_rule)
+    for p in (user_reductions.reduce_p, rng.rng_bit_generator_p, leftovers.rng_uniform_p,
               linalg_factor.lu_pivots_to_permutation_p, linalg_structured.tridiagonal_solve_p,
               # collectives name manual axes (shard_map, pmap), whose values are untyped
               parallel.psum_p, parallel.pmax_p, parallel.pmin_p, parallel.axis_index_p,

@@ -130,6 +130,12 @@ def as_named_sharding(s, what):
 # ---- applying the rules ----
 
 def _mesh_of(avals, params):
+    """The mesh of the result's type: an ``out_sharding``'s (a reshard may move a value to
+    another mesh), else the typed operands' (which must agree)."""
+    for k in _SHARDING_PARAMS:
+        s = params.get(k)
+        if isinstance(s, NamedSharding) and s.mesh.axis_names:
+            return s.mesh
     mesh = None
     for a in avals:
         if type(a) is ShardedShapedArray:
@@ -139,11 +145,6 @@ def _mesh_of(avals, params):
             elif m is not mesh and m.abstract_mesh != mesh.abstract_mesh:
                 raise ValueError(f"Received incompatible devices for jitted computation: "
                                  f"operands are laid out over {mesh!r} and over {m!r}")
-    if mesh is None:
-        for k in _SHARDING_PARAMS:
-            s = params.get(k)
-            if isinstance(s, NamedSharding) and s.mesh.axis_names:
-                return s.mesh
     return mesh
 
 

@@ -1,16 +1,17 @@
 """Sharding rules of the lax primitives (explicit sharding, core/sharding_rules.py), given by
 category: elementwise ops keep their operands' common sharding, reductions drop the reduced
 dimensions, shape operations move shardings with the dimensions, ``dot_general`` follows
-JAX's rules. Primitives with no rule here declare ``UNSHARDED_ONLY`` (an operand split over an
-Explicit axis raises). Error texts are JAX 0.10.2's."""
+JAX's rules, gathers/scatters/convolutions/windows take splits where they do not cross
+them. The lax primitives left without a rule declare ``UNSHARDED_ONLY`` (an operand split
+over an Explicit axis raises). Error texts are JAX 0.10.2's where JAX has them (checked
+against JAX by hand; the tests assert them)."""
 from __future__ import annotations
 
 import math
 
 from pyjax._src.core.sharding_rules import (UNSHARDED_ONLY, ShardingTypeError,
                                             explicit_spec, format_entry, format_spec,
-                                            param_spec,
-                                            spec_str)
+                                            param_spec, spec_str)
 from pyjax._src.lax import (barrier, dot, elementwise, fft, reductions, shape_ops,
                             sharding_constraint, slicing, sorting, stop_gradient)
 

@@ -181,6 +181,10 @@ class ShardedShapedArray(ShapedArray):
     def unsharded(self):
         return ShapedArray(self.shape, self.dtype, self.weak_type)
 
+    def strip_weak_type(self):
+        return self if not self.weak_type else ShardedShapedArray(
+            self.shape, self.dtype, False, self.sharding)
+
     def _dims(self):
         dims = []
         for size, names in zip(self.shape, self._explicit):

@@ -422,3 +422,21 @@ def test_convolution_and_pooling_split_over_the_batch(mesh):
     np.testing.assert_allclose(np.asarray(g), np.asarray(gw), rtol=1e-4, atol=1e-4)
     with pytest.raises(ShardingTypeError, match="conv_general_dilated on sharded dims"):
         pyjax.make_jaxpr(net)(jnp.asarray(k), pyjax.device_put(imgs, P(None, "Y")))
+
+
+def test_gradients_through_shape_ops_match_one_device(mesh):
+    # transposes of slicing ops make zeros and update them (dynamic_update_slice), batched
+    # gathers take along a split batch (sort's and take_along_axis' gradients)
+    def loss(a):
+        parts = [lax.dynamic_slice(a, (0, 1), (8, 2)), jnp.sort(a, axis=1),
+                 jnp.take_along_axis(a, jnp.argmax(a, 1, keepdims=True), 1),
+                 lax.dynamic_update_slice(a, jnp.ones((8, 1)), (0, 1)),
+                 jnp.pad(a, ((0, 0), (1, 1))), jnp.cumsum(a, axis=1),
+                 lax.scan(lambda c, r: (c * r, None), jnp.ones(4), a)[0][None]]
+        return sum(jnp.sum(jnp.sin(p)) for p in parts)
+    g = pyjax.jit(pyjax.grad(loss))
+    v = RNG.normal(size=(8, 4)).astype(np.float32)
+    got = g(pyjax.device_put(v, P("X")))
+    assert got.sharding.spec == P("X", None)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(g(jnp.asarray(v))), rtol=1e-5,
+                               atol=1e-5)

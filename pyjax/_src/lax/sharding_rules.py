@@ -149,14 +149,16 @@ def _dynamic_slice_rule(avals_in, aval_out, *, slice_sizes):
 
 
 def _dynamic_update_slice_rule(avals_in, aval_out):
-    spec, upd = _spec(avals_in[0]), _spec(avals_in[1])
-    if upd != spec:
-        raise ShardingTypeError(
-            f"dynamic_update_slice update sharding must be equal to operand sharding, got "
-            f"update sharding {format_spec(upd)} for operand sharding {format_spec(spec)}.")
+    # an unsplit operand (the zeros of dynamic_slice's transpose) joins the update's sharding
     if any(explicit_spec(a) is not None for a in avals_in[2:]):
         raise ShardingTypeError("dynamic_update_slice start indices must be unsharded")
-    return spec
+    spec, upd = _spec(avals_in[0]), _spec(avals_in[1])
+    for p, q in zip(spec, upd):
+        if p and q and p != q:
+            raise ShardingTypeError(
+                f"dynamic_update_slice update sharding must be equal to operand sharding, got "
+                f"update sharding {format_spec(upd)} for operand sharding {format_spec(spec)}.")
+    return tuple(p or q for p, q in zip(spec, upd))
 
 
 def _concatenate_rule(avals_in, aval_out, *, dimension):
@@ -296,16 +298,23 @@ def _gather_rule(avals_in, aval_out, *, dimension_numbers, slice_sizes, **_):
     if ispec[-1]:
         raise ShardingTypeError(f"gather indices must be unsharded over their index vector "
                                 f"(last) dimension, got {indices}")
+    batch = list(ispec[:-1])
+    for od, idd in zip(dn.operand_batching_dims, dn.start_indices_batching_dims):
+        if ospec[od]:  # a batched gather (take_along_axis, sort's gradient): paired dims
+            if batch[idd] and batch[idd] != ospec[od]:
+                raise ShardingTypeError(
+                    f"gather operand batching dimension {od} and indices batching dimension "
+                    f"{idd} are sharded differently: {operand} and {indices}")
+            batch[idd] = ospec[od]
     for d, p in enumerate(ospec):
         if p and (d in dn.start_index_map or d in dn.collapsed_slice_dims
-                  or d in dn.operand_batching_dims or slice_sizes[d] != operand.shape[d]):
+                  or slice_sizes[d] != operand.shape[d]) and d not in dn.operand_batching_dims:
             raise ShardingTypeError(
                 f"gather on sharded dims is not implemented: operand dimension {d} of "
                 f"{operand} is indexed or sliced. Reshard it first "
                 f"(jax.sharding.reshard(x, P(...)) with that dimension unsharded)")
     window = [ospec[d] for d in range(len(ospec))
               if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims]
-    batch = list(ispec[:-1])
     out, wi, bi = [], iter(window), iter(batch)
     for i in range(len(aval_out.shape)):
         out.append(next(wi) if i in dn.offset_dims else next(bi))
@@ -320,8 +329,9 @@ def _scatter_rule(avals_in, aval_out, *, dimension_numbers, **_):
     spec = _spec(operand)
     sizes = slicing._window_sizes(operand.shape, updates.shape, dn)
     for d, p in enumerate(spec):
-        if p and (d in dn.inserted_window_dims or d in dn.scatter_dims_to_operand_dims
-                  or d in dn.operand_batching_dims or sizes[d] != operand.shape[d]):
+        if p and d not in dn.operand_batching_dims and (
+                d in dn.inserted_window_dims or d in dn.scatter_dims_to_operand_dims
+                or sizes[d] != operand.shape[d]):
             raise ShardingTypeError(
                 f"scatter on sharded dims is not implemented: operand dimension {d} of "
                 f"{operand} is indexed or partly updated. Reshard it first")

@@ -251,9 +251,33 @@ def test_grad_types_and_values(mesh):
 
 # ---- over the registry ----
 
+def _undeclared():
+    return [n for n, p in registry.items() if p.sharding_rule is None
+            and getattr(p.abstract_eval, "__module__", "").startswith("pyjax.")]
+
+
+def test_the_declaration_check_catches_a_new_primitive():
+    from pyjax._src.core.primitive import Primitive
+
+    def abstract_eval(x):
+        return x
+    abstract_eval.__module__ = "pyjax._src.lax.some_new_module"  # as if pyjax declared it
+    Primitive("test_sharding_undeclared", abstract_eval=abstract_eval, lower=None)
+    try:
+        assert "test_sharding_undeclared" in _undeclared()
+        a = _typed(pyjax.make_mesh((8,), ("d",)), (8,), np.float32, "d")
+        with pytest.raises(ShardingTypeError, match="test_sharding_undeclared has no sharding"):
+            typed_abstract_eval(registry["test_sharding_undeclared"], [a], {})
+    finally:
+        del registry["test_sharding_undeclared"]
+
+
 def test_every_primitive_declares_its_sharding_behaviour():
-    import pyjax.scipy, pyjax.nn, pyjax.random  # noqa: F401,E401  (their primitives too)
-    missing = [n for n, p in registry.items() if p.sharding_rule is None]
+    import importlib
+    import pkgutil
+    for m in pkgutil.walk_packages(pyjax.__path__, "pyjax."):  # every primitive of pyjax
+        importlib.import_module(m.name)
+    missing = _undeclared()
     assert not missing, (f"primitives without a sharding_rule (write one, or declare "
                          f"UNSHARDED_ONLY / FROM_BODY): {missing}")
     kinds = {p.sharding_rule for p in registry.values()}

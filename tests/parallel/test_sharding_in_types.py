@@ -464,3 +464,15 @@ def test_gradients_through_shape_ops_match_one_device(mesh):
     assert got.sharding.spec == P("X", None)
     np.testing.assert_allclose(np.asarray(got), np.asarray(g(jnp.asarray(v))), rtol=1e-5,
                                atol=1e-5)
+
+
+def test_eager_grad_keeps_the_input_layout_on_repeated_calls(mesh):
+    # the compiled eager backward pass (from the second call) is single-device: declined
+    w = jnp.asarray(RNG.normal(size=(4, 3)).astype(np.float32))
+    gx = pyjax.grad(lambda w, a: jnp.sum(jnp.tanh(a @ w) ** 2), argnums=1)
+    v = RNG.normal(size=(8, 4)).astype(np.float32)
+    want = np.asarray(gx(w, jnp.asarray(v)))
+    for _ in range(3):
+        got = gx(w, pyjax.device_put(v, P("X")))
+        assert got.sharding.spec == P("X", None)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)

@@ -57,6 +57,7 @@ check_tracer_leaks = checking_leaks
 default_matmul_precision = _flag_context("jax_default_matmul_precision")
 numpy_rank_promotion = _flag_context("jax_numpy_rank_promotion")
 numpy_dtype_promotion = _flag_context("jax_numpy_dtype_promotion")
+remove_size_one_mesh_axis_from_type = _flag_context("jax_remove_size_one_mesh_axis_from_type")
 default_prng_impl = _flag_context("jax_default_prng_impl")
 threefry_partitionable = _flag_context("jax_threefry_partitionable")
 transfer_guard = _flag_context("jax_transfer_guard")

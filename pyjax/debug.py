@@ -5,3 +5,4 @@ from pyjax._src.debug import debug_log as log
 from pyjax._src.sharding.visualize import (  # noqa: E402
     visualize_array_sharding as visualize_array_sharding,
     visualize_sharding as visualize_sharding)
+from pyjax._src.sharding.explicit import inspect_array_sharding as inspect_array_sharding  # noqa

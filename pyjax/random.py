@@ -26,3 +26,8 @@ from pyjax._src.random.transforms import (  # noqa: F401
     pareto as pareto, weibull_min as weibull_min, rayleigh as rayleigh, lognormal as lognormal,
     triangular as triangular, wald as wald, maxwell as maxwell,
     double_sided_maxwell as double_sided_maxwell)
+from pyjax._src.random.out_sharding import (  # noqa: F401,E402  (JAX's out_sharding=)
+    ball, bernoulli, beta, bits, categorical, cauchy, chisquare, dirichlet, exponential, f,
+    gamma, generalized_normal, geometric, gumbel, laplace, loggamma, logistic, lognormal,
+    maxwell, multivariate_normal, normal, orthogonal, pareto, permutation, poisson, rademacher,
+    randint, rayleigh, t, triangular, truncated_normal, uniform, wald)

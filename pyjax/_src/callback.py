@@ -173,18 +173,20 @@ def _debug_jvp(primals, tangents, **params):
     return debug_callback_p.bind(*primals, **params), []
 
 
+from pyjax._src.core.sharding_rules import FROM_BODY, UNSHARDED_ONLY  # noqa: E402
 pure_callback_p = Primitive(
     "pure_callback", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
-    impl=_impl, batch=_pure_batch,
+    impl=_impl, batch=_pure_batch, sharding_rule=UNSHARDED_ONLY,
     jvp=_no_jvp("Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use "
                 "callbacks while taking gradients."))
 io_callback_p = Primitive(
     "io_callback", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
-    impl=_impl, batch=_io_batch, effectful=True,
+    impl=_impl, batch=_io_batch, effectful=True, sharding_rule=UNSHARDED_ONLY,
     jvp=_no_jvp("IO callbacks do not support JVP."))
 debug_callback_p = Primitive(
     "debug_callback", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
-    impl=_impl, batch=_debug_batch, effectful=True, jvp=_debug_jvp)
+    impl=_impl, batch=_debug_batch, effectful=True, jvp=_debug_jvp,
+    sharding_rule=FROM_BODY)  # no results: its operands are only printed
 
 
 # ---- the user functions --------------------------------------------------------------------

@@ -274,7 +274,9 @@ def _row(x, i):
     return shape_ops.dynamic_slice_p.bind(x, *starts, slice_sizes=(1,) + tuple(x.shape[1:]))
 
 
+from pyjax._src.core.sharding_rules import UNSHARDED_ONLY  # noqa: E402
 check_p = Primitive("check", abstract_eval=_check_abstract_eval, lower=_check_lower,
+                    sharding_rule=UNSHARDED_ONLY,
                     multiple_results=True, impl=_check_impl, effectful=True,
                     jvp=_check_jvp, batch=_check_batch)
 

@@ -337,5 +337,7 @@ def _batch(args, dims, *, exported):
     return batch_by_loop(call_exported_p, args, dims, dict(exported=exported))
 
 
+from pyjax._src.core.sharding_rules import UNSHARDED_ONLY  # noqa: E402
 call_exported_p = Primitive("call_exported", abstract_eval=_abstract_eval, lower=_lower,
+                            sharding_rule=UNSHARDED_ONLY,
                             multiple_results=True, jvp=_jvp, batch=_batch)

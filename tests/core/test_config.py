@@ -426,9 +426,19 @@ def _allow_f16_reductions():
         pyjax.lax.reduce_sum(x.astype(jnp.float32), (1,))
     np.testing.assert_array_equal(pyjax.lax.reduce_sum(x, (1,)), [3, 3])
 
+def _remove_size_one_mesh_axis():
+    from pyjax.sharding import NamedSharding, PartitionSpec as P
+    mesh = pyjax.make_mesh((8, 1), ("X", "Y"))
+    x = pyjax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("X", "Y")))
+    typed = lambda: pyjax.make_jaxpr(lambda a: a * 2)(x).out_avals[0].str_short()  # noqa: E731
+    assert typed() == "f32[8@X,4@Y]"
+    with pyjax.remove_size_one_mesh_axis_from_type(True):
+        assert typed() == "f32[8@X,4]"
+    assert typed() == "f32[8@X,4@Y]"
 
 
 BEHAVIOUR = {
+    "jax_remove_size_one_mesh_axis_from_type": _remove_size_one_mesh_axis,
     "pyjax_tiered_compilation": _tiered_compilation,
     "jax_threefry_partitionable": _threefry_partitionable,
     "jax_explain_cache_misses": _explain_cache_misses,

@@ -318,7 +318,7 @@ def test_unsharded_aval_sharding():
 
 def test_out_sharding_of_an_unsharded_value_is_accepted():
     # flax passes `out_sharding=jax.typeof(x).sharding`; for an array on no mesh that asks for
-    # nothing, and the result is the one without it. A real layout is refused, not ignored.
+    # nothing, and the result is the one without it. A real layout is honoured.
     from pyjax import lax, random
     x = jnp.ones((1, 4, 4, 1))
     k = jnp.ones((3, 3, 1, 2))
@@ -331,8 +331,12 @@ def test_out_sharding_of_an_unsharded_value_is_accepted():
     np.testing.assert_array_equal(random.bernoulli(key, 0.5, (8,), out_sharding=s),
                                   random.bernoulli(key, 0.5, (8,)))
     mesh = pyjax.make_mesh((1,), ("d",), devices=pyjax.devices()[:1])
-    with pytest.raises(NotImplementedError, match="out_sharding"):
-        random.bernoulli(key, 0.5, (8,), out_sharding=pyjax.NamedSharding(mesh, pyjax.P("d")))
-    with pytest.raises(NotImplementedError, match="out_sharding"):
-        lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=dn,
-                                 out_sharding=pyjax.NamedSharding(mesh, pyjax.P()))
+    # a real layout: the same values, laid out (tests/parallel/test_sharding_in_types.py)
+    laid = random.bernoulli(key, 0.5, (8,), out_sharding=pyjax.NamedSharding(mesh, pyjax.P("d")))
+    assert laid.sharding.spec == pyjax.P("d")
+    np.testing.assert_array_equal(laid, random.bernoulli(key, 0.5, (8,)))
+    laid = lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=dn,
+                                    out_sharding=pyjax.NamedSharding(mesh, pyjax.P()))
+    assert laid.sharding.mesh == mesh
+    np.testing.assert_array_equal(laid, lax.conv_general_dilated(x, k, (1, 1), "SAME",
+                                                                 dimension_numbers=dn))

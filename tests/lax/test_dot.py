@@ -219,5 +219,5 @@ def test_dtype_mismatch_errors():
         lax.dot(np.ones((2, 2), np.float32), np.ones((2, 2), np.int32))
     with pytest.raises(TypeError, match="same dtypes, got bfloat16, float32"):
         lax.dot(np.ones((2, 2), BF16), np.ones((2, 2), np.float32))
-    with pytest.raises(NotImplementedError, match="out_sharding"):
+    with pytest.raises(TypeError, match="out_sharding must be None, a PartitionSpec"):
         lax.dot_general(np.ones(2), np.ones(2), (((0,), (0,)), ((), ())), out_sharding="x")

@@ -85,16 +85,21 @@ def _leaf_paths(treedef):
 
 
 def _type_str(aval):
-    s = f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
+    s = str(aval) if explicit_spec(aval) is not None else \
+        f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
     return s + (" (weakly typed)" if aval.weak_type else "")
+
+
+from pyjax._src.core.sharding_rules import explicit_spec  # noqa: E402
 
 
 def _differences(what_in, what_out, name_in, paths, avals_in, avals_out):
     lines = []
     for p, a, b in zip(paths, avals_in, avals_out):
-        if a.shape == b.shape and a.dtype == b.dtype:
+        if _same_type(a, b):
             continue
-        why = ("the shapes do not match" if a.shape != b.shape and a.dtype == b.dtype else
+        why = ("the shardings do not match" if a.shape == b.shape and a.dtype == b.dtype else
+               "the shapes do not match" if a.shape != b.shape and a.dtype == b.dtype else
                "the dtypes do not match" if a.shape == b.shape else
                "the shapes and dtypes do not match")
         where = f" {name_in}{p}" if p or name_in else ""
@@ -103,10 +108,15 @@ def _differences(what_in, what_out, name_in, paths, avals_in, avals_out):
     return lines
 
 
+def _same_type(a, b):
+    """Equal shapes, dtypes and shardings on Explicit mesh axes (sharding in types)."""
+    return (a.shape == b.shape and a.dtype == b.dtype
+            and explicit_spec(a) == explicit_spec(b))
+
+
 def check_carry(fn_name, in_tree, in_avals, out_tree, out_avals, carry_name="carry"):
     """Raise TypeError if a loop body's carry output differs from its carry input."""
-    if in_tree == out_tree and all(a.shape == b.shape and a.dtype == b.dtype
-                                   for a, b in zip(in_avals, out_avals)):
+    if in_tree == out_tree and all(_same_type(a, b) for a, b in zip(in_avals, out_avals)):
         return
     if in_tree != out_tree:
         raise TypeError(

@@ -544,7 +544,9 @@ def _uses_axis(params, name):
     return any(parallel.jaxpr_uses_axis(b, name) for b in params["branches"])
 
 
+from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
 cond_p = Primitive("cond", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
+                   sharding_rule=FROM_BODY,
                    jvp=_jvp, transpose=_transpose, batch=_batch, partial_eval=_partial_eval,
                    partial_eval_jaxpr=_partial_eval_jaxpr,
                    axis_aware=_uses_axis)  # a branch may use a named axis

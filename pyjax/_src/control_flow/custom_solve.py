@@ -264,7 +264,9 @@ def _uses_axis(params, name):
     return any(j is not None and parallel.jaxpr_uses_axis(j, name) for j in params["jaxprs"])
 
 
+from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
 linear_solve_p = Primitive("custom_linear_solve", abstract_eval=_abstract_eval, lower=_lower,
+                           sharding_rule=FROM_BODY,
                            multiple_results=True, jvp=_jvp, transpose=_transpose, linear=True,
                            batch=_batch, axis_aware=_uses_axis)
 

@@ -167,6 +167,15 @@ def _abstract_eval(*avals, jaxpr, num_consts, num_carry, length, reverse, unroll
     return list(outs[:num_carry]) + [common.batched_aval(a, length) for a in outs[num_carry:]]
 
 
+def _sharding_rule(avals_in, avals_out, *, jaxpr, num_carry, **_):
+    """Carries have the body's types; each ys gains an unsplit leading dimension."""
+    specs = []
+    for i, a in enumerate(jaxpr.out_avals):
+        s = explicit_spec(a) or ((),) * len(a.shape)
+        specs.append(s if i < num_carry else ((),) + s)
+    return specs
+
+
 def _lower(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
     consts, init, xs = _split3(args, num_consts, num_carry)
     body = jaxpr.jaxpr
@@ -535,7 +544,9 @@ def _batch(args, dims, *, jaxpr, num_consts, num_carry, length, axis_data, **par
     return outs, out_dims
 
 
+from pyjax._src.core.sharding_rules import explicit_spec  # noqa: E402
 scan_p = Primitive("scan", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
+                   sharding_rule=_sharding_rule,
                    jvp=_jvp, transpose=_transpose, batch=_batch, partial_eval=_partial_eval,
                    partial_eval_jaxpr=_partial_eval_jaxpr, axis_aware=parallel.params_use_axis)
 

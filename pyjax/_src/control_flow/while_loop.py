@@ -412,7 +412,9 @@ def _batch(args, dims, *, axis_data, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     return outs, cd
 
 
-while_p = Primitive("while", abstract_eval=_abstract_eval, lower=_lower, jvp=_jvp,
+from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
+while_p = Primitive("while", abstract_eval=_abstract_eval, lower=_lower,
+                    sharding_rule=FROM_BODY, jvp=_jvp,
                     transpose=_transpose, batch=_batch, multiple_results=True,
                     partial_eval=_partial_eval, partial_eval_jaxpr=_partial_eval_jaxpr,
                     axis_aware=parallel.params_use_axis)  # cond or body may use a named axis

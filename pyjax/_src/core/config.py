@@ -320,6 +320,10 @@ _d("jax_default_matmul_precision", _str_env("JAX_DEFAULT_MATMUL_PRECISION", defa
 _d("jax_numpy_rank_promotion", _str_env("JAX_NUMPY_RANK_PROMOTION", default="allow"),
    kind=str, choices=("allow", "warn", "raise"),
    help="What to do when jax.numpy broadcasting promotes ranks implicitly.")
+# read by sharding in types (core/sharded_array.ShardedShapedArray)
+_d("jax_remove_size_one_mesh_axis_from_type",
+   bool_env("JAX_REMOVE_SIZE_ONE_MESH_AXIS_FROM_TYPE"), kind=bool,
+   help="Leave mesh axes of size 1 out of the shardings in abstract values (types).")
 # read by dtype promotion (core/dtypes.py)
 _d("jax_numpy_dtype_promotion", _str_env("JAX_NUMPY_DTYPE_PROMOTION", default="standard"),
    kind=str, choices=("standard", "strict"),

@@ -243,9 +243,10 @@ def check_jaxpr(jaxpr: Jaxpr):
 
     for v in jaxpr.constvars + jaxpr.invars:
         define(v)
+    from pyjax._src.core.sharding_rules import typed_abstract_eval  # it imports this module
     for i, eqn in enumerate(jaxpr.eqns):
         in_avals = [read(v) for v in eqn.invars]
-        out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
+        out = typed_abstract_eval(eqn.primitive, in_avals, eqn.params)
         out = list(out) if eqn.primitive.multiple_results else [out]
         got = [v.aval for v in eqn.outvars]
         if out != got:

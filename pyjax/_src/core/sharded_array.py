@@ -13,6 +13,7 @@ import numpy as np
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
+from pyjax._src.core.config import config
 from pyjax._src.core.sharding import NamedSharding, PmapSharding, Sharding
 
 
@@ -142,39 +143,70 @@ def is_sharded(x):
     return type(x) is ShardedArray
 
 
-trace_mod.aval_handlers[ShardedArray] = lambda x: x.aval
 __all__ = ["Shard", "ShardedArray", "shard_host_value", "NamedSharding"]
 
 
 class ShardedShapedArray(ShapedArray):
-    """What ``typeof`` gives for an array laid out over a mesh: the ShapedArray with its
+    """The abstract value of an array laid out over a mesh: the ShapedArray with its
     ``sharding``; dimensions split over Explicit mesh axes print as JAX prints them
-    (``float32[8@data,3]``). Tracing uses the plain ShapedArray (Explicit axes are partitioned
-    as Auto ones)."""
+    (``float32[8@data,3]``). ``typeof`` gives it for any mesh layout; while tracing, values
+    split over Explicit axes have it as their aval (core/sharding_rules.py), so it compares
+    and hashes with its Explicit spec."""
 
-    __slots__ = ("sharding",)
+    __slots__ = ("sharding", "_explicit")
 
     def __init__(self, shape, dtype, weak_type, sharding):
         super().__init__(shape, dtype, weak_type)
         self.sharding = sharding
-
-    def str_short(self):
         from pyjax._src.core.sharding import AxisType
-        mesh = self.sharding.mesh
+        mesh = sharding.mesh
         explicit = {n for n, t in zip(mesh.axis_names, mesh.axis_types)
                     if t is AxisType.Explicit}
+        if config.jax_remove_size_one_mesh_axis_from_type:
+            explicit = {n for n, k in zip(mesh.axis_names, mesh.axis_sizes)
+                        if n in explicit and k != 1}
+        self._explicit = tuple(tuple(n for n in names if n in explicit)
+                               for names in sharding.spec._normalized(len(self.shape)))
+        self._hash = hash((self._hash, mesh.abstract_mesh, self._explicit))
+
+    def __eq__(self, other):
+        return (type(other) is ShardedShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and self._explicit == other._explicit
+                and self.sharding.mesh.abstract_mesh == other.sharding.mesh.abstract_mesh)
+
+    def __hash__(self):
+        return self._hash
+
+    def unsharded(self):
+        return ShapedArray(self.shape, self.dtype, self.weak_type)
+
+    def strip_weak_type(self):
+        return self if not self.weak_type else ShardedShapedArray(
+            self.shape, self.dtype, False, self.sharding)
+
+    def _dims(self):
         dims = []
-        for size, names in zip(self.shape, self.sharding.spec._normalized(len(self.shape))):
-            names = [n for n in names if n in explicit]
+        for size, names in zip(self.shape, self._explicit):
             if not names:
                 dims.append(str(size))
             elif len(names) == 1:
                 dims.append(f"{size}@{names[0]}")
             else:
                 dims.append(f"{size}@({','.join(names)})")
-        return f"{self.dtype.name}[{','.join(dims)}]"
+        return ",".join(dims)
 
-    __str__ = str_short
+    def str_short(self):
+        """Jaxprs' short form, ``f32[8@data,3]``."""
+        from pyjax._src.core import dtypes
+        return f"{dtypes.short_name(self.dtype)}[{self._dims()}]"
+
+    def __str__(self):
+        return f"{self.dtype.name}[{self._dims()}]"
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
 
 
 def typeof(x):
@@ -183,3 +215,17 @@ def typeof(x):
         av = x.aval
         return ShardedShapedArray(av.shape, av.dtype, av.weak_type, x._sharding)
     return trace_mod.get_aval(x)
+
+
+def typed_aval(x):
+    """What tracing sees for a ShardedArray: a ShardedShapedArray when it is split over an
+    Explicit mesh axis (sharding in types), else its plain aval."""
+    s = x._sharding
+    if type(s) is NamedSharding and s.mesh.explicit_axes:
+        t = typeof(x)
+        if any(t._explicit):
+            return t
+    return x.aval
+
+
+trace_mod.aval_handlers[ShardedArray] = typed_aval

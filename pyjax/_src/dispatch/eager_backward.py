@@ -7,6 +7,7 @@ import numpy as np
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from pyjax._src.core.rules import Zero
+from pyjax._src.core.sharded_array import ShardedArray
 from pyjax._src.core.trace import get_aval
 from pyjax._src.dispatch import compiler, devices
 from pyjax._src.dispatch import eager as dispatch
@@ -51,6 +52,9 @@ def _structure_key(jaxpr, consts):
 
 def eager_backward(closed, cts):
     """The input cotangents by one compiled call, or None to transpose op by op."""
+    for c in closed.consts:
+        if type(c) is ShardedArray:  # laid out over a mesh: op by op keeps the layouts
+            return None              # (each op an SPMD program), one device would not
     ct_nz = tuple(type(c) is not Zero for c in cts)
     try:
         key = (_structure_key(closed.jaxpr, closed.consts), ct_nz,

@@ -5,6 +5,8 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from pyjax._src.core.sharded_array import ShardedShapedArray
+from pyjax._src.core.sharding import Mesh, NamedSharding
 from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import staging
 from pyjax._src.lowering import mlir
@@ -41,7 +43,9 @@ class LoweringRuleContext:
         ``block`` (the current one by default; a region's for a reducer or comparator). Returns
         its result value, or the list of them when ``multiple_results``. This is what
         ``core.rules.lower_fun`` rules call."""
-        closed = _staged(fn, tuple(o.aval for o in operands), params or {}, multiple_results)
+        # a composite lowering computes on blocks of whatever layout: its own ops are untyped
+        closed = _staged(fn, tuple(_unsharded(o.aval) for o in operands), params or {},
+                         multiple_results)
         block = self.block if block is None else block
         consts = [block.constant(c, v.aval) for c, v in zip(closed.consts,
                                                             closed.jaxpr.constvars)]
@@ -121,8 +125,33 @@ def lower_jaxpr(block, module, jaxpr: Jaxpr, const_values, arg_values, platform=
             for v, x in zip(eqn.outvars, out):
                 env[v] = x
         else:
+            if eqn.params and _asks_sharding(eqn.params):
+                out = _constrain(ctx, out, eqn)
             env[eqn.outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
+
+
+def _unsharded(aval):
+    return aval.unsharded() if type(aval) is ShardedShapedArray else aval
+
+
+def _asks_sharding(params):
+    s = params.get("out_sharding", params.get("sharding"))
+    return isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.axis_names
+
+
+def _constrain(ctx, out, eqn):
+    """An ``out_sharding=`` point in an SPMD program: a sharding constraint on the result,
+    so XLA's partitioner lays it out as its type says (identity on one device)."""
+    from pyjax._src.lax import collective_lowering as cl
+    from pyjax._src.lax.sharding_constraint import sharding_constraint_p
+    if not cl.in_spmd_lowering() or eqn.primitive is sharding_constraint_p:
+        return out
+    params = eqn.params
+    s = params.get("out_sharding", params.get("sharding"))
+    attr = f'"{s._hlo_sharding(out.aval.ndim)}"'
+    return ctx.op("stablehlo.custom_call", [out], out.aval,
+                  attrs={"call_target_name": '"Sharding"', "mhlo.sharding": attr})
 
 
 def private_function(module, closed: ClosedJaxpr, name, platform="cpu"):

@@ -22,6 +22,7 @@ from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.jaxpr import (ClosedJaxpr, Jaxpr, Literal, Var, cache_for, eqn_has_effects,
                                     eval_jaxpr)
 from pyjax._src.core.primitive import declare_rule_kind
+from pyjax._src.core.sharding_rules import typed_abstract_eval
 from pyjax._src.core.trace import get_aval
 from pyjax._src.interpreters.staging import DebugInfo, StagingTrace, StagingTracer
 
@@ -83,7 +84,7 @@ class PartialEvalTrace(StagingTrace):
         except TypeError:
             key = out = None
         if out is None:
-            out = primitive.abstract_eval(*avals, **params)
+            out = typed_abstract_eval(primitive, avals, params)
             if key is not None:
                 if len(_aval_cache) > 4096:
                     _aval_cache.clear()

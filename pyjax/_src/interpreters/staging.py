@@ -10,6 +10,7 @@ from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.config import config
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, check_jaxpr
+from pyjax._src.core.sharding_rules import typed_abstract_eval
 from pyjax._src.core.trace import Trace, Tracer, get_aval
 
 trace_state = trace_mod._state
@@ -87,7 +88,7 @@ class StagingTrace(Trace):
 
     def process_primitive(self, primitive, args, params):
         invars = [self.to_var(x) for x in args]
-        out = primitive.abstract_eval(*[v.aval for v in invars], **params)
+        out = typed_abstract_eval(primitive, [v.aval for v in invars], params)
         return self.append_eqn(primitive, invars, out, params)
 
     def append_eqn(self, primitive, invars, out_avals, params):

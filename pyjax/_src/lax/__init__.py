@@ -17,3 +17,4 @@ from pyjax._src.lax import convolution, user_reductions, windowed_reductions  # 
 from pyjax._src.lax import barrier, composite_ops, jax_names, rng  # noqa: F401,E402
 from pyjax._src.lax import linalg  # noqa: F401
 from pyjax._src.lax import split_stack_tile, trace_ops, point_to_point  # noqa: F401,E402
+from pyjax._src.lax import sharding_rules  # noqa: F401,E402  (after every primitive)

@@ -21,7 +21,6 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
-from pyjax._src.core.sharding import on_no_mesh
 from pyjax._src.core.rules import Zero
 from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
@@ -536,11 +535,16 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     ``'VALID'`` or explicit ``(low, high)`` pairs), input (``lhs_dilation``) and kernel
     (``rhs_dilation``) dilation, feature and batch groups; ``dimension_numbers`` is None
     (NCHW/OIHW/NCHW), a ``ConvDimensionNumbers`` or three strings such as
-    ``('NHWC', 'HWIO', 'NHWC')``. ``out_sharding``: None or the empty mesh's sharding (what
-    flax passes)."""
-    if not on_no_mesh(out_sharding):
-        raise NotImplementedError(f"conv_general_dilated: out_sharding={out_sharding!r} is not "
-                                  "supported yet (only None or the empty mesh's sharding)")
+    ``('NHWC', 'HWIO', 'NHWC')``. ``out_sharding``: the result's sharding (a sharding
+    constraint on it; None or the empty mesh's sharding, what flax passes, ask for nothing)."""
+    from pyjax._src.core.sharding_rules import as_named_sharding
+    out_sharding = as_named_sharding(out_sharding, "conv_general_dilated")
+    if out_sharding is not None:
+        from pyjax._src.lax.sharding_constraint import with_sharding_constraint
+        out = conv_general_dilated(
+            lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+            feature_group_count, batch_group_count, precision, preferred_element_type)
+        return with_sharding_constraint(out, out_sharding)
     lshape, rshape = bu.shape_of(lhs), bu.shape_of(rhs)
     dnums = conv_dimension_numbers(lshape, rshape, dimension_numbers)
     n = len(lshape) - 2

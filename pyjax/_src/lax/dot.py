@@ -223,6 +223,11 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
 
 # ---- differentiation: bilinear, so the JVP is the product rule and each operand transposes ----
 
+from pyjax._src.core.sharding import NamedSharding, PartitionSpec  # noqa: E402
+from pyjax._src.core.sharding_rules import (  # noqa: E402
+    as_named_sharding, explicit_spec, place_if_eager)
+
+
 def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans):
     """The cotangent of ``x`` in ``dot_general(x, y)`` (``swap_ans``: of ``y`` in
     ``dot_general(y, x)``, whose result has ``x``'s free dimensions last)."""
@@ -237,14 +242,33 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans):
     # Compute in the cotangent's dtype (the result's, which preferred_element_type may widen).
     if y_aval.dtype != aval_of(ct).dtype:
         y = convert_element_type(y, aval_of(ct).dtype)
+    # explicit sharding: the cotangent has the primal's type, as JAX passes it (the
+    # contracting dimensions of ct and y are often both split, e.g. a data-parallel batch)
+    typed = explicit_spec(aval_of(ct)) is not None or explicit_spec(y_aval) is not None
     r = dot_general_p.bind(ct, y, dimension_numbers=dims, precision=precision,
-                           preferred_element_type=None, out_sharding=None)
+                           preferred_element_type=None,
+                           out_sharding=_transposed_sharding(x_aval, xb, xc, x_kept, yc,
+                                                             aval_of(ct), y_aval)
+                           if typed else None)
     # r's dimensions are x's batch, kept, then contracting dimensions in the order of y's.
     order = list(xb) + x_kept + [xc[i] for i in np.argsort(yc)]
     r = shape_ops.transpose(r, tuple(int(i) for i in np.argsort(order)))
     if aval_of(r).dtype != x_aval.dtype:
         r = convert_element_type(r, x_aval.dtype)
     return r
+
+
+def _transposed_sharding(x_aval, xb, xc, x_kept, yc, ct_aval, y_aval):
+    """The out_sharding of the cotangent product: ``x``'s own spec, in the order of the
+    product's dimensions (batch, kept, contracting in y's order)."""
+    import numpy as _np
+    spec = explicit_spec(x_aval) or ((),) * x_aval.ndim
+    order = list(xb) + list(x_kept) + [xc[i] for i in _np.argsort(yc)]
+    mesh = next(a.sharding.mesh for a in (x_aval, ct_aval, y_aval)
+                if explicit_spec(a) is not None)
+    parts = [None if not spec[d] else (spec[d][0] if len(spec[d]) == 1 else spec[d])
+             for d in order]
+    return NamedSharding(mesh, PartitionSpec(*parts))
 
 
 def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision, preferred_element_type,
@@ -316,8 +340,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     of ``rhs``. Operands must have equal dtypes; ``preferred_element_type`` sets the result
     dtype. ``precision`` is accepted and ignored on CPU.
     """
-    if out_sharding is not None:
-        raise NotImplementedError("dot_general: out_sharding is not supported yet")
+    out_sharding = as_named_sharding(out_sharding, "dot_general")
     dims = _canonical_dimension_numbers(dimension_numbers)
     pref = (None if preferred_element_type is None
             else dtypes.canonicalize_dtype(preferred_element_type))
@@ -325,9 +348,10 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     if dot_algorithms.is_algorithm(precision):  # honoured only where it is the CPU's dot
         dot_algorithms.check_algorithm(precision, aval_of(lhs).dtype, aval_of(rhs).dtype)
         precision = None
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dims,
-                              precision=canonicalize_precision(precision),
-                              preferred_element_type=pref, out_sharding=None)
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dims,
+                             precision=canonicalize_precision(precision),
+                             preferred_element_type=pref, out_sharding=out_sharding)
+    return out if out_sharding is None else place_if_eager(out, out_sharding)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None):

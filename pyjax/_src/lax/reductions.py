@@ -131,6 +131,30 @@ def _complex_minmax_region(ctx, dt, op_name):
     return region
 
 
+def _in_spmd_lowering():
+    from pyjax._src.lax import collective_lowering as cl
+    return cl.in_spmd_lowering()
+
+
+def _partitionable_minmax(ctx, x, init, out, axes, op_name):
+    """Float max/min in an SPMD program: XLA's partitioner refuses the select-written
+    NaN-propagating reducer ("Unsupported reduction computation") when a reduced dimension
+    is split, so reduce with the bare op and put the NaNs back from a separate
+    ``or``-reduction of ``x != x`` (the CPU codegen's bare max/min drops NaNs)."""
+    dt = x.aval.dtype
+    dims = {"dimensions": mlir.i64_array(sorted(axes))}
+    m = ctx.op("stablehlo.reduce", [x, init], out,
+               regions=[_binary_region(ctx, dt, op_name)], attrs=dims)
+    isnan = base.compare(ctx, x, x, "NE")
+    false = ctx.constant(np.bool_(False), _scalar(np.dtype(np.bool_)))
+    anynan = ctx.op("stablehlo.reduce", [isnan, false], out.update(dtype=np.dtype(np.bool_)),
+                    regions=[_binary_region(ctx, np.dtype(np.bool_), "stablehlo.or")],
+                    attrs=dims)
+    nan = base.broadcast_operand_lowering(ctx, ctx.constant(np.array(np.nan, dt)[()],
+                                                            _scalar(dt)), out.shape)
+    return ctx.op("stablehlo.select", [anynan, nan, m], out)
+
+
 def _minmax_region(ctx, dt, op_name):
     if dtypes.is_complex(dt):
         return _complex_minmax_region(ctx, dt, op_name)
@@ -195,6 +219,9 @@ def _make_reduce_lower(name):
         dt = x.aval.dtype
         init = ctx.constant(identity(dt), _scalar(dt))
         op_name = body(dt)
+        if (op_name in ("stablehlo.maximum", "stablehlo.minimum") and dtypes.is_floating(dt)
+                and _in_spmd_lowering()):
+            return _partitionable_minmax(ctx, x, init, out, axes, op_name)
         if op_name in ("stablehlo.maximum", "stablehlo.minimum"):
             region = _minmax_region(ctx, dt, op_name)
         else:

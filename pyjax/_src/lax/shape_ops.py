@@ -336,12 +336,22 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions=None, sharding=None):
     return ctx.op("stablehlo.reshape", [x], ctx.avals_out[0])
 
 
+def _typed_sharding(aval, ct):
+    """``aval``'s sharding when the transposition involves Explicit shardings, else None."""
+    from pyjax._src.core.sharding_rules import explicit_spec
+    if explicit_spec(aval) is None and explicit_spec(aval_of(ct)) is None:
+        return None
+    if explicit_spec(aval) is not None:
+        return aval.sharding
+    return aval_of(ct).sharding.update(spec=None)  # replicated on the cotangent's mesh
+
+
 def _reshape_transpose(ct, operand, *, new_sizes, dimensions=None, sharding=None):
     if type(ct) is Zero:
         return zero_cts([operand])
     shape = operand.aval.shape
-    if dimensions is None:
-        return [reshape(ct, shape)]
+    if dimensions is None:  # explicit sharding: the cotangent has the operand's type (JAX's)
+        return [reshape(ct, shape, out_sharding=_typed_sharding(operand.aval, ct))]
     ct = reshape(ct, tuple(shape[p] for p in dimensions))
     return [transpose(ct, tuple(int(i) for i in np.argsort(dimensions)))]
 
@@ -717,17 +727,30 @@ iota_p = Primitive("iota", abstract_eval=_iota_abstract_eval, lower=_iota_lower,
 
 # ---- the lax-level functions ----
 
+def _out_sharding(s, what):
+    from pyjax._src.core.sharding_rules import as_named_sharding
+    return None if s is None else as_named_sharding(s, what)
+
+
+def _place(x, s):
+    if s is None:
+        return x
+    from pyjax._src.core.sharding_rules import place_if_eager
+    return place_if_eager(x, s)
+
+
 def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
     """Broadcast ``operand`` to ``shape``; operand dimension ``i`` becomes output dimension
     ``broadcast_dimensions[i]`` (operand dimensions of size 1 are stretched)."""
     shape = _shape_arg(shape, "shape", "broadcast_in_dim")
     bdims = _shape_arg(broadcast_dimensions, "broadcast_dimensions",
                        "broadcast_in_dim")
+    out_sharding = _out_sharding(out_sharding, "broadcast_in_dim")
     if (out_sharding is None and _is_array(operand) and operand.shape == shape
             and bdims == tuple(range(len(shape)))):
         return operand
-    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=bdims,
-                                   sharding=out_sharding)
+    return _place(broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=bdims,
+                                          sharding=out_sharding), out_sharding)
 
 
 def broadcast(operand, sizes, out_sharding=None):
@@ -758,11 +781,12 @@ def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
         dimensions = _shape_arg(dimensions, "dimensions", "reshape")
         if dimensions == tuple(range(len(shape))):
             dimensions = None
+    out_sharding = _out_sharding(out_sharding, "reshape")
     if (dimensions is None and out_sharding is None and _is_array(operand)
             and tuple(shape) == new_sizes):
         return operand
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dimensions,
-                          sharding=out_sharding)
+    return _place(reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dimensions,
+                                 sharding=out_sharding), out_sharding)
 
 
 def squeeze(array, dimensions):
@@ -1007,9 +1031,11 @@ def broadcasted_iota(dtype, shape, dimension, out_sharding=None):
     """An array of ``shape`` whose values count up along ``dimension``."""
     dtype = dtypes.canonicalize_dtype(dtype)
     shape = _shape_arg(shape, "shape", "broadcasted_iota")
-    return iota_p.bind(dtype=dtype, shape=shape, dimension=axes_mod.index(dimension, "dimension",
-                                                                "broadcasted_iota"),
-                       sharding=out_sharding)
+    out_sharding = _out_sharding(out_sharding, "broadcasted_iota")
+    return _place(iota_p.bind(dtype=dtype, shape=shape,
+                              dimension=axes_mod.index(dimension, "dimension",
+                                                       "broadcasted_iota"),
+                              sharding=out_sharding), out_sharding)
 
 
 def iota(dtype, size, out_sharding=None):
@@ -1024,9 +1050,14 @@ def _scalar_check(fn, fill_value):
                         f"{tuple(shape)}.")
 
 
-def full(shape, fill_value, dtype=None, out_sharding=None):
+def full(shape, fill_value, dtype=None, out_sharding=None, *, sharding=None):
     """An array of ``shape`` filled with the scalar ``fill_value``. With ``dtype=None`` the
-    result has ``fill_value``'s dtype and is weakly typed when ``fill_value`` is."""
+    result has ``fill_value``'s dtype and is weakly typed when ``fill_value`` is.
+    ``sharding=`` (JAX's name) and ``out_sharding`` both ask for the result's sharding."""
+    if sharding is not None:
+        if out_sharding is not None:
+            raise TypeError("lax.full: pass sharding= or out_sharding=, not both")
+        out_sharding = sharding
     shape = _shape_arg(shape, "shape", "full")
     _scalar_check("full", fill_value)
     weak = dtype is None and dtypes.is_weakly_typed(fill_value)

@@ -85,6 +85,30 @@ def _dim(n, fun, what="N"):
     return n
 
 
+def _sharding_of(a):
+    """``a``'s sharding when it is split over Explicit mesh axes (a traced value's type, or
+    a laid-out array's), else None."""
+    from pyjax._src.core.sharded_array import ShardedArray, ShardedShapedArray, typed_aval
+    if type(a) is ShardedArray:
+        t = typed_aval(a)
+    else:
+        t = getattr(a, "aval", None)
+    return t.sharding if type(t) is ShardedShapedArray else None
+
+
+def _resharded(x, out_sharding):
+    """``x`` with the sharding ``out_sharding`` asks for (a sharding constraint under a trace,
+    a transfer eagerly)."""
+    if out_sharding is None:
+        return x
+    from pyjax._src.core.sharding_rules import as_named_sharding
+    s = as_named_sharding(out_sharding, "out_sharding")
+    if s is None:
+        return x
+    from pyjax._src.lax.sharding_constraint import with_sharding_constraint
+    return with_sharding_constraint(x, s)
+
+
 def _place(x, device):
     if device is None:
         return x
@@ -320,7 +344,7 @@ def astype(x, dtype, /, *, copy=False, device=None):
 # filled arrays
 # ---------------------------------------------------------------------------------------
 
-def full(shape, fill_value, dtype=None, *, device=None):
+def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
     """An array of ``shape`` filled with ``fill_value`` (broadcast when it is an array).
 
     With ``dtype=None`` the result takes ``fill_value``'s dtype (weakly typed for Python
@@ -329,34 +353,34 @@ def full(shape, fill_value, dtype=None, *, device=None):
     dt = _check_dtype(dtype, "full")
     util.check_arraylike("full", fill_value)
     if util.ndim_of(fill_value) == 0:
-        out = lax_shape.full(shape, fill_value, dt)
+        out = lax_shape.full(shape, fill_value, dt, out_sharding=out_sharding)
     else:
-        out = util.broadcast_to(asarray(fill_value, dt), shape)
+        out = _resharded(util.broadcast_to(asarray(fill_value, dt), shape), out_sharding)
     return _place(out, device)
 
 
-def zeros(shape, dtype=None, *, device=None):
+def zeros(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of zeros (default dtype float32, or float64 with x64)."""
     shape = axes_mod.canonicalize_shape(shape, "shape", "zeros")
     dt = _check_dtype(dtype, "zeros") or dtypes.default_float_dtype()
-    return _place(lax_shape.full(shape, 0, dt), device)
+    return _place(lax_shape.full(shape, 0, dt, out_sharding=out_sharding), device)
 
 
-def ones(shape, dtype=None, *, device=None):
+def ones(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of ones (default dtype float32, or float64 with x64)."""
     shape = axes_mod.canonicalize_shape(shape, "shape", "ones")
     dt = _check_dtype(dtype, "ones") or dtypes.default_float_dtype()
-    return _place(lax_shape.full(shape, 1, dt), device)
+    return _place(lax_shape.full(shape, 1, dt, out_sharding=out_sharding), device)
 
 
-def empty(shape, dtype=None, *, device=None):
+def empty(shape, dtype=None, *, device=None, out_sharding=None):
     """Like ``zeros`` (pyjax arrays are always initialized)."""
     shape = axes_mod.canonicalize_shape(shape, "shape", "empty")
     dt = _check_dtype(dtype, "empty") or dtypes.default_float_dtype()
-    return _place(lax_shape.full(shape, 0, dt), device)
+    return _place(lax_shape.full(shape, 0, dt, out_sharding=out_sharding), device)
 
 
-def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
     """An array with the shape and dtype of ``a`` (unless ``shape``/``dtype`` are given),
     filled with ``fill_value``; weakly typed when ``a`` is and ``dtype`` is None."""
     if not (hasattr(a, "shape") and hasattr(a, "dtype")):
@@ -365,33 +389,37 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     dt = _check_dtype(dtype, "full_like")
     shp = util.shape_of(a) if shape is None else \
         axes_mod.canonicalize_shape(shape, "shape", "full_like")
+    if out_sharding is None and shape is None:
+        out_sharding = _sharding_of(a)  # explicit sharding: the result has a's type
     if np.ndim(fill_value) != 0:
         out_dt = dt if dt is not None else dtypes.canonicalize_dtype(a.dtype) \
             if hasattr(a, "dtype") else util.dtype_of(a)
-        return _place(util.broadcast_to(asarray(fill_value, out_dt), shp), device)
-    return _place(lax_shape.full_like(a, fill_value, dt, shp), device)
+        return _place(_resharded(util.broadcast_to(asarray(fill_value, out_dt), shp),
+                                 out_sharding), device)
+    return _place(_resharded(lax_shape.full_like(a, fill_value, dt, shp), out_sharding),
+                  device)
 
 
-def zeros_like(a, dtype=None, shape=None, *, device=None):
+def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Zeros with the shape and dtype of ``a`` (unless given)."""
-    return full_like(a, 0, dtype, shape, device=device)
+    return full_like(a, 0, dtype, shape, device=device, out_sharding=out_sharding)
 
 
-def ones_like(a, dtype=None, shape=None, *, device=None):
+def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Ones with the shape and dtype of ``a`` (unless given)."""
-    return full_like(a, 1, dtype, shape, device=device)
+    return full_like(a, 1, dtype, shape, device=device, out_sharding=out_sharding)
 
 
-def empty_like(prototype, dtype=None, shape=None, *, device=None):
+def empty_like(prototype, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Like ``zeros_like``."""
-    return full_like(prototype, 0, dtype, shape, device=device)
+    return full_like(prototype, 0, dtype, shape, device=device, out_sharding=out_sharding)
 
 
 # ---------------------------------------------------------------------------------------
 # ranges
 # ---------------------------------------------------------------------------------------
 
-def arange(start, stop=None, step=None, dtype=None, *, device=None):
+def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
     """Evenly spaced values in ``[start, stop)`` (NumPy's ``arange``).
 
     The bounds must be concrete (under ``jit`` a traced bound raises a
@@ -416,12 +444,13 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     if stop is None and step is None:
         size = _max(0, math.ceil(start))
         if dtypes.is_bool(dt):
-            return _place(from_numpy(np.arange(size, dtype=dt)), device)
-        return _place(lax_shape.iota(dt, size), device)
+            return _place(_resharded(from_numpy(np.arange(size, dtype=dt)), out_sharding),
+                          device)
+        return _place(lax_shape.iota(dt, size, out_sharding=out_sharding), device)
     if step is not None and step == 0:
         raise ZeroDivisionError("arange: step must not be zero")
     val = np.arange(start, stop, step, dtype=dt)
-    return _place(from_numpy(val), device)
+    return _place(_resharded(from_numpy(val), out_sharding), device)
 
 
 def _computation_dtype(dt):

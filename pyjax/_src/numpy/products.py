@@ -43,9 +43,28 @@ def _pref(preferred_element_type, dt):
     return dtypes.check_user_dtype(preferred_element_type, "preferred_element_type")
 
 
-def _dot_general(a, b, lc, rc, lb, rb, precision, out_dt):
+def _dot_general(a, b, lc, rc, lb, rb, precision, out_dt, out_sharding=None):
     return lax_dot.dot_general(a, b, ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))),
-                               precision=precision, preferred_element_type=out_dt)
+                               precision=precision, preferred_element_type=out_dt,
+                               out_sharding=out_sharding)
+
+
+def _out_sharding(s, what):
+    """``out_sharding=`` of a jnp function as a NamedSharding (None when it asks for nothing)."""
+    from pyjax._src.core.sharding_rules import as_named_sharding
+    return None if s is None else as_named_sharding(s, what)
+
+
+def _permuted(sharding, perm):
+    """The sharding whose dimension ``perm[i]`` is ``sharding``'s dimension ``i``."""
+    if sharding is None:
+        return None
+    from pyjax._src.core.sharding import PartitionSpec
+    spec = list(sharding.spec) + [None] * (len(perm) - len(sharding.spec))
+    out = [None] * len(perm)
+    for i, p in enumerate(perm):
+        out[p] = spec[i]
+    return sharding.update(spec=PartitionSpec(*out))
 
 
 def _mul(a, b):
@@ -64,10 +83,24 @@ def _conj(x):
 # matmul and friends
 # ---------------------------------------------------------------------------------------
 
-@compiled_when_eager("precision", "preferred_element_type")
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Matrix product with NumPy's rules: 1-D operands are vectors, leading dimensions are
-    broadcast batch dimensions."""
+    broadcast batch dimensions. ``out_sharding``: the result's sharding (explicit axes)."""
+    out_sharding = _out_sharding(out_sharding, "matmul")
+    out = _matmul(a, b, precision=precision, preferred_element_type=preferred_element_type,
+                  out_sharding=out_sharding)
+    return _place_if_eager(out, out_sharding)
+
+
+def _place_if_eager(x, s):
+    if s is None:
+        return x
+    from pyjax._src.core.sharding_rules import place_if_eager
+    return place_if_eager(x, s)
+
+
+@compiled_when_eager("precision", "preferred_element_type", "out_sharding")
+def _matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     a, b = _promote("matmul", a, b)
     for i, x in enumerate((a, b)):
         if x.ndim == 0:
@@ -114,7 +147,6 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     ka_new, kb_new = amap.index(ka), bmap.index(kb)
     lb_new = [amap.index(d) for d in lb]
     rb_new = [bmap.index(d) for d in rb]
-    out = _dot_general(a, b, [ka_new], [kb_new], lb_new, rb_new, precision, out_dt)
     # dot_general's output: batch dims, a's free dims (in order), b's free dims (in order)
     a_free = [d for d in amap if d not in lb and d != ka]
     b_free = [d for d in bmap if d not in rb and d != kb]
@@ -128,25 +160,36 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         perm.append(pos[("a", len(a_batch))])
     if not b_vec:
         perm.append(pos[("b", len(b_batch) + 1)])
+    out = _dot_general(a, b, [ka_new], [kb_new], lb_new, rb_new, precision, out_dt,
+                       _permuted(out_sharding, perm))
     if perm != list(range(len(perm))):
         out = lax_shape.transpose(out, tuple(perm))
     return out
 
 
-@compiled_when_eager("precision", "preferred_element_type")
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """NumPy's ``dot``: scalars multiply; otherwise contract the last axis of ``a`` with the
     second-to-last of ``b`` (the only axis when ``b`` is 1-D)."""
+    out_sharding = _out_sharding(out_sharding, "dot")
+    out = _dot(a, b, precision=precision, preferred_element_type=preferred_element_type,
+               out_sharding=out_sharding)
+    return _place_if_eager(out, out_sharding)
+
+
+@compiled_when_eager("precision", "preferred_element_type", "out_sharding")
+def _dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     a, b = _promote("dot", a, b)
     out_dt = _pref(preferred_element_type, a.dtype)
     if a.ndim == 0 or b.ndim == 0:
+        if out_sharding is not None:
+            raise NotImplementedError("jnp.dot: out_sharding with a scalar operand")
         return convert(_mul(a, b), out_dt)
     kb = 0 if b.ndim == 1 else b.ndim - 2
     if a.shape[-1] != b.shape[kb]:
         # TypeError as JAX's (its dot_general shape rule raises it)
         raise TypeError(f"dot: shapes {a.shape} and {b.shape} not aligned: "
                          f"{a.shape[-1]} (dim {a.ndim - 1}) != {b.shape[kb]} (dim {kb})")
-    return _dot_general(a, b, [a.ndim - 1], [kb], [], [], precision, out_dt)
+    return _dot_general(a, b, [a.ndim - 1], [kb], [], [], precision, out_dt, out_sharding)
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
@@ -488,8 +531,9 @@ def _sum_axes(x, axes):
     return lax_red.reduce_sum(x, tuple(axes))
 
 
-def _contract(a, la, b, lb, keep, precision, out_dt):
-    """Contract two prepared operands; labels in ``keep`` survive."""
+def _contract(a, la, b, lb, keep, precision, out_dt, out_spec=None):
+    """Contract two prepared operands; labels in ``keep`` survive. ``out_spec``: (sharding,
+    output labels) of the einsum's result, for its last contraction."""
     shared = [c for c in la if c in lb]
     batch = [c for c in shared if c in keep]
     contract = [c for c in shared if c not in keep]
@@ -497,8 +541,15 @@ def _contract(a, la, b, lb, keep, precision, out_dt):
     rbatch = [lb.index(c) for c in batch]
     lc = [la.index(c) for c in contract]
     rc = [lb.index(c) for c in contract]
-    out = _dot_general(a, b, lc, rc, lbatch, rbatch, precision, out_dt)
     labels = batch + [c for c in la if c not in shared] + [c for c in lb if c not in shared]
+    sharding = None
+    if out_spec is not None:
+        s, out_labels = out_spec
+        if set(labels) != set(out_labels):
+            raise NotImplementedError("jnp.einsum: out_sharding where the last contraction's "
+                                      "result is not the output (repeated or broadcast labels)")
+        sharding = _permuted(s, [labels.index(c) for c in out_labels])
+    out = _dot_general(a, b, lc, rc, lbatch, rbatch, precision, out_dt, sharding)
     return out, labels
 
 
@@ -540,13 +591,14 @@ def _check_optimize(optimize):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None):
+           preferred_element_type=None, out_sharding=None):
     """Einstein summation: ``einsum("ij,jk->ik", a, b)``; implicit output, ``...`` ellipsis,
     repeated subscripts (diagonals) and the operand-list form are supported. Operands are
     contracted pairwise with ``lax.dot_general`` (greedily by result size unless
     ``optimize=False``)."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
+    out_sharding = _out_sharding(out_sharding, "einsum")
     _check_optimize(optimize)
     if not isinstance(subscripts, str):
         subscripts, operands = _operand_list_to_subscripts((subscripts,) + operands)
@@ -576,7 +628,9 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
         b, lb = prepared[j], labels[j]
         a, la = _prepare_operand(a, la, sizes, keep | set(lb))
         b, lb = _prepare_operand(b, lb, sizes, keep | set(la))
-        res, lr = _contract(a, la, b, lb, keep, precision, out_dt)
+        last = out_sharding is not None and len(prepared) == 2
+        res, lr = _contract(a, la, b, lb, keep, precision, out_dt,
+                            (out_sharding, out_labels) if last else None)
         prepared = [x for k, x in enumerate(prepared) if k not in (i, j)] + [res]
         labels = [x for k, x in enumerate(labels) if k not in (i, j)] + [lr]
     res, lr = prepared[0], labels[0]
@@ -594,7 +648,9 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
         perm = [lr.index(c) for c in out_labels]
         if perm != list(range(len(perm))):
             res = lax_shape.transpose(res, tuple(perm))
-    return convert(res, out_dt)
+    if out_sharding is not None and len(ops) == 1:
+        raise NotImplementedError("jnp.einsum: out_sharding with one operand")
+    return _place_if_eager(convert(res, out_dt), out_sharding)
 
 
 def einsum_path(subscripts, *operands, optimize="greedy"):

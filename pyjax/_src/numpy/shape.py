@@ -109,8 +109,10 @@ def static_int(x, what, *, nonnegative=False):
 # reshaping and transposing
 # ---------------------------------------------------------------------------------------
 
-def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    """Give ``a`` a new shape without changing its data; one dimension may be ``-1``."""
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=None):
+    """Give ``a`` a new shape without changing its data; one dimension may be ``-1``.
+    ``out_sharding``: the result's sharding (explicit axes), for reshapes whose sharding
+    JAX's rule cannot infer."""
     util.check_arraylike("reshape", a)
     name = "shape"
     if shape is None:
@@ -120,7 +122,11 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     a = asarray(a)
     new = axes_mod.reshape_shape(a.shape, shape, name, "reshape")
     if order == "C":
+        if out_sharding is not None:
+            return lax_shape.reshape(a, new, out_sharding=out_sharding)
         return a if new == a.shape else lax_shape.reshape(a, new)
+    if out_sharding is not None:
+        raise NotImplementedError(f"jnp.reshape: out_sharding with order={order!r}")
     if order == "F":
         rev = tuple(range(a.ndim))[::-1]
         t = lax_shape.transpose(a, rev) if a.ndim > 1 else a

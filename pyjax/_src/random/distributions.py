@@ -15,7 +15,6 @@ import numpy as np
 
 from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
-from pyjax._src.core.sharding import on_no_mesh
 from pyjax._src.core.trace import Tracer, shape_of  # noqa: F401 (shape_of: for the samplers)
 from pyjax._src.transformations.jit import jit
 from pyjax._src.lax import elementwise as lax
@@ -536,15 +535,12 @@ def _bernoulli_jit(kd, shape, mode, p):
     return bernoulli_core(kd, p, shape, mode)
 
 
-def bernoulli(key, p=np.float32(0.5), shape=None, mode="low", *, out_sharding=None):
+def bernoulli(key, p=np.float32(0.5), shape=None, mode="low"):
     """Boolean samples that are True with probability ``p`` (``uniform < p``).
 
     ``mode="high"`` uses twice the random bits, for correct results at tiny ``p``.
-    ``out_sharding``: None or the empty mesh's sharding (what flax.nnx's Dropout passes).
+    (``random.bernoulli``'s ``out_sharding=`` is added by random/out_sharding.py.)
     """
-    if not on_no_mesh(out_sharding):
-        raise NotImplementedError(f"random.bernoulli: out_sharding={out_sharding!r} is not "
-                                  "supported yet (only None or the empty mesh's sharding)")
     shape = optional_shape("bernoulli", shape)
     kd, _ = check_key("bernoulli", key)
     if mode not in ("high", "low"):

@@ -22,7 +22,8 @@ def _name_batch(args, dims, *, name):
     return name_p.bind(args[0], name=name), dims[0]
 
 
-name_p = Primitive("name", abstract_eval=lambda x, *, name: x,
+from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
+name_p = Primitive("name", abstract_eval=lambda x, *, name: x, sharding_rule=FROM_BODY,
                    lower=lambda ctx, x, *, name: x, jvp=_name_jvp, batch=_name_batch)
 
 

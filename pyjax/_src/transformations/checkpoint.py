@@ -220,7 +220,9 @@ def _batch(args, dims, *, jaxpr, axis_data, **params):
     return checkpoint_p.bind(*consts, *args, jaxpr=batched, **params), out_dims
 
 
+from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
 checkpoint_p = Primitive("checkpoint", abstract_eval=_abstract_eval, lower=_lower,
+                         sharding_rule=FROM_BODY,
                          multiple_results=True, impl=_impl, jvp=_jvp, transpose=_transpose,
                          batch=_batch, partial_eval=_partial_eval,
                          partial_eval_jaxpr=_partial_eval_jaxpr,

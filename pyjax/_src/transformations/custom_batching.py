@@ -110,7 +110,9 @@ def _batch(args, dims, *, jaxpr, rule, num_consts, in_tree, out_tree):
     return out_leaves, [0 if b else not_mapped for b in flags]
 
 
+from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
 custom_vmap_call_p = Primitive("custom_vmap_call", abstract_eval=_abstract_eval, lower=_lower,
+                               sharding_rule=FROM_BODY,
                                multiple_results=True, impl=_impl, jvp=_jvp, batch=_batch)
 
 

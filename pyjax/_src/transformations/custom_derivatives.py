@@ -272,10 +272,12 @@ def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts, symbolic_
     return outs, out_dims
 
 
+from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
 custom_jvp_call_p = Primitive(
     "custom_jvp_call", abstract_eval=_call_abstract_eval, lower=_call_lower,
     multiple_results=True, impl=_call_impl, jvp=_custom_jvp_call_jvp,
-    batch=_custom_jvp_call_batch, axis_aware=parallel.params_use_axis)
+    batch=_custom_jvp_call_batch, axis_aware=parallel.params_use_axis,
+    sharding_rule=FROM_BODY)
 
 
 # ---- custom_vjp ----
@@ -431,7 +433,8 @@ def _custom_vjp_call_batch(args, dims, *, call_jaxpr, rules, num_consts, axis_da
 custom_vjp_call_p = Primitive(
     "custom_vjp_call", abstract_eval=_call_abstract_eval, lower=_call_lower,
     multiple_results=True, impl=_call_impl, jvp=_custom_vjp_call_jvp,
-    batch=_custom_vjp_call_batch, axis_aware=parallel.params_use_axis)
+    batch=_custom_vjp_call_batch, axis_aware=parallel.params_use_axis,
+    sharding_rule=FROM_BODY)
 
 
 # custom_lin: linear in its tangent inputs; only ever transposed (which calls bwd).
@@ -456,7 +459,7 @@ def _custom_lin_transpose(cts, *args, num_res, rules, res_tree, lin_mask, out_av
 custom_lin_p = Primitive(
     "custom_lin", abstract_eval=_custom_lin_abstract_eval, lower=_custom_lin_error,
     multiple_results=True, impl=_custom_lin_error, jvp=_custom_lin_error,
-    transpose=_custom_lin_transpose, batch=_custom_lin_error)
+    transpose=_custom_lin_transpose, batch=_custom_lin_error, sharding_rule=FROM_BODY)
 
 
 # ---- vmap of custom rules: the rules run under a batching trace ----

@@ -23,7 +23,7 @@ from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
-from pyjax._src.core.sharded_array import ShardedArray
+from pyjax._src.core.sharded_array import ShardedArray, ShardedShapedArray
 from pyjax._src.core.sharding import NamedSharding, Sharding, SingleDeviceSharding
 from pyjax._src.core.trace import Tracer, get_aval
 from pyjax._src.interpreters import batching, lowering, staging
@@ -133,7 +133,9 @@ def _jit_partial_eval_jaxpr(eqn, in_unknowns):
     return known, staged, list(split.out_unknowns)
 
 
+from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
 jit_p = Primitive("jit", abstract_eval=_jit_abstract_eval, lower=_jit_lower,
+                  sharding_rule=FROM_BODY,
                   multiple_results=True, impl=_jit_impl, batch=_jit_batch,
                   jvp=_jit_jvp, transpose=_jit_transpose, partial_eval=_jit_partial_eval,
                   partial_eval_jaxpr=_jit_partial_eval_jaxpr,
@@ -306,7 +308,7 @@ def _on_trace_config_change(_):
 
 for _flag in ("jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
               "jax_default_matmul_precision", "jax_enable_checks", "jax_allow_f16_reductions",
-              "jax_softmax_custom_jvp"):
+              "jax_softmax_custom_jvp", "jax_remove_size_one_mesh_axis_from_type"):
     config.on_change(_flag, _on_trace_config_change)
 
 # True while a flag changes how a jitted call runs (Jitted._call_in_mode): one read on the
@@ -513,6 +515,8 @@ class Jitted:
         leaves, in_tree = pytree.tree_flatten((dyn_args, dyn_kwargs))
         if in_avals is None:
             in_avals = tuple([_leaf_aval(x) for x in leaves])
+            if self._spmd and self.in_shardings is not None:
+                in_avals = spmd.typed_by_in_shardings(self, in_avals, leaves, in_tree)
         key = (in_tree, statics, in_avals, config.jax_enable_x64)
         hit = self._trace_cache.get(key)
         if hit is not None and type(hit[0]) is not ClosedJaxpr:  # it used outer mutable refs
@@ -896,7 +900,12 @@ def _avals_of(args, kwargs, jitted):
 
 def _spec_aval(x):
     if isinstance(x, ShapeDtypeStruct):
-        return ShapedArray(x.shape, x.dtype, x.weak_type)
+        aval = ShapedArray(x.shape, x.dtype, x.weak_type)
+        s = x.sharding
+        if isinstance(s, NamedSharding) and s.mesh.explicit_axes:  # sharding in types
+            from pyjax._src.core.sharding_rules import spec_of_sharding, with_spec
+            aval = with_spec(aval, s.mesh, spec_of_sharding(s, aval.ndim))
+        return aval
     if isinstance(x, ShapedArray):
         return x
     return _leaf_aval(x)
@@ -947,7 +956,8 @@ class _Stage:
     def out_info(self):
         t = self._trace
         return pytree.tree_unflatten(t._out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                             sharding=a.sharding if type(a) is ShardedShapedArray else None)
             for a in t.jaxpr.out_avals])
 
 

@@ -6,8 +6,8 @@ Input layouts come from ``in_shardings`` or the arguments' own shardings (single
 arrays are replicated). Result layouts come from ``out_shardings``; without them a result
 takes the layout of the first sharded input of its shape, else it is replicated. The
 results are always annotated, so XLA inserts whatever collectives make them so: the layout
-choice can cost speed, never correctness. (Explicit mesh axes are partitioned as Auto ones:
-types do not carry shardings yet.)
+choice can cost speed, never correctness. On Explicit mesh axes the results' layouts are
+their types' (sharding in types, core/sharding_rules.py).
 """
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from pyjax._src import runtime
 from pyjax._src.core import pytree
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.config import config
-from pyjax._src.core.sharded_array import ShardedArray, shard_host_value
-from pyjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, current_mesh
+from pyjax._src.core.sharded_array import ShardedArray, ShardedShapedArray, shard_host_value
+from pyjax._src.core.sharding import (AxisType, Mesh, NamedSharding, PartitionSpec, Sharding,
+                                     current_mesh)
 from pyjax._src.dispatch import compiler
 from pyjax._src.interpreters import lowering
 from pyjax._src.lax import collective_lowering as cl
@@ -59,20 +60,53 @@ def _bind(s, mesh, what):
     return s
 
 
+def _on_mesh(sharding, mesh):
+    """A result type's sharding on the program's (concrete) mesh."""
+    if sharding.mesh == mesh or sharding.mesh.abstract_mesh != mesh.abstract_mesh:
+        return sharding
+    return NamedSharding(mesh, sharding.spec)
+
+
+def typed_by_in_shardings(jitted, in_avals, leaves, in_tree):
+    """Sharding in types: an argument that ``in_shardings`` splits over Explicit mesh axes
+    is traced with that sharding in its type (as JAX's)."""
+    from pyjax._src.core.sharding_rules import spec_of_sharding, with_spec
+    specs = jitted._split_dyn_for_shardings(jitted.in_shardings, leaves, (in_tree,))
+    out = list(in_avals)
+    for i, (a, s) in enumerate(zip(in_avals, specs)):
+        if isinstance(s, PartitionSpec):
+            s = _bind(s, current_mesh(), "in_shardings")
+        if isinstance(s, NamedSharding) and s.mesh.explicit_axes and hasattr(a, "shape"):
+            out[i] = with_spec(a, s.mesh, spec_of_sharding(s, len(a.shape)))
+    return tuple(out)
+
+
 class _Program:
     __slots__ = ("exe", "mesh", "in_shardings", "out_shardings", "const_shards", "out_avals",
                  "out_tree")
 
 
+def _layout_sharding(e):
+    """The mesh layout an equation asks for: a sharding constraint's, or an ``out_sharding``
+    (``sharding``) param's; else None."""
+    s = e.params.get("sharding") if e.primitive is sharding_constraint_p else \
+        (e.params.get("out_sharding") or e.params.get("sharding")) if e.params else None
+    if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.axis_names:
+        return s
+    return None
+
+
 def _constraint_meshes(closed):
-    return [e.params["sharding"].mesh for e in closed.jaxpr.eqns
-            if e.primitive is sharding_constraint_p]
+    meshes = [s.mesh for s in map(_layout_sharding, closed.jaxpr.eqns) if s is not None]
+    return meshes + [a.sharding.mesh for a in closed.out_avals
+                     if type(a) is ShardedShapedArray and isinstance(a.sharding.mesh, Mesh)]
 
 
 def constrains_layout(closed):
-    """Does the traced function lay a value out over a mesh (``with_sharding_constraint``
-    at its top level)? Then it is an SPMD program even on single-device arguments."""
-    return any(e.primitive is sharding_constraint_p for e in closed.jaxpr.eqns)
+    """Does the traced function lay a value out over a mesh (``with_sharding_constraint``,
+    an ``out_sharding=``, or a result whose type is split over Explicit axes, at its top
+    level)? Then it is an SPMD program even on single-device arguments."""
+    return bool(_constraint_meshes(closed))
 
 
 def call(jitted, key, closed, out_tree, leaves, donated):
@@ -117,8 +151,12 @@ def call(jitted, key, closed, out_tree, leaves, donated):
     out_sh = []
     for v, av, s in zip(closed.jaxpr.outvars, out_avals, out_specs):
         s = _bind(s, mesh, "out_shardings")
+        if s is None and type(av) is ShardedShapedArray:
+            s = _on_mesh(av.sharding, mesh)  # sharding in types: the result's own
         if s is None and v in constrained and constrained[v].mesh == mesh:
             s = constrained[v]  # the function's last word on this result's layout
+        if s is None and all(t is AxisType.Explicit for t in mesh.axis_types):
+            s = NamedSharding(mesh, PartitionSpec())  # untyped on Explicit axes: replicated
         if s is None:
             s = next((si for x, si in zip(arrays, in_sh) if x.shape == av.shape
                       and not si.is_fully_replicated), NamedSharding(mesh, PartitionSpec()))

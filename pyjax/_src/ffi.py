@@ -31,6 +31,7 @@ from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import not_mapped
 from pyjax._src.core.trace import aval_of
 from pyjax._src.lax import batch_util, shape_ops
+from pyjax._src.core.sharding_rules import UNSHARDED_ONLY
 
 __all__ = ["ffi_call", "ffi_lowering", "build_ffi_lowering_function", "include_dir",
            "pycapsule", "register_ffi_target", "register_ffi_target_as_batch_partitionable",
@@ -253,7 +254,8 @@ def _batch(args, dims, **params):
 # effectful: dead-code elimination keeps every call (an unused pure one costs a call, never
 # a value); XLA itself may drop one without has_side_effect.
 ffi_call_p = Primitive("ffi_call", abstract_eval=_abstract_eval, lower=_lower,
-                       multiple_results=True, effectful=True, jvp=_jvp, batch=_batch)
+                       multiple_results=True, effectful=True, jvp=_jvp, batch=_batch,
+                       sharding_rule=UNSHARDED_ONLY)
 
 
 def _result_avals(result_shape_dtypes):

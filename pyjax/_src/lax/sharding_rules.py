@@ -473,6 +473,8 @@ def _install():
               w.select_and_gather_add_p, w.select_and_scatter_add_p, w.reduce_window_p):
         p.def_rule("sharding_rule", window_rule(p.name))
     convolution.conv_general_dilated_p.def_rule("sharding_rule", _conv_rule)
+    from pyjax._src.lax import split_stack_tile
+    split_stack_tile.mulhi_p.def_rule("sharding_rule", nary_rule("mulhi"))
     for p in (user_reductions.reduce_p, rng.rng_bit_generator_p, leftovers.rng_uniform_p,
               linalg_factor.lu_pivots_to_permutation_p, linalg_structured.tridiagonal_solve_p,
               # collectives name manual axes (shard_map, pmap), whose values are untyped

@@ -297,3 +297,11 @@ def test_compiled_signatures_are_bounded(monkeypatch):
 
 # Read by tests/lax/test_registry.py (jit's JVP: tests/interpreters/test_ad.py).
 TESTED_PRIMITIVES = {"jit"}
+
+
+def test_array_methods_of_traced_values_are_the_jnp_functions():
+    # a tracer's private fields must not hide array methods (x.var() once called a Var)
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    f = pyjax.jit(lambda a: (a.var(), a.std(axis=0), a.mean(), a.sum(1)))
+    for got, want in zip(f(x), (x.var(), x.std(axis=0), x.mean(), x.sum(1))):
+        np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -69,7 +69,7 @@ class PartialEvalTrace(StagingTrace):
         for x in args:
             t = type(x)
             if t is StagingTracer and x._trace is self:
-                invars.append(x.var)
+                invars.append(x._var)
             elif t is ArrayImpl:  # a residual
                 v = self._const_ids.get(id(x))
                 invars.append(self._capture(x, x.aval) if v is None else v)

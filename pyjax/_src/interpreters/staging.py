@@ -19,15 +19,15 @@ _PY_SCALARS = (bool, int, float, complex)
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("var",)
+    __slots__ = ("_var",)
 
     def __init__(self, trace, var):
         self._trace = trace
-        self.var = var
+        self._var = var
 
     @property
     def aval(self):
-        return self.var.aval
+        return self._var.aval
 
 
 class DebugInfo:
@@ -64,13 +64,13 @@ class StagingTrace(Trace):
     def to_var(self, x):
         t = type(x)
         if t is StagingTracer and x._trace is self:
-            return x.var
+            return x._var
         if t in _PY_SCALARS:
             return Literal(x, get_aval(x))
         if isinstance(x, Tracer):
             trace_mod.check_tracer_live(x)
             if x._trace is self:
-                return x.var
+                return x._var
             return self._capture(x, x.aval)   # a tracer of an outer transformation
         if isinstance(x, (np.ndarray, np.generic)) and np.ndim(x) == 0 and t is not ArrayImpl:
             aval = get_aval(x)
@@ -106,7 +106,7 @@ class StagingTrace(Trace):
 
     def describe_tracer(self, tracer):
         names = self.debug_info.arg_names
-        deps = self._input_dependencies(tracer.var)
+        deps = self._input_dependencies(tracer._var)
         fn = self.debug_info.fun_name
         how = self.debug_info.transform
         if deps and names:

@@ -17,9 +17,10 @@ words, so
 Every helper here takes raw key data ``uint32[*batch, 2]`` and maps over the batch dimensions,
 the way JAX's key primitives iterate ``vmap`` over key arrays.
 
-A typed key array (``random.key``) is ``PRNGKeyArray``: a pytree node whose single leaf is the
-``uint32[..., 2]`` key data, so ``jit``, ``vmap`` and loop carries move it like any array, while
-arithmetic on it is refused.
+A typed key array (``random.key``) is ``PRNGKeyArray``: a pytree leaf to users, as in JAX, and
+a pytree data node over its ``uint32[..., 2]`` key data to the transformations
+(``pytree.register_data_node``), so ``jit``, ``vmap`` and loop carries move it like any array,
+while arithmetic on it is refused.
 """
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.config import config
 from pyjax._src.dispatch import cache as cache_mod
-from pyjax._src.core.abstract import HasShape, ShapedArray
+from pyjax._src.core.abstract import (ExtendedShapeDtypeStruct, HasShape, ShapeDtypeStruct,
+                                       ShapedArray)
 from pyjax._src.core.array import Array, ArrayImpl
 from pyjax._src.core.trace import Tracer
 from pyjax._src.transformations.jit import jit
@@ -580,7 +582,20 @@ def _keys_unflatten(dtype, children):
     return PRNGKeyArray._wrap(children[0], dtype)
 
 
-pytree.register_pytree_node(PRNGKeyArray, _keys_flatten, _keys_unflatten)
+# A leaf to users (jax.tree_util, as in JAX); a node over its key data to the
+# transformations, which so move key arrays like any array (core/pytree.py, "two views").
+pytree.register_data_node(PRNGKeyArray, _keys_flatten, _keys_unflatten,
+                          lambda dtype: dtype.key_shape)
+
+
+def _key_spec_flatten(spec):
+    return (ShapeDtypeStruct(spec.shape + spec.dtype.key_shape, _U32),), spec.dtype
+
+
+# ShapeDtypeStruct(shape, key<fry>) (eval_shape, jit(...).trace): a spec of the key data to
+# the transformations, a key array again inside the traced function
+pytree.register_data_node(ExtendedShapeDtypeStruct, _key_spec_flatten, _keys_unflatten,
+                          lambda dtype: dtype.key_shape)
 # Any primitive handed a key array refuses it with a message that says what to do.
 trace_mod.aval_handlers[PRNGKeyArray] = _arithmetic_error
 

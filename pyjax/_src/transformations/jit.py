@@ -915,9 +915,7 @@ class _Stage:
     @property
     def out_info(self):
         t = self._trace
-        return pytree.tree_unflatten(t._out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-            for a in t.jaxpr.out_avals])
+        return _shape_dtype_tree(t._out_tree, t.jaxpr.out_avals)
 
 
 class Traced(_Stage):
@@ -1118,12 +1116,21 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
                                 "make_jaxpr")
         closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
         if return_shape:
-            shapes = pytree.tree_unflatten(out_store[0], [
-                ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                for a in closed.out_avals])
-            return closed, shapes
+            return closed, _shape_dtype_tree(out_store[0], closed.out_avals)
         return closed
     return traceback_util.api_boundary(make)
+
+
+def _key_spec(sds, trailing, dtype):
+    # a key array's output spec: its own shape and key dtype, as JAX's eval_shape gives
+    return ShapeDtypeStruct(sds.shape[:len(sds.shape) - len(trailing)], dtype)
+
+
+def _shape_dtype_tree(out_tree, avals):
+    specs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
+    if pytree.has_data_nodes(out_tree):
+        return pytree.collapse_data_leaves(out_tree, specs, _key_spec)
+    return pytree.tree_unflatten(out_tree, specs)
 
 
 @traceback_util.api_boundary

@@ -131,6 +131,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         axes = _broadcast_prefix(in_axes, args, "in_axes",
                                  f"the positional arguments of {_fun_name(fun)}")
         axes += [0] * (len(leaves) - len(axes))
+        # axes of a key array count its own dims, not its key data's trailing ones
+        trailing = pytree.data_trailing_shapes(in_tree)
         descs = None
         sizes = []
         canon = []
@@ -139,8 +141,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 canon.append(not_mapped)
                 continue
             shape = tuple(aval_of(x).shape)
-            nd = len(shape)
+            nd = len(shape) - (len(trailing[i]) if trailing else 0)
             if not -nd <= ax < nd:
+                shape = shape[:nd]
                 descs = descs or _leaf_descriptions(fun, args, kwargs)
                 raise ValueError(
                     f"vmap was requested to map its argument along axis {ax}, which implies "
@@ -165,6 +168,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             trace.finish()
         out_leaves, out_tree = pytree.tree_flatten(out)
         oaxes = _broadcast_prefix(out_axes, out, "out_axes", f"the output of {_fun_name(fun)}")
+        out_trailing = pytree.data_trailing_shapes(out_tree)
         results = []
         for j, (o, oax) in enumerate(zip(out_leaves, oaxes)):
             val, d = trace.unwrap(o)
@@ -180,6 +184,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 results.append(val)
                 continue
             nd = len(aval_of(val).shape) + (d is not_mapped)
+            if out_trailing:
+                nd -= len(out_trailing[j])
             if not -nd <= oax < nd:
                 raise ValueError(
                     f"vmap out_axes {oax} is out of bounds for an output of rank {nd - 1} "

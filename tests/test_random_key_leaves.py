@@ -278,3 +278,14 @@ def test_pmap_and_shard_map_over_keys():
     sm = pyjax.shard_map(lambda ks: random.normal(ks[0], (1, 3)), mesh=mesh, in_specs=P("x"),
                          out_specs=P("x"))
     np.testing.assert_array_equal(_np(sm(keys)), _loop(f, keys))
+
+
+def test_stack_and_concatenate_key_arrays():
+    # as in JAX (optax's tree_split_key_like stacks the leaves of a tree of keys)
+    s = jnp.stack([KS, KS[::-1]], axis=-1)
+    assert s.dtype == K.dtype and s.shape == (3, 2)
+    np.testing.assert_array_equal(_kd(s), np.stack([_kd(KS), _kd(KS)[::-1]], axis=1))
+    c = pyjax.jit(lambda a, b: jnp.concatenate([a, b]))(KS, KS[:1])
+    np.testing.assert_array_equal(_kd(c), np.concatenate([_kd(KS), _kd(KS)[:1]]))
+    with pytest.raises(TypeError, match="same key dtype"):
+        jnp.stack([KS, jnp.ones(3)])

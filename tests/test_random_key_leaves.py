@@ -203,13 +203,25 @@ def test_checkpoint_custom_jvp_custom_vjp_with_key_args():
     def noisy(k, x):
         return x * random.normal(k, (2,))
 
+    seen = []
+
     @noisy.defjvp
     def _noisy_jvp(primals, tangents):
         k, x = primals
+        seen.append((tangents[0].dtype, tangents[0].shape))  # the key's: float0[]
         return noisy(k, x), tangents[1] * random.normal(k, (2,))
 
     got = pyjax.grad(lambda x: jnp.sum(noisy(K, x)))(x)
     np.testing.assert_allclose(_np(got), want)
+    assert seen == [(float0, ())]
+
+    @pyjax.custom_jvp
+    def split_scaled(k, x):  # a key output, whose tangent the rule gives as float0
+        return random.split(k), 2.0 * x
+
+    split_scaled.defjvp(lambda p, t: (split_scaled(*p), (np.zeros((2,), float0), 2.0 * t[1])))
+    _, (tk, tx) = pyjax.jvp(lambda x: split_scaled(K, x), (1.0,), (1.0,))
+    assert tk.dtype == float0 and tk.shape == (2,) and float(tx) == 2.0
 
     @pyjax.custom_vjp
     def noisy2(k, x):
@@ -219,6 +231,16 @@ def test_checkpoint_custom_jvp_custom_vjp_with_key_args():
                   lambda k, ct: (None, ct * random.normal(k, (2,))))
     got = pyjax.jit(pyjax.grad(lambda x, k: jnp.sum(noisy2(k, x))))(x, K)
     np.testing.assert_allclose(_np(got), want)
+
+    @pyjax.custom_vjp
+    def split2(k, x):
+        return random.split(k), 2.0 * x
+
+    cts = []
+    split2.defvjp(lambda k, x: (split2(k, x), None),
+                  lambda _, ct: (cts.append((ct[0].dtype, ct[0].shape)), (None, 2.0 * ct[1]))[1])
+    assert float(pyjax.grad(lambda x: split2(K, x)[1])(1.0)) == 2.0
+    assert cts == [(float0, (2,))]  # the cotangent of a key<fry>[2] output
 
 
 # ---------------------------------------------------------------------------------------

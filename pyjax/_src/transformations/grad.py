@@ -54,41 +54,6 @@ def _instantiate_out(t):
     return _as_output(ad.instantiate(t))
 
 
-# ---- key arrays: their tangents are float0 arrays of the key array's shape ----
-# The transformations see a key array as a node over its key data (core/pytree.py, "two
-# views"); users see one leaf, whose tangent and cotangent is float0 of the key's own shape.
-
-def _float0_of_key(t, trailing, _dtype):
-    """A key-data leaf's tangent -> the key array's: float0 without the trailing dims."""
-    if isinstance(t, np.ndarray) and t.dtype == float0:
-        return np.zeros(t.shape[:t.ndim - len(trailing)], float0)
-    return t
-
-
-def _float0_of_key_data(t, trailing, _dtype):
-    """A key array's float0 tangent -> its key data's (anything else is left for the
-    dtype checks to refuse)."""
-    if isinstance(t, np.ndarray) and t.dtype == float0:
-        return np.zeros(t.shape + tuple(trailing), float0)
-    return t
-
-
-def _tangent_tree(treedef, leaves):
-    """The user's tree of tangents/cotangents for data-view ``leaves`` of ``treedef``."""
-    if pytree.has_data_nodes(treedef):
-        return pytree.collapse_data_leaves(treedef, leaves, _float0_of_key)
-    return pytree.tree_unflatten(treedef, leaves)
-
-
-def _tangent_leaves(treedef, tangents):
-    """``(leaves, tree)`` of a user's tangent tree mirroring ``treedef``: ``tree`` is
-    ``treedef`` when the structures match (key arrays take float0 leaves of their shape)."""
-    if pytree.has_data_nodes(treedef):
-        got = pytree.expand_data_leaves(treedef, tangents, _float0_of_key_data)
-        return got if got is not None else pytree.user_tree_flatten(tangents)
-    return pytree.tree_flatten(tangents)
-
-
 def _argnums(argnums, nargs, fun_name):
     single = isinstance(argnums, (int, np.integer))
     try:
@@ -233,7 +198,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
     p_leaves, p_tree = pytree.tree_flatten(tuple(primals))
-    t_leaves, t_tree = _tangent_leaves(p_tree, tuple(tangents))
+    t_leaves, t_tree = ad.tangent_leaves(p_tree, tuple(tangents))
     if p_tree != t_tree:
         raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
                         "structure; primals have tree structure "
@@ -259,7 +224,7 @@ def jvp(fun, primals, tangents, has_aux=False):
                      tuple(range(len(primals))), p_tree, has_aux, store)
     res = ad.jvp_flat(flat, p_leaves, ts, has_aux=has_aux)
     out = pytree.tree_unflatten(store[0], [_as_output(o) for o in res[0]])
-    t_out = _tangent_tree(store[0], [_instantiate_out(t) for t in res[1]])
+    t_out = ad.tangent_tree(store[0], [_instantiate_out(t) for t in res[1]])
     if has_aux:
         return out, t_out, _aux_out(store, res[2])
     return out, t_out
@@ -299,7 +264,7 @@ def linearize(fun, *primals, has_aux=False):
     def f_jvp(*res_and_tangents):
         res, tangents = res_and_tangents[:n_res], res_and_tangents[n_res:]
         lin = _with_residuals(lin0, res)
-        t_leaves, t_tree = _tangent_leaves(in_tree, tangents)
+        t_leaves, t_tree = ad.tangent_leaves(in_tree, tangents)
         if t_tree != in_tree:
             raise TypeError(f"linearized function called on tangent values inconsistent with "
                             f"the original primal values: expected tree structure "
@@ -312,7 +277,7 @@ def linearize(fun, *primals, has_aux=False):
                                  f"with the original primal values: got tangent "
                                  f"{ta.str_short()} for primal {a.str_short()}.")
         outs = lin.jvp(t_leaves)
-        return _tangent_tree(out_tree, [_instantiate_out(t) for t in outs])
+        return ad.tangent_tree(out_tree, [_instantiate_out(t) for t in outs])
 
     # a pytree (as JAX's): the residuals are its leaves, so it can leave jit or go to tree_map
     f_jvp = pytree.Partial(f_jvp, *lin0.jaxpr.consts)
@@ -367,13 +332,13 @@ def vjp(fun, *primals, has_aux=False):
             raise TypeError(f"vjp function of {name} takes one cotangent argument, got "
                             f"{len(res_and_ct) - n_res}")
         lin, ct = _with_residuals(lin0, res_and_ct[:n_res]), res_and_ct[n_res]
-        ct_leaves, ct_tree = _tangent_leaves(out_tree, ct)
+        ct_leaves, ct_tree = ad.tangent_leaves(out_tree, ct)
         if ct_tree != out_tree:
             raise TypeError(f"Tree structure of cotangent input {pytree.user_treedef(ct_tree)}"
                             ", does not match structure of primal output "
                             f"{pytree.user_treedef(out_tree)}.")
         cts = lin.vjp(_check_cotangents(ct_leaves, lin, name))
-        return _tangent_tree(in_tree, [_instantiate_out(c) for c in cts])
+        return ad.tangent_tree(in_tree, [_instantiate_out(c) for c in cts])
 
     vjp_fun = pytree.Partial(vjp_fun, *lin0.jaxpr.consts)  # a pytree, as linearize's
     if has_aux:
@@ -430,7 +395,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             outs = res[0]
             cts = res[1].vjp(make_cts(outs, store))
             aux = res[2] if has_aux else None
-        g = _tangent_tree(in_tree, [_instantiate_out(c) for c in cts])
+        g = ad.tangent_tree(in_tree, [_instantiate_out(c) for c in cts])
         if single:
             g = g[0]
         ans = _as_output(outs[0])

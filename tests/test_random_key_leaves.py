@@ -109,6 +109,17 @@ def test_jit_signature_holds_the_key_dtype():
     np.testing.assert_array_equal(_np(g(K)), _np(g(random.key_data(K))))
 
 
+def test_traced_stage_trees_and_export_with_keys():
+    traced = pyjax.jit(lambda ks, x: (random.split(ks[0]), x)).trace(KS, 1.0)
+    assert str(traced.in_tree) == "PyTreeDef(((*, *), {}))"
+    assert str(traced.out_tree) == "PyTreeDef((*, *))"
+    (info_k, info_x), _ = traced.args_info
+    assert info_k.shape == (3,) and info_k.dtype == K.dtype and not info_k.donated
+    assert pyjax.jit(lambda x: x).trace(1.0).args_info[0][0].shape == ()  # nothing donated
+    exported = pyjax.export.export(pyjax.jit(lambda k: random.normal(k, (2,))))(K)
+    np.testing.assert_array_equal(_np(exported.call(K)), _np(random.normal(K, (2,))))
+
+
 def test_make_jaxpr_device_put_block_until_ready():
     jaxpr = pyjax.make_jaxpr(lambda k: random.normal(k))(K)
     assert len(jaxpr.jaxpr.invars) == 1

@@ -894,23 +894,43 @@ class ArgInfo:
         return f"ArgInfo({self._aval.str_short()}, donated={self.donated})"
 
 
+class _KeyAval:
+    """A key array argument's abstract value as ``ArgInfo`` shows it (``key<fry>[3]``)."""
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+    def str_short(self):
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+
+def _key_arg_info(info, trailing, dtype):
+    shape = info.shape[:len(info.shape) - len(trailing)]
+    return ArgInfo(_KeyAval(shape, dtype), info.donated)
+
+
 class _Stage:
     """What every AOT stage says about its call: ``in_tree``, ``args_info``, ``out_tree``,
     ``out_info`` (``_trace`` is the stage's Traced)."""
 
+    # what users see: key arrays are leaves (core/pytree.py, "two views")
     @property
     def in_tree(self):
-        return self._trace._key[0]
+        return pytree.user_treedef(self._trace._key[0])
 
     @property
     def args_info(self):
         t = self._trace
-        return pytree.tree_unflatten(t._key[0], [ArgInfo(a, d) for a, d in
-                                                 zip(t._key[2], t._donated)])
+        donated = t._donated or (False,) * len(t._key[2])  # () when nothing is donated
+        infos = [ArgInfo(a, d) for a, d in zip(t._key[2], donated)]
+        if pytree.has_data_nodes(t._key[0]):
+            return pytree.collapse_data_leaves(t._key[0], infos, _key_arg_info)
+        return pytree.tree_unflatten(t._key[0], infos)
 
     @property
     def out_tree(self):
-        return self._trace._out_tree
+        return pytree.user_treedef(self._trace._out_tree)
 
     @property
     def out_info(self):

@@ -149,6 +149,8 @@ def test_vmap_in_axes_count_key_dims_including_negative():
         np.testing.assert_array_equal(_np(pyjax.vmap(g, in_axes=ax)(GRID)), want)
     with pytest.raises(ValueError, match=r"rank should be at least 3.*shape is \(2, 3\)"):
         pyjax.vmap(g, in_axes=2)(GRID)
+    with pytest.raises(ValueError, match=r"argument k of type key<fry>\[3\] has size 3"):
+        pyjax.vmap(lambda k, x: x)(KS, jnp.ones(2))
     # in a dict, next to an unmapped array
     h = lambda s: s["x"] + random.normal(s["k"], ())  # noqa: E731
     got = pyjax.vmap(h, in_axes=({"k": 0, "x": None},))({"k": KS, "x": jnp.float32(1)})

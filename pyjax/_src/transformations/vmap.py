@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from pyjax._src.core import pytree
+from pyjax._src.core import dtypes, pytree
 from pyjax._src.core.config import config
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.traceback_util import api_boundary
@@ -76,6 +76,9 @@ def _leaf_descriptions(fun, args, kwargs):
 
 
 def _type_str(x):
+    dt = getattr(x, "dtype", None)
+    if dt is not None and dtypes.issubdtype(dt, dtypes.prng_key):  # a key array
+        return f"{dt}[{','.join(map(str, x.shape))}]"
     return aval_of(x).str_short()
 
 
@@ -222,6 +225,8 @@ def _mapped_size(fun, args, kwargs, leaves, sizes, axis_size):
     if len(distinct) == 1 and (axis_size is None or axis_size in distinct):
         return sizes[0][2]
     descs = _leaf_descriptions(fun, args, kwargs)
+    # a key array has one data leaf: the user view's leaves line up with ``leaves``
+    leaves = pytree.user_tree_leaves((args, kwargs))
     lines = [f"  * axis {ax} of argument {descs[i]} of type {_type_str(leaves[i])} has size "
              f"{s}" for i, ax, s in sizes]
     head = "vmap got inconsistent sizes for array axes to be mapped:"

@@ -34,7 +34,7 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 __all__ = [
     "PyTreeDef",
     "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map",
-    "tree_flatten_with_path", "tree_leaves_with_path",
+    "tree_flatten_with_path",
     "treedef_is_leaf", "treedef_is_strict_leaf", "treedef_children", "treedef_tuple",
     "all_leaves", "build_tree", "flatten_one_level", "flatten_one_level_with_keys",
     "is_tree_node",
@@ -45,8 +45,7 @@ __all__ = [
     "user_tree_flatten", "user_tree_leaves", "user_tree_structure", "user_tree_map",
     "user_tree_all", "user_tree_reduce", "user_tree_reduce_associative", "user_tree_transpose",
     "user_tree_broadcast", "user_tree_flatten_with_path", "user_tree_leaves_with_path",
-    "user_tree_map_with_path", "register_data_node", "has_data_nodes", "user_treedef",
-    "data_trailing_shapes", "collapse_data_leaves", "expand_data_leaves",
+    "user_tree_map_with_path", "register_data_node",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -988,9 +987,10 @@ def user_tree_map_with_path(f: Callable, tree: Any, *rest: Any,
 # vmap, grad, loops and every other transformation move key arrays as their key data, and
 # rebuild them around results, with no key-specific code; their key-shaped user-facing
 # conventions (vmap axes counted on the key array's own dims, float0 tangents of the key's
-# shape) read the trailing data shape through ``data_trailing_shapes`` and the
-# ``collapse``/``expand`` helpers. The user view is the fast path (data nodes are leaf
+# shape) read the trailing data shape through ``pytree_data``. The user view is the fast path (data nodes are leaf
 # types); the data view flattens with it and then expands the data nodes it finds.
+# ``core/pytree_data.py`` has the helpers that turn one view's treedefs and leaves into the
+# other's.
 
 def register_data_node(nodetype: type, flatten: Callable, unflatten: Callable,
                        trailing_shape: Callable) -> None:
@@ -1086,102 +1086,6 @@ def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None
         handler = _data_registry.get(type(x))
         out.extend([(p, x)] if handler is None else [(p, c) for c in handler.flatten(x)[0]])
     return out, PyTreeDef(_expand_data_nodes(treedef._root, leaves)[1], len(out))
-
-
-def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
-                          is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
-    """The ``(key_path, leaf)`` pairs of ``tree`` in the transformations' view."""
-    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
-
-
-def _walk_data_nodes(node, leaves, out, on_data):
-    """Copies ``leaves`` (one per leaf of ``node``) to ``out``, replacing the children of
-    each data node by ``on_data(type, aux, children)``'s list."""
-    if node is None:
-        out.append(next(leaves))
-        return
-    kind, t, aux, ch = node
-    if kind == _CUSTOM and t in _data_registry:
-        out.extend(on_data(t, aux, [next(leaves) for _ in ch]))
-        return
-    for c in ch:
-        _walk_data_nodes(c, leaves, out, on_data)
-
-
-def _user_root(node):
-    if node is None:
-        return None
-    kind, t, aux, ch = node
-    if kind == _CUSTOM and t in _data_registry:
-        return None
-    return (kind, t, aux, tuple([_user_root(c) for c in ch]))
-
-
-def has_data_nodes(treedef: PyTreeDef) -> bool:
-    """Whether a transformations'-view treedef holds a data node (a key array)."""
-    return bool(_data_types) and _root_has_data(treedef._root)
-
-
-def _root_has_data(node) -> bool:
-    if node is None:
-        return False
-    kind, t, _, ch = node
-    return (kind == _CUSTOM and t in _data_registry) or any(_root_has_data(c) for c in ch)
-
-
-def user_treedef(treedef: PyTreeDef) -> PyTreeDef:
-    """The user view of a transformations'-view treedef: data nodes become leaves."""
-    if not has_data_nodes(treedef):
-        return treedef
-    return PyTreeDef(_user_root(treedef._root))
-
-
-def data_trailing_shapes(treedef: PyTreeDef) -> list | None:
-    """Per leaf of a transformations'-view treedef, the trailing shape that leaf's data node
-    adds to the user-visible array (``()`` for ordinary leaves); None when there is no data
-    node (the common case, so callers skip the work)."""
-    if not has_data_nodes(treedef):
-        return None
-    out: list = []
-    _walk_data_nodes(treedef._root, iter(range(treedef.num_leaves)), out,
-                     lambda t, aux, ch: [_data_trailing[t](aux)] * len(ch))
-    return [() if type(x) is int else x for x in out]
-
-
-def collapse_data_leaves(treedef: PyTreeDef, leaves: list, fn: Callable) -> Any:
-    """Builds the user-view tree of ``treedef`` from its data-view ``leaves``, where each
-    data node's one leaf becomes ``fn(leaf, trailing_shape, aux)`` (e.g. a float0 tangent
-    of key data becomes one of the key array's shape)."""
-    out: list = []
-    _walk_data_nodes(treedef._root, iter(leaves), out,
-                     lambda t, aux, ch: [fn(ch[0], _data_trailing[t](aux), aux)])
-    return user_treedef(treedef).unflatten(out)
-
-
-def expand_data_leaves(treedef: PyTreeDef, user_tree: Any, fn: Callable
-                       ) -> tuple[list, PyTreeDef] | None:
-    """The data-view leaves for a user tree that mirrors ``treedef`` (tangents of primals
-    with key arrays: float0 arrays of the keys' shapes): each leaf at a data node becomes
-    ``fn(leaf, trailing_shape, aux)``. None when the structures differ."""
-    leaves, tree = user_tree_flatten(user_tree)
-    if tree != user_treedef(treedef):
-        return None
-    out: list = []
-    it = iter(leaves)
-
-    def walk(node):
-        if node is None:
-            out.append(next(it))
-            return
-        kind, t, aux, ch = node
-        if kind == _CUSTOM and t in _data_registry:
-            out.append(fn(next(it), _data_trailing[t](aux), aux))
-            return
-        for c in ch:
-            walk(c)
-
-    walk(treedef._root)
-    return out, treedef
 
 
 # ---------------------------------------------------------------------------------------------

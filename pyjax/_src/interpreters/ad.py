@@ -23,6 +23,7 @@ import weakref
 import numpy as np
 
 from pyjax._src.core import dtypes, pytree
+from pyjax._src.core import pytree_data
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.config import config
 from pyjax._src.core.array import ArrayImpl
@@ -484,15 +485,15 @@ def _float0_of_key_data(t, trailing, _dtype):
 
 def tangent_tree(treedef, leaves):
     """The user's tree of tangents/cotangents for data-view ``leaves`` of ``treedef``."""
-    if pytree.has_data_nodes(treedef):
-        return pytree.collapse_data_leaves(treedef, leaves, _float0_of_key)
+    if pytree_data.has_data_nodes(treedef):
+        return pytree_data.collapse_data_leaves(treedef, leaves, _float0_of_key)
     return pytree.tree_unflatten(treedef, leaves)
 
 
 def tangent_leaves(treedef, tangents):
     """``(leaves, tree)`` of a user's tangent tree mirroring ``treedef``: ``tree`` is
     ``treedef`` when the structures match (key arrays take float0 leaves of their shape)."""
-    if pytree.has_data_nodes(treedef):
-        got = pytree.expand_data_leaves(treedef, tangents, _float0_of_key_data)
+    if pytree_data.has_data_nodes(treedef):
+        got = pytree_data.expand_data_leaves(treedef, tangents, _float0_of_key_data)
         return got if got is not None else pytree.user_tree_flatten(tangents)
     return pytree.tree_flatten(tangents)

@@ -12,6 +12,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
+from pyjax._src.core import pytree_data
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.config import config
 from pyjax._src.core.traceback_util import api_boundary
@@ -202,8 +203,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     if p_tree != t_tree:
         raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
                         "structure; primals have tree structure "
-                        f"{pytree.user_treedef(p_tree)} whereas tangents have tree structure "
-                        f"{pytree.user_treedef(t_tree)}.")
+                        f"{pytree_data.user_treedef(p_tree)} whereas tangents have tree structure "
+                        f"{pytree_data.user_treedef(t_tree)}.")
     p_leaves = [_as_value(p) for p in p_leaves]
     ts = []
     for p, t in zip(p_leaves, t_leaves):
@@ -268,8 +269,8 @@ def linearize(fun, *primals, has_aux=False):
         if t_tree != in_tree:
             raise TypeError(f"linearized function called on tangent values inconsistent with "
                             f"the original primal values: expected tree structure "
-                            f"{pytree.user_treedef(in_tree)}, got "
-                            f"{pytree.user_treedef(t_tree)}.")
+                            f"{pytree_data.user_treedef(in_tree)}, got "
+                            f"{pytree_data.user_treedef(t_tree)}.")
         for t, a in zip(t_leaves, lin.in_avals):
             ta = _tangent_arg_aval(t)
             if ta.shape != a.shape or (a.dtype != float0 and ta.dtype != a.dtype):
@@ -334,9 +335,9 @@ def vjp(fun, *primals, has_aux=False):
         lin, ct = _with_residuals(lin0, res_and_ct[:n_res]), res_and_ct[n_res]
         ct_leaves, ct_tree = ad.tangent_leaves(out_tree, ct)
         if ct_tree != out_tree:
-            raise TypeError(f"Tree structure of cotangent input {pytree.user_treedef(ct_tree)}"
+            raise TypeError(f"Tree structure of cotangent input {pytree_data.user_treedef(ct_tree)}"
                             ", does not match structure of primal output "
-                            f"{pytree.user_treedef(out_tree)}.")
+                            f"{pytree_data.user_treedef(out_tree)}.")
         cts = lin.vjp(_check_cotangents(ct_leaves, lin, name))
         return ad.tangent_tree(in_tree, [_instantiate_out(c) for c in cts])
 
@@ -379,7 +380,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         dyn = (args[nums[0]],) if len(nums) == 1 else tuple(args[i] for i in nums)
         leaves, in_tree = pytree.tree_flatten(dyn)
         # key arrays are checked as the user sees them (dtype key<fry>)
-        for x in (pytree.user_tree_leaves(dyn) if pytree.has_data_nodes(in_tree) else leaves):
+        for x in (pytree.user_tree_leaves(dyn) if pytree_data.has_data_nodes(in_tree) else leaves):
             _check_input_dtype_revderiv("grad", holomorphic, allow_int, x)
         leaves = [_as_value(x) for x in leaves]
         store = []

@@ -18,6 +18,7 @@ import numpy as np
 from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
 from pyjax._src.core import profiling, pytree, traceback_util
+from pyjax._src.core import pytree_data
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
@@ -917,20 +918,20 @@ class _Stage:
     # what users see: key arrays are leaves (core/pytree.py, "two views")
     @property
     def in_tree(self):
-        return pytree.user_treedef(self._trace._key[0])
+        return pytree_data.user_treedef(self._trace._key[0])
 
     @property
     def args_info(self):
         t = self._trace
         donated = t._donated or (False,) * len(t._key[2])  # () when nothing is donated
         infos = [ArgInfo(a, d) for a, d in zip(t._key[2], donated)]
-        if pytree.has_data_nodes(t._key[0]):
-            return pytree.collapse_data_leaves(t._key[0], infos, _key_arg_info)
+        if pytree_data.has_data_nodes(t._key[0]):
+            return pytree_data.collapse_data_leaves(t._key[0], infos, _key_arg_info)
         return pytree.tree_unflatten(t._key[0], infos)
 
     @property
     def out_tree(self):
-        return pytree.user_treedef(self._trace._out_tree)
+        return pytree_data.user_treedef(self._trace._out_tree)
 
     @property
     def out_info(self):
@@ -1148,8 +1149,8 @@ def _key_spec(sds, trailing, dtype):
 
 def _shape_dtype_tree(out_tree, avals):
     specs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
-    if pytree.has_data_nodes(out_tree):
-        return pytree.collapse_data_leaves(out_tree, specs, _key_spec)
+    if pytree_data.has_data_nodes(out_tree):
+        return pytree_data.collapse_data_leaves(out_tree, specs, _key_spec)
     return pytree.tree_unflatten(out_tree, specs)
 
 

@@ -8,6 +8,7 @@ import operator
 import numpy as np
 
 from pyjax._src.core import dtypes, pytree
+from pyjax._src.core import pytree_data
 from pyjax._src.core.config import config
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.traceback_util import api_boundary
@@ -135,7 +136,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                                  f"the positional arguments of {_fun_name(fun)}")
         axes += [0] * (len(leaves) - len(axes))
         # axes of a key array count its own dims, not its key data's trailing ones
-        trailing = pytree.data_trailing_shapes(in_tree)
+        trailing = pytree_data.data_trailing_shapes(in_tree)
         descs = None
         sizes = []
         canon = []
@@ -171,7 +172,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             trace.finish()
         out_leaves, out_tree = pytree.tree_flatten(out)
         oaxes = _broadcast_prefix(out_axes, out, "out_axes", f"the output of {_fun_name(fun)}")
-        out_trailing = pytree.data_trailing_shapes(out_tree)
+        out_trailing = pytree_data.data_trailing_shapes(out_tree)
         results = []
         for j, (o, oax) in enumerate(zip(out_leaves, oaxes)):
             val, d = trace.unwrap(o)

@@ -309,6 +309,15 @@ def test_pmap_and_shard_map_over_keys():
     f = lambda k: random.normal(k, (3,))  # noqa: E731
     np.testing.assert_array_equal(_np(pyjax.pmap(f, devices=pyjax.devices()[:n])(keys)),
                                   _loop(f, keys))
+    # axes count the key array's dims: -1 of key<fry>[3, 2] is its axis 1, not the key data's
+    devs = pyjax.devices()[:n]
+    grid = random.split(K, (3, n))
+    g = lambda ks: random.normal(ks[0], (2,))  # noqa: E731
+    np.testing.assert_array_equal(_np(pyjax.pmap(g, in_axes=-1, devices=devs)(grid)),
+                                  np.stack([_np(g(grid[:, j])) for j in range(n)]))
+    split = pyjax.pmap(lambda k: random.split(k), out_axes=-1, devices=devs)(keys)
+    assert split.dtype == K.dtype and split.shape == (2, n)
+    np.testing.assert_array_equal(_kd(split), np.stack([_kd(random.split(k)) for k in keys], 1))
     mesh = pyjax.make_mesh((n,), ("x",), devices=pyjax.devices()[:n])
     sm = pyjax.shard_map(lambda ks: random.normal(ks[0], (1, 3)), mesh=mesh, in_specs=P("x"),
                          out_specs=P("x"))

@@ -758,7 +758,7 @@ def _leaves(x, out, _get=_kinds.get, _leafs=_leaf_types):
 
 
 def user_tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
-                 ) -> tuple[list, PyTreeDef]:
+                      ) -> tuple[list, PyTreeDef]:
     """Flattens a pytree into its list of leaves and its structure.
 
     Parameters
@@ -815,7 +815,7 @@ def user_tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None)
 
 
 def user_tree_map(f: Callable, tree: Any, *rest: Any,
-             is_leaf: Callable[[Any], bool] | None = None) -> Any:
+                  is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Maps ``f`` over the leaves of ``tree`` (and the matching subtrees of ``rest``).
 
     Every tree in ``rest`` must have ``tree``'s structure as a prefix: where ``tree`` has a
@@ -844,7 +844,7 @@ _NO_INIT = _NoInitializer()
 
 
 def user_tree_reduce(function: Callable, tree: Any, initializer: Any = _NO_INIT,
-                is_leaf: Callable[[Any], bool] | None = None) -> Any:
+                     is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """``functools.reduce`` over the leaves of ``tree``."""
     if initializer is _NO_INIT:
         return functools.reduce(function, user_tree_leaves(tree, is_leaf))
@@ -852,7 +852,7 @@ def user_tree_reduce(function: Callable, tree: Any, initializer: Any = _NO_INIT,
 
 
 def user_tree_reduce_associative(operation: Callable, tree: Any, *, identity: Any = _NO_INIT,
-                            is_leaf: Callable[[Any], bool] | None = None) -> Any:
+                                 is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Reduces the leaves with an associative ``operation`` as a balanced binary tree.
 
     With no leaves, returns ``identity`` (a ``ValueError`` if none was given).
@@ -871,7 +871,7 @@ def user_tree_reduce_associative(operation: Callable, tree: Any, *, identity: An
 
 
 def user_tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
-                   pytree_to_transpose: Any) -> Any:
+                        pytree_to_transpose: Any) -> Any:
     """Turns a tree of structure ``outer(inner)`` into one of structure ``inner(outer)``.
 
     ``inner_treedef=None`` infers it from the first subtree under ``outer_treedef``.
@@ -896,7 +896,7 @@ def user_tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | Non
 
 
 def user_tree_broadcast(prefix_tree: Any, full_tree: Any,
-                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
+                        is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Broadcasts ``prefix_tree`` to the structure of ``full_tree``: each leaf of the prefix
     is repeated over every leaf of the matching subtree of ``full_tree``.
 
@@ -950,8 +950,8 @@ def _flatten_with_path(x, path, out, is_leaf, takes_path):
 
 
 def user_tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
-                           is_leaf_takes_path: bool = False
-                           ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+                                is_leaf_takes_path: bool = False
+                                ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
     """Like ``tree_flatten``, but each leaf comes as ``(key_path, leaf)``.
 
     With ``is_leaf_takes_path=True``, ``is_leaf`` is called as ``is_leaf(path, x)``.
@@ -962,14 +962,14 @@ def user_tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None =
 
 
 def user_tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
-                          is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
+                               is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
     """The ``(key_path, leaf)`` pairs of ``tree`` in flattening order."""
     return user_tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def user_tree_map_with_path(f: Callable, tree: Any, *rest: Any,
-                       is_leaf: Callable[..., bool] | None = None,
-                       is_leaf_takes_path: bool = False) -> Any:
+                            is_leaf: Callable[..., bool] | None = None,
+                            is_leaf_takes_path: bool = False) -> Any:
     """Like ``tree_map``, but ``f`` is called as ``f(key_path, leaf, *other_leaves)``."""
     path_leaves, treedef = user_tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     paths = [p for p, _ in path_leaves]
@@ -982,15 +982,14 @@ def user_tree_map_with_path(f: Callable, tree: Any, *rest: Any,
 # ---------------------------------------------------------------------------------------------
 #
 # A data node is an array type that users see as one leaf (``jax.tree_util``, ``jax.tree``:
-# ``user_tree_*``) but that the transformations see as a node over its data arrays
+# ``user_tree_*``) but that the transformations see as a node over its data array
 # (``tree_*`` below): typed PRNG key arrays, ``key<fry>[3]`` over ``uint32[3, 2]``. So jit,
-# vmap, grad, loops and every other transformation move key arrays as their key data, and
-# rebuild them around results, with no key-specific code; their key-shaped user-facing
-# conventions (vmap axes counted on the key array's own dims, float0 tangents of the key's
-# shape) read the trailing data shape through ``pytree_data``. The user view is the fast path (data nodes are leaf
-# types); the data view flattens with it and then expands the data nodes it finds.
-# ``core/pytree_data.py`` has the helpers that turn one view's treedefs and leaves into the
-# other's.
+# vmap, grad, loops and every other transformation move key arrays as their key data and
+# rebuild them around results, with no key-specific code. Where JAX's conventions are about
+# the key array itself (vmap axes on its own dims, float0 tangents of its shape), the
+# transformations use ``core/pytree_data.py``, which turns one view's treedefs and leaves
+# into the other's. The user view is the fast path (data nodes are leaf types); the data
+# view flattens with it and then expands the data nodes it finds.
 
 def register_data_node(nodetype: type, flatten: Callable, unflatten: Callable,
                        trailing_shape: Callable) -> None:

@@ -333,3 +333,18 @@ def test_stack_and_concatenate_key_arrays():
     np.testing.assert_array_equal(_kd(c), np.concatenate([_kd(KS), _kd(KS)[:1]]))
     with pytest.raises(TypeError, match="same key dtype"):
         jnp.stack([KS, jnp.ones(3)])
+
+
+def test_where_and_astype_of_key_arrays():
+    # as in JAX (optax's gradient accumulation selects its inner state, keys included)
+    c = jnp.array([True, False, True])
+    got = pyjax.jit(jnp.where)(c, GRID, K)  # key<fry>[2, 3] and key<fry>[] broadcast
+    want = np.where(_np(c)[None, :, None], _kd(GRID), _kd(K))
+    assert got.dtype == K.dtype and got.shape == (2, 3)
+    np.testing.assert_array_equal(_kd(got), want)
+    np.testing.assert_array_equal(_kd(jnp.where(False, K, KS[1])), _kd(KS[1]))
+    with pytest.raises(ValueError, match="key<fry> is not a valid dtype"):
+        jnp.where(True, K, 1.0)
+    assert jnp.astype(KS, KS.dtype) is KS
+    with pytest.raises(ValueError, match="from key<fry> to float32"):
+        jnp.astype(K, jnp.float32)

@@ -300,6 +300,17 @@ def frombuffer(buffer, dtype=float, count=-1, offset=0):
 def astype(x, dtype, /, *, copy=False, device=None):
     """``x`` converted to ``dtype`` (complex to real keeps the real part, with NumPy's
     ComplexWarning)."""
+    if _is_key_array(x):  # a key array keeps its key dtype, as in JAX
+        if dtype != x.dtype:
+            try:
+                name = np.dtype(dtype).name
+            except TypeError:
+                name = str(dtype)
+            raise ValueError(f"Cannot convert_element_type from {x.dtype} to {name}")
+        if device is not None:
+            raise NotImplementedError("astype(device=...) of a key array: use "
+                                      "jax.device_put(keys, device)")
+        return x
     util.check_arraylike("astype", x)
     dt = _check_dtype(dtype, "astype")
     if dt is None:

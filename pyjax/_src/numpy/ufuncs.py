@@ -925,7 +925,16 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError("Either both or neither of the x and y arguments should be provided "
                          "to jax.numpy.where, got "
                          f"{'x' if x is not None else 'y'} only.")
+    if _is_key_array(x) or _is_key_array(y):  # key arrays select their key data
+        from pyjax._src.random import prng
+        util.check_arraylike("where", condition)
+        return prng.where_keys(_to_bool(condition), x, y)
     return _where3(condition, x, y)
+
+
+def _is_key_array(x):
+    from pyjax._src.numpy.creation import _is_key_array as is_key
+    return is_key(x)
 
 
 @compiled_when_eager()

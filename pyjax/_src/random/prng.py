@@ -600,6 +600,26 @@ pytree.register_data_node(ExtendedShapeDtypeStruct, _key_spec_flatten, _keys_unf
 trace_mod.aval_handlers[PRNGKeyArray] = _arithmetic_error
 
 
+def where_keys(condition, x, y):
+    """``jnp.where(condition, x, y)`` of key arrays (as JAX allows): the key data selected,
+    ``condition`` and both key arrays broadcast together (``condition`` already boolean)."""
+    if not (isinstance(x, PRNGKeyArray) and isinstance(y, PRNGKeyArray)) or x.dtype != y.dtype:
+        key_dtype = x.dtype if isinstance(x, PRNGKeyArray) else y.dtype
+        raise ValueError(f"dtype={key_dtype} is not a valid dtype for JAX type promotion.")
+    cond_shape = tuple(aval_of(condition).shape)
+    shape = tuple(np.broadcast_shapes(cond_shape, x.shape, y.shape))
+    full = shape + x.dtype.key_shape
+
+    def widen(v, nd, trailing):  # ``v``'s nd own dims right-aligned in ``shape``
+        dims = tuple(range(len(shape) - nd, len(shape) + trailing))
+        return shape_ops.broadcast_in_dim(v, full, dims[:nd + trailing] if trailing else
+                                          dims[:nd])
+
+    c = widen(condition, len(cond_shape), 0)
+    return PRNGKeyArray._wrap(lax.select(c, widen(x._base_array, x.ndim, 1),
+                                         widen(y._base_array, y.ndim, 1)), x.dtype)
+
+
 def _is_arraylike(x):
     return isinstance(x, (ArrayImpl, Tracer, np.ndarray, np.generic))
 

@@ -348,3 +348,25 @@ def test_where_and_astype_of_key_arrays():
     assert jnp.astype(KS, KS.dtype) is KS
     with pytest.raises(ValueError, match="from key<fry> to float32"):
         jnp.astype(K, jnp.float32)
+
+
+def test_jnp_shape_functions_take_copy_zeros_like_array_equal_on_keys():
+    # as in JAX: the key data moves, the trailing key-data dim stays last
+    kd = _kd(GRID)  # uint32[2, 3, 2]
+    cases = [
+        (jnp.reshape(GRID, (3, 2)), kd.reshape(3, 2, 2)),
+        (jnp.ravel(GRID), kd.reshape(6, 2)),
+        (jnp.transpose(GRID), kd.transpose(1, 0, 2)),
+        (jnp.expand_dims(GRID, -1), kd[:, :, None]),
+        (jnp.squeeze(GRID[None]), kd),
+        (jnp.broadcast_to(KS, (2, 3)), np.broadcast_to(_kd(KS), (2, 3, 2))),
+        (jnp.take(GRID, jnp.array([2, 0]), axis=1), kd[:, [2, 0]]),
+        (jnp.copy(KS), _kd(KS)),
+        (jnp.zeros_like(KS), np.zeros((3, 2), np.uint32)),
+    ]
+    for got, want in cases:
+        assert got.dtype == K.dtype
+        np.testing.assert_array_equal(_kd(got), want)
+    assert bool(jnp.array_equal(KS, random.split(K, 3))) and not bool(
+        jnp.array_equal(KS, KS[::-1]))
+    assert not bool(jnp.array_equal(KS, KS[:2]))

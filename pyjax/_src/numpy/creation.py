@@ -22,7 +22,7 @@ from pyjax._src.core.array import ArrayImpl, from_numpy
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import shape_ops as lax_shape
-from pyjax._src.numpy import util
+from pyjax._src.numpy import key_arrays, util
 
 __all__ = [
     "array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
@@ -286,6 +286,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
 
 def copy(a, order=None):
     """A copy of ``a`` as a new array."""
+    if key_arrays.is_key_array(a):
+        return a.copy()
     util.check_arraylike("copy", a)
     return array(a, copy=True, order=order)
 
@@ -385,6 +387,8 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
 
 def zeros_like(a, dtype=None, shape=None, *, device=None):
     """Zeros with the shape and dtype of ``a`` (unless given)."""
+    if key_arrays.is_key_array(a) and device is None:
+        return key_arrays.zeros_like(a, dtype, shape)
     return full_like(a, 0, dtype, shape, device=device)
 
 

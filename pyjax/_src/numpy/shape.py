@@ -25,7 +25,7 @@ from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import reductions as lax_red
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import sorting as lax_sort
-from pyjax._src.numpy import util
+from pyjax._src.numpy import key_arrays, util
 
 __all__ = [
     "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis", "swapaxes",
@@ -111,6 +111,8 @@ def static_int(x, what, *, nonnegative=False):
 
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """Give ``a`` a new shape without changing its data; one dimension may be ``-1``."""
+    if key_arrays.is_key_array(a):
+        return key_arrays.reshape(a, shape if shape is not None else newshape, order)
     util.check_arraylike("reshape", a)
     name = "shape"
     if shape is None:
@@ -133,6 +135,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 def ravel(a, order="C"):
     """The flattened array (a reshape to one dimension)."""
+    if key_arrays.is_key_array(a):
+        return key_arrays.ravel(a, order)
     util.check_arraylike("ravel", a)
     a = asarray(a)
     if order == "K":
@@ -144,6 +148,8 @@ def ravel(a, order="C"):
 
 def transpose(a, axes=None):
     """Permute the axes of ``a`` (reverse them when ``axes`` is None)."""
+    if key_arrays.is_key_array(a):
+        return key_arrays.transpose(a, axes)
     util.check_arraylike("transpose", a)
     a = asarray(a)
     if axes is None:
@@ -208,6 +214,8 @@ def swapaxes(a, axis1, axis2):
 
 def squeeze(a, axis=None):
     """Remove size-1 axes (all of them, or those in ``axis``, which must have size 1)."""
+    if key_arrays.is_key_array(a):
+        return key_arrays.squeeze(a, axis)
     util.check_arraylike("squeeze", a)
     a = asarray(a)
     if axis is None:
@@ -225,6 +233,8 @@ def squeeze(a, axis=None):
 
 def expand_dims(a, axis):
     """Insert size-1 axes at positions ``axis`` (int or tuple) of the result."""
+    if key_arrays.is_key_array(a):
+        return key_arrays.expand_dims(a, axis)
     util.check_arraylike("expand_dims", a)
     a = asarray(a)
     out_nd = a.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1)
@@ -243,6 +253,8 @@ def broadcast_shapes(*shapes):
 
 def broadcast_to(array, shape):
     """Broadcast ``array`` to ``shape`` (NumPy rules)."""
+    if key_arrays.is_key_array(array):
+        return key_arrays.broadcast_to(array, shape)
     util.check_arraylike("broadcast_to", array)
     shape = axes_mod.canonicalize_shape(shape, "shape", "broadcast_to")
     return util.broadcast_to(asarray(array), shape)

@@ -1,6 +1,6 @@
 """``jnp`` functions applied to key arrays (dtype ``key<fry>``), as JAX allows: the shape
-functions, ``take``, ``copy``, ``zeros_like``, ``array_equal`` work on the key data and give
-key arrays back. Each jnp function tests ``is_key_array`` on its first argument (one class
+functions, ``stack``/``concatenate``, ``take``, ``copy``, ``zeros_like``, ``array_equal`` work
+on the key data and give key arrays back (``where``: ``random/prng.where_keys``). Each jnp function tests ``is_key_array`` on its first argument (one class
 attribute lookup) and hands key arrays here."""
 from pyjax._src.core import axes as axes_mod
 from pyjax._src.numpy import util
@@ -65,3 +65,26 @@ def array_equal(a, b):
     if not (is_key_array(a) and is_key_array(b)) or a.dtype != b.dtype or a.shape != b.shape:
         return reductions._false()
     return reductions.all(a == b)
+
+
+def join(arrays, axis, fun, new_axis):
+    """``stack``/``concatenate`` of key arrays (as JAX allows): the key data joined along
+    ``axis`` counted on the key arrays' own dims; every operand a key array of one dtype."""
+    from pyjax._src.lax import shape_ops as lax_shape
+    if not all(map(is_key_array, arrays)) or len(
+            {a.dtype for a in arrays}) != 1:
+        raise TypeError(f"{fun}: key arrays join only with key arrays of the same key dtype, "
+                        f"got {[getattr(a, 'dtype', type(a).__name__) for a in arrays]}")
+    shape0 = arrays[0].shape
+    nd = len(shape0) + new_axis
+    if nd == 0:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    axis = axes_mod.canonicalize_axis(axis, nd, fun=fun)
+    data = [_data(a) for a in arrays]
+    if new_axis:
+        if any(a.shape != shape0 for a in arrays):
+            raise ValueError(f"All input arrays must have the same shape, got "
+                             f"{[a.shape for a in arrays]}")
+        data = [lax_shape.expand_dims(d, (axis,)) for d in data]
+    joined = data[0] if len(data) == 1 else lax_shape.concatenate(data, axis)
+    return arrays[0]._rewrap(joined)

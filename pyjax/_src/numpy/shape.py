@@ -284,37 +284,9 @@ def _as_list(arrays, fun):
         arrays = list(arrays)
     except TypeError:
         raise TypeError(f"{fun} expects a sequence of arrays, got {type(arrays)}") from None
-    if not any(map(_is_key_array, arrays)):
+    if not any(map(key_arrays.is_key_array, arrays)):
         util.check_arraylike(fun, *arrays)
     return arrays
-
-
-def _is_key_array(x):
-    from pyjax._src.numpy.creation import _is_key_array as is_key
-    return is_key(x)
-
-
-def _join_keys(arrays, axis, fun, new_axis):
-    """``stack``/``concatenate`` of key arrays (as JAX allows): the key data joined along
-    ``axis`` counted on the key arrays' own dims; every operand a key array of one dtype."""
-    from pyjax._src.random.prng import PRNGKeyArray
-    if not all(isinstance(a, PRNGKeyArray) for a in arrays) or len(
-            {a.dtype for a in arrays}) != 1:
-        raise TypeError(f"{fun}: key arrays join only with key arrays of the same key dtype, "
-                        f"got {[getattr(a, 'dtype', type(a).__name__) for a in arrays]}")
-    shape0 = arrays[0].shape
-    nd = len(shape0) + new_axis
-    if nd == 0:
-        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-    axis = axes_mod.canonicalize_axis(axis, nd, fun=fun)
-    data = [a._base_array for a in arrays]
-    if new_axis:
-        if any(a.shape != shape0 for a in arrays):
-            raise ValueError(f"All input arrays must have the same shape, got "
-                             f"{[a.shape for a in arrays]}")
-        data = [lax_shape.expand_dims(d, (axis,)) for d in data]
-    joined = data[0] if len(data) == 1 else lax_shape.concatenate(data, axis)
-    return PRNGKeyArray._wrap(joined, arrays[0].dtype)
 
 
 def _promote_to(arrays, dtype, fun):
@@ -329,8 +301,8 @@ def concatenate(arrays, axis=0, dtype=None):
     arrays = _as_list(arrays, "concatenate")
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
-    if any(map(_is_key_array, arrays)) and axis is not None and dtype is None:
-        return _join_keys(arrays, axis, "concatenate", 0)
+    if any(map(key_arrays.is_key_array, arrays)) and axis is not None and dtype is None:
+        return key_arrays.join(arrays, axis, "concatenate", 0)
     arrays = [asarray(a) for a in _promote_to(arrays, dtype, "concatenate")]
     if axis is None:
         arrays = [ravel(a) for a in arrays]
@@ -364,8 +336,8 @@ def stack(arrays, axis=0, out=None, dtype=None):
     arrays = _as_list(arrays, "stack")
     if not arrays:
         raise ValueError("Need at least one array to stack.")
-    if any(map(_is_key_array, arrays)) and dtype is None:
-        return _join_keys(arrays, axis, "stack", 1)
+    if any(map(key_arrays.is_key_array, arrays)) and dtype is None:
+        return key_arrays.join(arrays, axis, "stack", 1)
     arrays = [asarray(a) for a in arrays]
     shape0 = arrays[0].shape
     if any(a.shape != shape0 for a in arrays):

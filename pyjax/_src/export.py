@@ -152,8 +152,9 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
                                      const_values=[np.asarray(c) for c in closed.consts])
         in_avals = [a.update(weak_type=False) for a in closed.in_avals]
         out_avals = [a.update(weak_type=False) for a in closed.out_avals]
-        return Exported(fun_jit.__name__, traced.in_tree, in_avals, traced.out_tree,
-                        out_avals, text, disabled_checks)
+        # the transformations' trees (key arrays as their key data), as the avals are
+        return Exported(fun_jit.__name__, traced._trace._key[0], in_avals,
+                        traced._trace._out_tree, out_avals, text, disabled_checks)
     return do_export
 
 

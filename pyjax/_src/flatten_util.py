@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 
 from pyjax import numpy as jnp
-from pyjax._src.core.pytree import tree_flatten, tree_unflatten
+from pyjax._src.core.pytree import tree_unflatten, user_tree_flatten
 from pyjax._src.numpy import dtypes_api
 
 
@@ -33,7 +33,7 @@ def ravel_pytree(pytree):
     common dtype) and a function that maps such a vector back to a pytree of the original
     structure, shapes and dtypes.
     """
-    leaves, treedef = tree_flatten(pytree)
+    leaves, treedef = user_tree_flatten(pytree)
     flat, unravel_list = _ravel_list(leaves)
     return flat, HashablePartial(_unravel_pytree, treedef, unravel_list)
 

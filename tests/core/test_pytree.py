@@ -672,7 +672,7 @@ def test_tree_namespace():
     outer = jtree.structure([0, 0])
     assert jtree.transpose(outer, None, [(1, 2), (3, 4)]) == ([1, 3], [2, 4])
     assert jtree.reduce_associative(lambda a, b: a * b, [2, 3, 4]) == 24
-    assert tu.tree_map is pt.tree_map and tu.PyTreeDef is pt.PyTreeDef
+    assert tu.tree_map is pt.user_tree_map and tu.PyTreeDef is pt.PyTreeDef
 
 
 def test_flatten_for_key_tells_structures_apart():

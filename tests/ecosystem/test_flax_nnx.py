@@ -124,3 +124,45 @@ def test_conv_batchnorm_dropout(nnx):
     np.testing.assert_allclose(model.bn.mean[...], 0.01 * conv.mean(axis=(0, 1, 2)),
                                rtol=1e-4, atol=1e-6)
     assert np.isfinite(first) and np.isfinite(float(step(model, opt, x)))
+
+
+def test_scan_over_vmapped_layers_with_per_layer_rngs(nnx):
+    # nnx's prefix-tree helpers need key arrays to be pytree leaves, as in JAX
+    import jax
+
+    class Block(nnx.Module):
+        def __init__(self, rngs):
+            self.linear = nnx.Linear(4, 4, rngs=rngs)
+            self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+        def __call__(self, x):
+            return jax.nn.tanh(self.dropout(self.linear(x)))
+
+    @nnx.split_rngs(splits=3)
+    @nnx.vmap(in_axes=(0,), out_axes=0)
+    def make_stack(rngs):
+        return Block(rngs)
+
+    @nnx.scan(in_axes=(0, nnx.Carry), out_axes=nnx.Carry)
+    def forward(block, x):
+        return block(x)
+
+    stack = make_stack(nnx.Rngs(0))
+    rng_state = nnx.state(stack, nnx.RngState)
+    kinds = jax.tree.map(lambda t: (t.shape, str(t.dtype)), rng_state)
+    assert kinds["dropout"]["rngs"]["key"].get_value() == ((3,), "key<fry>")
+    keys = jax.random.key_data(rng_state["dropout"]["rngs"]["key"].get_value())
+    assert len({tuple(np.asarray(k)) for k in keys}) == 3  # one key per layer
+    x = np.ones((2, 4), np.float32)
+    stack.eval()
+    w, b = np.asarray(stack.linear.kernel[...]), np.asarray(stack.linear.bias[...])
+    h = x
+    for i in range(3):
+        h = np.tanh(h @ w[i] + b[i])
+    np.testing.assert_allclose(np.asarray(forward(stack, x)), h, rtol=1e-5, atol=1e-6)
+    stack.train()
+    step = nnx.jit(forward)
+    y1, y2 = np.asarray(step(stack, x)), np.asarray(step(stack, x))
+    assert y1.shape == (2, 4) and np.isfinite(y1).all() and not np.allclose(y1, y2)
+    counts = np.asarray(nnx.state(stack, nnx.RngState)["dropout"]["rngs"]["count"].get_value())
+    np.testing.assert_array_equal(counts, [2, 2, 2])  # each layer drew twice

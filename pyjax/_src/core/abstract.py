@@ -164,13 +164,21 @@ class ShapeDtypeStruct(HasShape):
 
     __slots__ = ("shape", "dtype", "sharding", "weak_type")
 
+    def __new__(cls, shape, dtype, *, sharding=None, weak_type=False):
+        if cls is ShapeDtypeStruct and _is_extended(dtype):
+            cls = ExtendedShapeDtypeStruct
+        return object.__new__(cls)
+
     def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
         from pyjax._src.core.axes import canonicalize_shape  # axes -> trace -> abstract
         # operator.index, not int(): a float dimension is refused, not truncated
         self.shape = canonicalize_shape(shape, "shape", "ShapeDtypeStruct",
                                         scalar_ok=False, allow_negative=True)
-        self.dtype = np.dtype(dtype)
-        check_shape(self.shape, self.dtype, "ShapeDtypeStruct shape")
+        if _is_extended(dtype):
+            self.dtype = dtype
+        else:
+            self.dtype = np.dtype(dtype)
+            check_shape(self.shape, self.dtype, "ShapeDtypeStruct shape")
         self.sharding = sharding
         self.weak_type = weak_type
 
@@ -184,3 +192,17 @@ class ShapeDtypeStruct(HasShape):
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+
+def _is_extended(dtype):
+    t = getattr(dtype, "type", None)
+    return isinstance(t, type) and issubclass(t, dtypes.extended) and not isinstance(
+        dtype, np.dtype)
+
+
+class ExtendedShapeDtypeStruct(ShapeDtypeStruct):
+    """What ``ShapeDtypeStruct(shape, key_dtype)`` makes: the spec of a key array (dtype
+    ``key<fry>``, ...). The transformations see it as a spec of the key data
+    (``random/prng.py`` registers it as a pytree data node)."""
+
+    __slots__ = ()

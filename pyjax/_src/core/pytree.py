@@ -7,7 +7,10 @@ Behaviour follows JAX's documented ``jax.tree_util``:
   ``collections.OrderedDict`` (insertion order), ``collections.defaultdict`` (sorted keys,
   keeps ``default_factory``) and whatever is registered; class hierarchy is otherwise
   ignored, so everything else (arrays, scalars, dict subclasses, ...) is a leaf;
-* a ``PyTreeDef`` is immutable, hashable, comparable and picklable.
+* a ``PyTreeDef`` is immutable, hashable, comparable and picklable;
+* typed PRNG key arrays are leaves, as in JAX (``user_tree_*``, what ``jax.tree_util``
+  exports); the transformations flatten with ``tree_*``, where a key array is a node over
+  its key data (see "Two views of one registry").
 
 Internally a tree structure is a nested tuple: a leaf is ``None`` and any other node is
 ``(kind, type, aux_data, children)``. Plain tuples hash and compare in C, which keeps the
@@ -31,8 +34,7 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 __all__ = [
     "PyTreeDef",
     "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map",
-    "tree_all", "tree_reduce", "tree_reduce_associative", "tree_transpose", "tree_broadcast",
-    "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path",
+    "tree_flatten_with_path",
     "treedef_is_leaf", "treedef_is_strict_leaf", "treedef_children", "treedef_tuple",
     "all_leaves", "build_tree", "flatten_one_level", "flatten_one_level_with_keys",
     "is_tree_node",
@@ -40,6 +42,10 @@ __all__ = [
     "register_pytree_with_keys_class", "register_dataclass", "register_static", "static_field",
     "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey", "KeyEntry", "KeyPath", "keystr",
     "Partial",
+    "user_tree_flatten", "user_tree_leaves", "user_tree_structure", "user_tree_map",
+    "user_tree_all", "user_tree_reduce", "user_tree_reduce_associative", "user_tree_transpose",
+    "user_tree_broadcast", "user_tree_flatten_with_path", "user_tree_leaves_with_path",
+    "user_tree_map_with_path", "register_data_node",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -70,6 +76,11 @@ class _NodeHandler:
 
 # Registered (custom) node types, by exact type.
 _registry: dict[type, _NodeHandler] = {}
+# Data nodes (register_data_node): leaves to users, nodes over their data arrays to the
+# transformations; the trailing shape their data adds, by type.
+_data_registry: dict[type, _NodeHandler] = {}
+_data_trailing: dict[type, Callable] = {}
+_data_types: set[type] = set()
 # type -> kind for every type seen so far. Builtins and registered types are always present;
 # leaf types and namedtuple classes are added on first sight (see _classify).
 _kinds: dict[type, int] = dict(_BUILTIN_KINDS)
@@ -370,7 +381,7 @@ def _unflatten(node, it, _islice=itertools.islice):
         return None
     if kind == 5:  # namedtuple
         return t(*children)
-    handler = _registry.get(t)
+    handler = _registry.get(t) or _data_registry.get(t)
     if handler is None:
         raise ValueError(f"pytree node type {t} is no longer registered.")
     return handler.unflatten(aux, tuple(children))  # JAX passes the children as a tuple
@@ -450,7 +461,7 @@ def _flatten_up_to(node, x, out):
     else:
         if type(x) is not t:
             raise ValueError(f"Custom node type mismatch; expected type: {t}; value: {x!r}.")
-        children, aux2 = _registry[t].flatten(x)
+        children, aux2 = (_registry.get(t) or _data_registry[t]).flatten(x)
         children = list(children)
         if _safe_ne(aux, aux2):
             raise ValueError(f"Mismatch custom node data: {aux!r} != {aux2!r}; value: {x!r}.")
@@ -746,8 +757,8 @@ def _leaves(x, out, _get=_kinds.get, _leafs=_leaf_types):
             _leaves(c, out)
 
 
-def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
-                 ) -> tuple[list, PyTreeDef]:
+def user_tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                      ) -> tuple[list, PyTreeDef]:
     """Flattens a pytree into its list of leaves and its structure.
 
     Parameters
@@ -771,10 +782,13 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
 
 
 def tree_flatten_for_key(tree: Any) -> tuple[list, Any]:
-    """``tree``'s leaves and a hashable value that is equal for trees of equal structure
-    (cheaper than a PyTreeDef as a cache key: plain nested tuples hash and compare in C)."""
+    """``tree``'s leaves (data view: key arrays give their key data) and a hashable value
+    that is equal for trees of equal structure (cheaper than a PyTreeDef as a cache key:
+    plain nested tuples hash and compare in C)."""
     leaves: list = []
     root = _flatten(tree, leaves)
+    if _data_types and not _data_types.isdisjoint(map(type, leaves)):
+        return _expand_data_nodes(root, leaves)
     return leaves, root
 
 
@@ -786,22 +800,22 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
     return treedef.unflatten(leaves)
 
 
-def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
+def user_tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
     """The leaves of ``tree`` in flattening order."""
     if is_leaf is None:
         out: list = []
         _leaves(tree, out)
         return out
-    return tree_flatten(tree, is_leaf)[0]
+    return user_tree_flatten(tree, is_leaf)[0]
 
 
-def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+def user_tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
     """The ``PyTreeDef`` of ``tree``."""
-    return tree_flatten(tree, is_leaf)[1]
+    return user_tree_flatten(tree, is_leaf)[1]
 
 
-def tree_map(f: Callable, tree: Any, *rest: Any,
-             is_leaf: Callable[[Any], bool] | None = None) -> Any:
+def user_tree_map(f: Callable, tree: Any, *rest: Any,
+                  is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Maps ``f`` over the leaves of ``tree`` (and the matching subtrees of ``rest``).
 
     Every tree in ``rest`` must have ``tree``'s structure as a prefix: where ``tree`` has a
@@ -809,16 +823,16 @@ def tree_map(f: Callable, tree: Any, *rest: Any,
     applies to ``tree`` only. A mismatch raises ``ValueError`` naming it (e.g.
     ``"Tuple arity mismatch: 3 != 2; tuple: (1, 2, 3)."``).
     """
-    leaves, treedef = tree_flatten(tree, is_leaf)
+    leaves, treedef = user_tree_flatten(tree, is_leaf)
     if not rest:
         return treedef.unflatten([f(x) for x in leaves])
     all_leaves = [leaves] + [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten([f(*xs) for xs in zip(*all_leaves)])
 
 
-def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+def user_tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
     """``all()`` over the leaves of ``tree``."""
-    return all(tree_leaves(tree, is_leaf))
+    return all(user_tree_leaves(tree, is_leaf))
 
 
 class _NoInitializer:
@@ -829,21 +843,21 @@ class _NoInitializer:
 _NO_INIT = _NoInitializer()
 
 
-def tree_reduce(function: Callable, tree: Any, initializer: Any = _NO_INIT,
-                is_leaf: Callable[[Any], bool] | None = None) -> Any:
+def user_tree_reduce(function: Callable, tree: Any, initializer: Any = _NO_INIT,
+                     is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """``functools.reduce`` over the leaves of ``tree``."""
     if initializer is _NO_INIT:
-        return functools.reduce(function, tree_leaves(tree, is_leaf))
-    return functools.reduce(function, tree_leaves(tree, is_leaf), initializer)
+        return functools.reduce(function, user_tree_leaves(tree, is_leaf))
+    return functools.reduce(function, user_tree_leaves(tree, is_leaf), initializer)
 
 
-def tree_reduce_associative(operation: Callable, tree: Any, *, identity: Any = _NO_INIT,
-                            is_leaf: Callable[[Any], bool] | None = None) -> Any:
+def user_tree_reduce_associative(operation: Callable, tree: Any, *, identity: Any = _NO_INIT,
+                                 is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Reduces the leaves with an associative ``operation`` as a balanced binary tree.
 
     With no leaves, returns ``identity`` (a ``ValueError`` if none was given).
     """
-    items = tree_leaves(tree, is_leaf)
+    items = user_tree_leaves(tree, is_leaf)
     if not items:
         if identity is _NO_INIT:
             raise ValueError("Must specify identity for parallel reduction of empty sequence.")
@@ -856,8 +870,8 @@ def tree_reduce_associative(operation: Callable, tree: Any, *, identity: Any = _
     return items[0]
 
 
-def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
-                   pytree_to_transpose: Any) -> Any:
+def user_tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
+                        pytree_to_transpose: Any) -> Any:
     """Turns a tree of structure ``outer(inner)`` into one of structure ``inner(outer)``.
 
     ``inner_treedef=None`` infers it from the first subtree under ``outer_treedef``.
@@ -868,12 +882,12 @@ def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
         if not subtrees:
             raise ValueError("tree_transpose: cannot infer inner_treedef of a tree with no "
                              "subtrees under outer_treedef; pass it explicitly.")
-        inner_treedef = tree_structure(subtrees[0])
+        inner_treedef = user_tree_structure(subtrees[0])
     expected = outer_treedef.compose(inner_treedef)
     try:
         flat = expected.flatten_up_to(pytree_to_transpose)
     except ValueError as e:
-        actual = tree_structure(pytree_to_transpose)
+        actual = user_tree_structure(pytree_to_transpose)
         raise TypeError(f"Mismatch\n{actual}\n != \n{expected}\n({e})") from None
     n_in = inner_treedef.num_leaves
     rows = [flat[i * n_in:(i + 1) * n_in] for i in range(outer_treedef.num_leaves)]
@@ -881,17 +895,17 @@ def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
                                    if rows else [outer_treedef.unflatten([])] * n_in)
 
 
-def tree_broadcast(prefix_tree: Any, full_tree: Any,
-                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
+def user_tree_broadcast(prefix_tree: Any, full_tree: Any,
+                        is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Broadcasts ``prefix_tree`` to the structure of ``full_tree``: each leaf of the prefix
     is repeated over every leaf of the matching subtree of ``full_tree``.
 
     ``tree_broadcast([1, 2, 3], [x, [y, z], {'a': w}])`` gives ``[1, [2, 2], {'a': 3}]``.
     """
-    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    prefix_leaves, prefix_def = user_tree_flatten(prefix_tree, is_leaf)
     subtrees = prefix_def.flatten_up_to(full_tree)
     return prefix_def.unflatten(
-        [tree_map(lambda _, v=v: v, sub, is_leaf=is_leaf)
+        [user_tree_map(lambda _, v=v: v, sub, is_leaf=is_leaf)
          for v, sub in zip(prefix_leaves, subtrees)])
 
 
@@ -935,9 +949,9 @@ def _flatten_with_path(x, path, out, is_leaf, takes_path):
         for k, c in key_children]))
 
 
-def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
-                           is_leaf_takes_path: bool = False
-                           ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+def user_tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                                is_leaf_takes_path: bool = False
+                                ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
     """Like ``tree_flatten``, but each leaf comes as ``(key_path, leaf)``.
 
     With ``is_leaf_takes_path=True``, ``is_leaf`` is called as ``is_leaf(path, x)``.
@@ -947,20 +961,130 @@ def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None
     return out, PyTreeDef(root, len(out))
 
 
-def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
-                          is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
+def user_tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                               is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
     """The ``(key_path, leaf)`` pairs of ``tree`` in flattening order."""
-    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
+    return user_tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
-def tree_map_with_path(f: Callable, tree: Any, *rest: Any,
-                       is_leaf: Callable[..., bool] | None = None,
-                       is_leaf_takes_path: bool = False) -> Any:
+def user_tree_map_with_path(f: Callable, tree: Any, *rest: Any,
+                            is_leaf: Callable[..., bool] | None = None,
+                            is_leaf_takes_path: bool = False) -> Any:
     """Like ``tree_map``, but ``f`` is called as ``f(key_path, leaf, *other_leaves)``."""
-    path_leaves, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    path_leaves, treedef = user_tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     paths = [p for p, _ in path_leaves]
     all_leaves = [[x for _, x in path_leaves]] + [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten([f(p, *xs) for p, *xs in zip(paths, *all_leaves)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Two views of one registry: what users see and what the transformations flatten
+# ---------------------------------------------------------------------------------------------
+#
+# A data node is an array type that users see as one leaf (``jax.tree_util``, ``jax.tree``:
+# ``user_tree_*``) but that the transformations see as a node over its data array
+# (``tree_*`` below): typed PRNG key arrays, ``key<fry>[3]`` over ``uint32[3, 2]``. So jit,
+# vmap, grad, loops and every other transformation move key arrays as their key data and
+# rebuild them around results, with no key-specific code. Where JAX's conventions are about
+# the key array itself (vmap axes on its own dims, float0 tangents of its shape), the
+# transformations use ``core/pytree_data.py``, which turns one view's treedefs and leaves
+# into the other's. The user view is the fast path (data nodes are leaf types); the data
+# view flattens with it and then expands the data nodes it finds.
+
+def register_data_node(nodetype: type, flatten: Callable, unflatten: Callable,
+                       trailing_shape: Callable) -> None:
+    """Registers ``nodetype`` as a data node: a leaf in the user view, a node with exactly
+    one child (its data array) in the transformations' view. ``flatten(x) -> ((data,),
+    aux)``, ``unflatten(aux, (data,)) -> x``, ``trailing_shape(aux)``: the dims the data
+    has after ``x``'s own shape."""
+    if nodetype in _registry or nodetype in _data_registry:
+        raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype}.")
+    _data_registry[nodetype] = _NodeHandler(nodetype, flatten, unflatten, None)
+    _data_trailing[nodetype] = trailing_shape
+    _data_types.add(nodetype)
+
+
+def _expand_data_nodes(root, leaves):
+    """The data view of a user-view flattening: every data-node leaf becomes a node over
+    its data leaf. Returns ``(leaves, root)``."""
+    out: list = []
+    it = iter(leaves)
+
+    def walk(node):
+        if node is None:
+            x = next(it)
+            handler = _data_registry.get(type(x))
+            if handler is None:
+                out.append(x)
+                return None
+            children, aux = handler.flatten(x)
+            out.extend(children)
+            return (_CUSTOM, type(x), aux, _nones(len(children)))
+        kind, t, aux, ch = node
+        return (kind, t, aux, tuple([walk(c) for c in ch]))
+
+    return out, walk(root)
+
+
+def _has_data_nodes(leaves) -> bool:
+    return bool(_data_types) and not _data_types.isdisjoint(map(type, leaves))
+
+
+def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                 ) -> tuple[list, PyTreeDef]:
+    """``user_tree_flatten`` in the transformations' view: data nodes (key arrays) are
+    nodes over their data. ``is_leaf`` sees the tree as users do."""
+    leaves, treedef = user_tree_flatten(tree, is_leaf)
+    if not _has_data_nodes(leaves):
+        return leaves, treedef
+    leaves, root = _expand_data_nodes(treedef._root, leaves)
+    return leaves, PyTreeDef(root, len(leaves))
+
+
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
+    """The leaves of ``tree`` in the transformations' view (key arrays give their data)."""
+    leaves = user_tree_leaves(tree, is_leaf)
+    if not _has_data_nodes(leaves):
+        return leaves
+    out: list = []
+    for x in leaves:
+        handler = _data_registry.get(type(x))
+        if handler is None:
+            out.append(x)
+        else:
+            out.extend(handler.flatten(x)[0])
+    return out
+
+
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    """The ``PyTreeDef`` of ``tree`` in the transformations' view."""
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_map(f: Callable, tree: Any, *rest: Any,
+             is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``user_tree_map`` in the transformations' view (``f`` gets key data, not keys)."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    if not rest:
+        return treedef.unflatten([f(x) for x in leaves])
+    all_leaves = [leaves] + [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten([f(*xs) for xs in zip(*all_leaves)])
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                           is_leaf_takes_path: bool = False
+                           ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+    """``user_tree_flatten_with_path`` in the transformations' view: a key array's data has
+    the key array's path (it stands for the key array in error messages)."""
+    path_leaves, treedef = user_tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    leaves = [x for _, x in path_leaves]
+    if not _has_data_nodes(leaves):
+        return path_leaves, treedef
+    out = []
+    for p, x in path_leaves:
+        handler = _data_registry.get(type(x))
+        out.extend([(p, x)] if handler is None else [(p, c) for c in handler.flatten(x)[0]])
+    return out, PyTreeDef(_expand_data_nodes(treedef._root, leaves)[1], len(out))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1144,7 +1268,7 @@ class PyTreeRegistry:
 
     def flatten(self, tree, leaf_predicate=None):
         """``(leaves, treedef)`` of ``tree`` (``tree_flatten``)."""
-        return tree_flatten(tree, is_leaf=leaf_predicate)
+        return user_tree_flatten(tree, is_leaf=leaf_predicate)
 
     def flatten_one_level(self, tree):
         """``(children, aux_data)`` of the root node, or None for a leaf."""

@@ -22,7 +22,8 @@ import weakref
 
 import numpy as np
 
-from pyjax._src.core import dtypes
+from pyjax._src.core import dtypes, pytree
+from pyjax._src.core import pytree_data
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.config import config
 from pyjax._src.core.array import ArrayImpl
@@ -459,3 +460,40 @@ def _transpose_jaxpr(closed, linear, ct_nonzero):
 def _fun_name(closed):
     d = closed.jaxpr.debug_info
     return getattr(d, "fun_name", "<fun>") if d is not None else "<fun>"
+
+
+# ---------------------------------------------------------------------------------------
+# Key arrays: their tangents are float0 arrays of the key array's shape
+# ---------------------------------------------------------------------------------------
+# The transformations see a key array as a node over its key data (core/pytree.py, "two
+# views"); users see one leaf, whose tangent and cotangent is float0 of the key's own shape.
+
+def _float0_of_key(t, trailing, _dtype):
+    """A key-data leaf's tangent -> the key array's: float0 without the trailing dims."""
+    if isinstance(t, np.ndarray) and t.dtype == float0:
+        return np.zeros(t.shape[:t.ndim - len(trailing)], float0)
+    return t
+
+
+def _float0_of_key_data(t, trailing, _dtype):
+    """A key array's float0 tangent -> its key data's (anything else is left for the
+    dtype checks to refuse)."""
+    if isinstance(t, np.ndarray) and t.dtype == float0:
+        return np.zeros(t.shape + tuple(trailing), float0)
+    return t
+
+
+def tangent_tree(treedef, leaves):
+    """The user's tree of tangents/cotangents for data-view ``leaves`` of ``treedef``."""
+    if pytree_data.has_data_nodes(treedef):
+        return pytree_data.collapse_data_leaves(treedef, leaves, _float0_of_key)
+    return pytree.tree_unflatten(treedef, leaves)
+
+
+def tangent_leaves(treedef, tangents):
+    """``(leaves, tree)`` of a user's tangent tree mirroring ``treedef``: ``tree`` is
+    ``treedef`` when the structures match (key arrays take float0 leaves of their shape)."""
+    if pytree_data.has_data_nodes(treedef):
+        got = pytree_data.expand_data_leaves(treedef, tangents, _float0_of_key_data)
+        return got if got is not None else pytree.user_tree_flatten(tangents)
+    return pytree.tree_flatten(tangents)

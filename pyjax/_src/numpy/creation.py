@@ -22,7 +22,7 @@ from pyjax._src.core.array import ArrayImpl, from_numpy
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import shape_ops as lax_shape
-from pyjax._src.numpy import util
+from pyjax._src.numpy import key_arrays, util
 
 __all__ = [
     "array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
@@ -310,6 +310,8 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
 
 def copy(a, order=None):
     """A copy of ``a`` as a new array."""
+    if key_arrays.is_key_array(a):
+        return a.copy()
     util.check_arraylike("copy", a)
     return array(a, copy=True, order=order)
 
@@ -324,6 +326,17 @@ def frombuffer(buffer, dtype=float, count=-1, offset=0):
 def astype(x, dtype, /, *, copy=False, device=None):
     """``x`` converted to ``dtype`` (complex to real keeps the real part, with NumPy's
     ComplexWarning)."""
+    if _is_key_array(x):  # a key array keeps its key dtype, as in JAX
+        if dtype != x.dtype:
+            try:
+                name = np.dtype(dtype).name
+            except TypeError:
+                name = str(dtype)
+            raise ValueError(f"Cannot convert_element_type from {x.dtype} to {name}")
+        if device is not None:
+            raise NotImplementedError("astype(device=...) of a key array: use "
+                                      "jax.device_put(keys, device)")
+        return x
     util.check_arraylike("astype", x)
     dt = _check_dtype(dtype, "astype")
     if dt is None:
@@ -402,6 +415,8 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_shardin
 
 def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Zeros with the shape and dtype of ``a`` (unless given)."""
+    if key_arrays.is_key_array(a) and device is None and out_sharding is None:
+        return key_arrays.zeros_like(a, dtype, shape)
     return full_like(a, 0, dtype, shape, device=device, out_sharding=out_sharding)
 
 

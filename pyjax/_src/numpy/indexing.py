@@ -34,6 +34,7 @@ from pyjax._src.lax import slicing as lax_slicing
 from pyjax._src.core.axes import canonicalize_axis
 from pyjax._src.lax.base import aval_of
 from pyjax._src.lax.slicing import GatherScatterMode
+from pyjax._src.numpy import key_arrays
 
 __all__ = ["take", "take_along_axis"]
 
@@ -838,6 +839,8 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    if key_arrays.is_key_array(a):
+        return key_arrays.take(a, indices, axis, mode, fill_value)
     a = _as_array(a)
     indices = _int_indices(indices, "take")
     if axis is None:

@@ -19,7 +19,7 @@ from pyjax._src.lax import reductions as lax_red
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import sorting as lax_sort
 from pyjax._src.numpy import shape as jshape
-from pyjax._src.numpy import util
+from pyjax._src.numpy import key_arrays, util
 from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.shape import asarray, const, convert, isnan, to_bool
 
@@ -699,6 +699,8 @@ def _false():
 
 def array_equal(a1, a2, equal_nan=False):
     """True when both arrays have the same shape and elements."""
+    if key_arrays.is_key_array(a1) or key_arrays.is_key_array(a2):
+        return key_arrays.array_equal(a1, a2)
     util.check_arraylike("array_equal", a1, a2)
     if util.shape_of(a1) != util.shape_of(a2):
         return _false()

@@ -25,7 +25,7 @@ from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import reductions as lax_red
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import sorting as lax_sort
-from pyjax._src.numpy import util
+from pyjax._src.numpy import key_arrays, util
 
 __all__ = [
     "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis", "swapaxes",
@@ -113,6 +113,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=
     """Give ``a`` a new shape without changing its data; one dimension may be ``-1``.
     ``out_sharding``: the result's sharding (explicit axes), for reshapes whose sharding
     JAX's rule cannot infer."""
+    if key_arrays.is_key_array(a) and out_sharding is None:
+        return key_arrays.reshape(a, shape if shape is not None else newshape, order)
     util.check_arraylike("reshape", a)
     name = "shape"
     if shape is None:
@@ -139,6 +141,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=
 
 def ravel(a, order="C"):
     """The flattened array (a reshape to one dimension)."""
+    if key_arrays.is_key_array(a):
+        return key_arrays.ravel(a, order)
     util.check_arraylike("ravel", a)
     a = asarray(a)
     if order == "K":
@@ -150,6 +154,8 @@ def ravel(a, order="C"):
 
 def transpose(a, axes=None):
     """Permute the axes of ``a`` (reverse them when ``axes`` is None)."""
+    if key_arrays.is_key_array(a):
+        return key_arrays.transpose(a, axes)
     util.check_arraylike("transpose", a)
     a = asarray(a)
     if axes is None:
@@ -214,6 +220,8 @@ def swapaxes(a, axis1, axis2):
 
 def squeeze(a, axis=None):
     """Remove size-1 axes (all of them, or those in ``axis``, which must have size 1)."""
+    if key_arrays.is_key_array(a):
+        return key_arrays.squeeze(a, axis)
     util.check_arraylike("squeeze", a)
     a = asarray(a)
     if axis is None:
@@ -231,6 +239,8 @@ def squeeze(a, axis=None):
 
 def expand_dims(a, axis):
     """Insert size-1 axes at positions ``axis`` (int or tuple) of the result."""
+    if key_arrays.is_key_array(a):
+        return key_arrays.expand_dims(a, axis)
     util.check_arraylike("expand_dims", a)
     a = asarray(a)
     out_nd = a.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1)
@@ -249,6 +259,8 @@ def broadcast_shapes(*shapes):
 
 def broadcast_to(array, shape):
     """Broadcast ``array`` to ``shape`` (NumPy rules)."""
+    if key_arrays.is_key_array(array):
+        return key_arrays.broadcast_to(array, shape)
     util.check_arraylike("broadcast_to", array)
     shape = axes_mod.canonicalize_shape(shape, "shape", "broadcast_to")
     return util.broadcast_to(asarray(array), shape)
@@ -278,7 +290,8 @@ def _as_list(arrays, fun):
         arrays = list(arrays)
     except TypeError:
         raise TypeError(f"{fun} expects a sequence of arrays, got {type(arrays)}") from None
-    util.check_arraylike(fun, *arrays)
+    if not any(map(key_arrays.is_key_array, arrays)):
+        util.check_arraylike(fun, *arrays)
     return arrays
 
 
@@ -294,6 +307,8 @@ def concatenate(arrays, axis=0, dtype=None):
     arrays = _as_list(arrays, "concatenate")
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
+    if any(map(key_arrays.is_key_array, arrays)) and axis is not None and dtype is None:
+        return key_arrays.join(arrays, axis, "concatenate", 0)
     arrays = [asarray(a) for a in _promote_to(arrays, dtype, "concatenate")]
     if axis is None:
         arrays = [ravel(a) for a in arrays]
@@ -327,6 +342,8 @@ def stack(arrays, axis=0, out=None, dtype=None):
     arrays = _as_list(arrays, "stack")
     if not arrays:
         raise ValueError("Need at least one array to stack.")
+    if any(map(key_arrays.is_key_array, arrays)) and dtype is None:
+        return key_arrays.join(arrays, axis, "stack", 1)
     arrays = [asarray(a) for a in arrays]
     shape0 = arrays[0].shape
     if any(a.shape != shape0 for a in arrays):

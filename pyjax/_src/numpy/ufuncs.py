@@ -20,7 +20,7 @@ from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.lax import base as lax_base
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
-from pyjax._src.numpy import util
+from pyjax._src.numpy import key_arrays, util
 from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.transformations.custom_derivatives import custom_jvp
 
@@ -925,6 +925,10 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError("Either both or neither of the x and y arguments should be provided "
                          "to jax.numpy.where, got "
                          f"{'x' if x is not None else 'y'} only.")
+    if key_arrays.is_key_array(x) or key_arrays.is_key_array(y):  # select key data
+        from pyjax._src.random import prng
+        util.check_arraylike("where", condition)
+        return prng.where_keys(_to_bool(condition), x, y)
     return _where3(condition, x, y)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from pyjax._src import runtime
 from pyjax._src.core import pytree
+from pyjax._src.core import pytree_data
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl, from_numpy
@@ -198,7 +199,10 @@ class PmapFunction:
 
     def _run(self, call, leaves, in_tree, axes, statics):
         arrays = [x if isinstance(x, ArrayImpl) else dispatch.to_array(x) for x in leaves]
-        axes = [None if a is None else a % max(x.ndim, 1) for x, a in zip(arrays, axes)]
+        # a key array's axes count its own dims, not its key data's trailing ones
+        trailing = pytree_data.data_trailing_shapes(in_tree) or [()] * len(arrays)
+        axes = [None if a is None else a % max(x.ndim - len(t), 1)
+                for x, a, t in zip(arrays, axes, trailing)]
         n = self._size(arrays, axes)
         devs = self._devices(n)
         avals = tuple(x.aval if a is None else
@@ -259,8 +263,9 @@ class PmapFunction:
                          for c in host_consts] for d in devs]
         e.out_avals = call_closed.jaxpr.out_avals
         e.out_tree = out_tree
-        e.out_axes = [None if a is None else a % (av.ndim + 1)
-                      for a, av in zip(out_axes, e.out_avals)]
+        trailing = pytree_data.data_trailing_shapes(out_tree) or [()] * len(out_axes)
+        e.out_axes = [None if a is None else a % (av.ndim - len(t) + 1)
+                      for a, av, t in zip(out_axes, e.out_avals, trailing)]
         e.devices = tuple(devs)
         # Made once: the stacked aval and PmapSharding of each result (out_axes 0).
         e.out_layouts = []

@@ -17,9 +17,10 @@ words, so
 Every helper here takes raw key data ``uint32[*batch, 2]`` and maps over the batch dimensions,
 the way JAX's key primitives iterate ``vmap`` over key arrays.
 
-A typed key array (``random.key``) is ``PRNGKeyArray``: a pytree node whose single leaf is the
-``uint32[..., 2]`` key data, so ``jit``, ``vmap`` and loop carries move it like any array, while
-arithmetic on it is refused.
+A typed key array (``random.key``) is ``PRNGKeyArray``: a pytree leaf to users, as in JAX, and
+a pytree data node over its ``uint32[..., 2]`` key data to the transformations
+(``pytree.register_data_node``), so ``jit``, ``vmap`` and loop carries move it like any array,
+while arithmetic on it is refused.
 """
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ from pyjax._src.core import pytree
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.config import config
 from pyjax._src.dispatch import cache as cache_mod
-from pyjax._src.core.abstract import HasShape, ShapedArray
+from pyjax._src.core.abstract import (ExtendedShapeDtypeStruct, HasShape, ShapeDtypeStruct,
+                                       ShapedArray)
 from pyjax._src.core.array import Array, ArrayImpl
 from pyjax._src.core.trace import Tracer
 from pyjax._src.transformations.jit import jit
@@ -373,6 +375,7 @@ class PRNGKeyArray(Array, HasShape):
     __slots__ = ("_base_array", "_dtype")
     __array_priority__ = 100
     __hash__ = None
+    _pyjax_key_array = True  # jnp functions that take key arrays test this (numpy/key_arrays.py)
 
     def __init__(self, key_data, dtype=None):
         dtype = default_key_dtype() if dtype is None else dtype
@@ -581,9 +584,42 @@ def _keys_unflatten(dtype, children):
     return PRNGKeyArray._wrap(children[0], dtype)
 
 
-pytree.register_pytree_node(PRNGKeyArray, _keys_flatten, _keys_unflatten)
+# A leaf to users (jax.tree_util, as in JAX); a node over its key data to the
+# transformations, which so move key arrays like any array (core/pytree.py, "two views").
+pytree.register_data_node(PRNGKeyArray, _keys_flatten, _keys_unflatten,
+                          lambda dtype: dtype.key_shape)
+
+
+def _key_spec_flatten(spec):
+    return (ShapeDtypeStruct(spec.shape + spec.dtype.key_shape, _U32),), spec.dtype
+
+
+# ShapeDtypeStruct(shape, key<fry>) (eval_shape, jit(...).trace): a spec of the key data to
+# the transformations, a key array again inside the traced function
+pytree.register_data_node(ExtendedShapeDtypeStruct, _key_spec_flatten, _keys_unflatten,
+                          lambda dtype: dtype.key_shape)
 # Any primitive handed a key array refuses it with a message that says what to do.
 trace_mod.aval_handlers[PRNGKeyArray] = _arithmetic_error
+
+
+def where_keys(condition, x, y):
+    """``jnp.where(condition, x, y)`` of key arrays (as JAX allows): the key data selected,
+    ``condition`` and both key arrays broadcast together (``condition`` already boolean)."""
+    if not (isinstance(x, PRNGKeyArray) and isinstance(y, PRNGKeyArray)) or x.dtype != y.dtype:
+        key_dtype = x.dtype if isinstance(x, PRNGKeyArray) else y.dtype
+        raise ValueError(f"dtype={key_dtype} is not a valid dtype for JAX type promotion.")
+    cond_shape = tuple(aval_of(condition).shape)
+    shape = tuple(np.broadcast_shapes(cond_shape, x.shape, y.shape))
+    full = shape + x.dtype.key_shape
+
+    def widen(v, nd, trailing):  # ``v``'s nd own dims right-aligned in ``shape``
+        dims = tuple(range(len(shape) - nd, len(shape) + trailing))
+        return shape_ops.broadcast_in_dim(v, full, dims[:nd + trailing] if trailing else
+                                          dims[:nd])
+
+    c = widen(condition, len(cond_shape), 0)
+    return PRNGKeyArray._wrap(lax.select(c, widen(x._base_array, x.ndim, 1),
+                                         widen(y._base_array, y.ndim, 1)), x.dtype)
 
 
 def _is_arraylike(x):

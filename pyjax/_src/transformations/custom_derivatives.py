@@ -215,14 +215,14 @@ class _JVPRule:
 
     def __call__(self, primals, tangents, out_avals):
         p = pytree.tree_unflatten(self.in_tree, primals)
-        t = pytree.tree_unflatten(self.in_tree, tangents)
+        t = ad.tangent_tree(self.in_tree, tangents)  # key arrays: float0 of their shape
         res = self.jvp(*[v for _, v in self.static], tuple(p), tuple(t))
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
             raise TypeError(f"Custom JVP rule {self.__name__} for function {self.name} must "
                             "produce a pair (list or tuple of length two) representing primal "
                             f"and tangent outputs, but got {res!r}.")
         p_out, p_tree = pytree.tree_flatten(res[0])
-        t_out, t_tree = pytree.tree_flatten(res[1])
+        t_out, t_tree = ad.tangent_leaves(p_tree, res[1])
         if p_tree != self.out_tree:
             raise TypeError(f"Custom JVP rule {self.__name__} for function {self.name} must "
                             "produce primal outputs with the same container (pytree) "
@@ -384,7 +384,7 @@ class _VJPRules:
 
     def run_bwd(self, res_tree, res, cts):
         r = pytree.tree_unflatten(res_tree, res)
-        ct = pytree.tree_unflatten(self.out_tree, cts)
+        ct = ad.tangent_tree(self.out_tree, cts)
         out = self.bwd(*[v for _, v in self.static], r, ct)
         bwd_name = _fun_name(self.bwd)
         dyn = pytree.tree_unflatten(self.in_tree, [object()] * len(self.in_avals))

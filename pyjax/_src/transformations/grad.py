@@ -12,6 +12,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
+from pyjax._src.core import pytree_data
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.config import config
 from pyjax._src.core.traceback_util import api_boundary
@@ -133,10 +134,13 @@ def _check_input_dtype_revderiv(name, holomorphic, allow_int, x):
         inner = x.aval.inner_aval
         raise ValueError(f"Expected cotangent type {x.aval} but got {inner.dtype.name}"
                          f"[{','.join(map(str, inner.shape))}]")
-    dt = x.aval.dtype if type(x) is ArrayImpl else get_aval(x).dtype
+    dt = x.aval.dtype if type(x) is ArrayImpl else getattr(x, "dtype", None)
+    is_key = dtypes.issubdtype(dt, dtypes.prng_key) if dt is not None else False
+    if not is_key:
+        dt = get_aval(x).dtype
     if holomorphic:
         _check_complex(name, "inputs", dt)
-    if dtypes.is_integer(dt) or dtypes.is_bool(dt):
+    if is_key or dtypes.is_integer(dt) or dtypes.is_bool(dt):
         if not allow_int:
             raise TypeError(
                 f"{name} requires real- or complex-valued inputs (input dtype that is a "
@@ -200,11 +204,12 @@ def jvp(fun, primals, tangents, has_aux=False):
         raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
     p_leaves, p_tree = pytree.tree_flatten(tuple(primals))
-    t_leaves, t_tree = pytree.tree_flatten(tuple(tangents))
+    t_leaves, t_tree = ad.tangent_leaves(p_tree, tuple(tangents))
     if p_tree != t_tree:
         raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
-                        f"structure; primals have tree structure {p_tree} whereas tangents "
-                        f"have tree structure {t_tree}.")
+                        "structure; primals have tree structure "
+                        f"{pytree_data.user_treedef(p_tree)} whereas tangents have tree structure "
+                        f"{pytree_data.user_treedef(t_tree)}.")
     p_leaves = [_as_value(p) for p in p_leaves]
     ts = []
     for p, t in zip(p_leaves, t_leaves):
@@ -225,7 +230,7 @@ def jvp(fun, primals, tangents, has_aux=False):
                      tuple(range(len(primals))), p_tree, has_aux, store)
     res = ad.jvp_flat(flat, p_leaves, ts, has_aux=has_aux)
     out = pytree.tree_unflatten(store[0], [_as_output(o) for o in res[0]])
-    t_out = pytree.tree_unflatten(store[0], [_instantiate_out(t) for t in res[1]])
+    t_out = ad.tangent_tree(store[0], [_instantiate_out(t) for t in res[1]])
     if has_aux:
         return out, t_out, _aux_out(store, res[2])
     return out, t_out
@@ -265,11 +270,12 @@ def linearize(fun, *primals, has_aux=False):
     def f_jvp(*res_and_tangents):
         res, tangents = res_and_tangents[:n_res], res_and_tangents[n_res:]
         lin = _with_residuals(lin0, res)
-        t_leaves, t_tree = pytree.tree_flatten(tangents)
+        t_leaves, t_tree = ad.tangent_leaves(in_tree, tangents)
         if t_tree != in_tree:
             raise TypeError(f"linearized function called on tangent values inconsistent with "
-                            f"the original primal values: expected tree structure {in_tree}, "
-                            f"got {t_tree}.")
+                            f"the original primal values: expected tree structure "
+                            f"{pytree_data.user_treedef(in_tree)}, got "
+                            f"{pytree_data.user_treedef(t_tree)}.")
         for t, a in zip(t_leaves, lin.in_avals):
             ta = _tangent_arg_aval(t)
             if ta.shape != a.shape or (a.dtype != float0 and ta.dtype != a.dtype):
@@ -277,7 +283,7 @@ def linearize(fun, *primals, has_aux=False):
                                  f"with the original primal values: got tangent "
                                  f"{ta.str_short()} for primal {a.str_short()}.")
         outs = lin.jvp(t_leaves)
-        return pytree.tree_unflatten(out_tree, [_instantiate_out(t) for t in outs])
+        return ad.tangent_tree(out_tree, [_instantiate_out(t) for t in outs])
 
     # a pytree (as JAX's): the residuals are its leaves, so it can leave jit or go to tree_map
     f_jvp = pytree.Partial(f_jvp, *lin0.jaxpr.consts)
@@ -332,12 +338,13 @@ def vjp(fun, *primals, has_aux=False):
             raise TypeError(f"vjp function of {name} takes one cotangent argument, got "
                             f"{len(res_and_ct) - n_res}")
         lin, ct = _with_residuals(lin0, res_and_ct[:n_res]), res_and_ct[n_res]
-        ct_leaves, ct_tree = pytree.tree_flatten(ct)
+        ct_leaves, ct_tree = ad.tangent_leaves(out_tree, ct)
         if ct_tree != out_tree:
-            raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match "
-                            f"structure of primal output {out_tree}.")
+            raise TypeError(f"Tree structure of cotangent input {pytree_data.user_treedef(ct_tree)}"
+                            ", does not match structure of primal output "
+                            f"{pytree_data.user_treedef(out_tree)}.")
         cts = lin.vjp(_check_cotangents(ct_leaves, lin, name))
-        return pytree.tree_unflatten(in_tree, [_instantiate_out(c) for c in cts])
+        return ad.tangent_tree(in_tree, [_instantiate_out(c) for c in cts])
 
     vjp_fun = pytree.Partial(vjp_fun, *lin0.jaxpr.consts)  # a pytree, as linearize's
     if has_aux:
@@ -377,7 +384,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         nums, single = hit
         dyn = (args[nums[0]],) if len(nums) == 1 else tuple(args[i] for i in nums)
         leaves, in_tree = pytree.tree_flatten(dyn)
-        for x in leaves:
+        # key arrays are checked as the user sees them (dtype key<fry>)
+        for x in (pytree.user_tree_leaves(dyn) if pytree_data.has_data_nodes(in_tree) else leaves):
             _check_input_dtype_revderiv("grad", holomorphic, allow_int, x)
         leaves = [_as_value(x) for x in leaves]
         store = []
@@ -393,7 +401,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             outs = res[0]
             cts = res[1].vjp(make_cts(outs, store))
             aux = res[2] if has_aux else None
-        g = pytree.tree_unflatten(in_tree, [_instantiate_out(c) for c in cts])
+        g = ad.tangent_tree(in_tree, [_instantiate_out(c) for c in cts])
         if single:
             g = g[0]
         ans = _as_output(outs[0])

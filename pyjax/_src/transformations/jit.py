@@ -18,6 +18,7 @@ import numpy as np
 from pyjax._src import runtime
 from pyjax._src.core import config as config_mod
 from pyjax._src.core import profiling, pytree, refs, traceback_util
+from pyjax._src.core import pytree_data
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapeDtypeStruct, ShapedArray
 from pyjax._src.core.array import ArrayImpl, array_from_buffer
@@ -934,31 +935,48 @@ class ArgInfo:
         return f"ArgInfo({self._aval.str_short()}, donated={self.donated})"
 
 
+class _KeyAval:
+    """A key array argument's abstract value as ``ArgInfo`` shows it (``key<fry>[3]``)."""
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+    def str_short(self):
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+
+def _key_arg_info(info, trailing, dtype):
+    shape = info.shape[:len(info.shape) - len(trailing)]
+    return ArgInfo(_KeyAval(shape, dtype), info.donated)
+
+
 class _Stage:
     """What every AOT stage says about its call: ``in_tree``, ``args_info``, ``out_tree``,
     ``out_info`` (``_trace`` is the stage's Traced)."""
 
+    # what users see: key arrays are leaves (core/pytree.py, "two views")
     @property
     def in_tree(self):
-        return self._trace._key[0]
+        return pytree_data.user_treedef(self._trace._key[0])
 
     @property
     def args_info(self):
         t = self._trace
-        return pytree.tree_unflatten(t._key[0], [ArgInfo(a, d) for a, d in
-                                                 zip(t._key[2], t._donated)])
+        donated = t._donated or (False,) * len(t._key[2])  # () when nothing is donated
+        infos = [ArgInfo(a, d) for a, d in zip(t._key[2], donated)]
+        if pytree_data.has_data_nodes(t._key[0]):
+            return pytree_data.collapse_data_leaves(t._key[0], infos, _key_arg_info)
+        return pytree.tree_unflatten(t._key[0], infos)
 
     @property
     def out_tree(self):
-        return self._trace._out_tree
+        return pytree_data.user_treedef(self._trace._out_tree)
 
     @property
     def out_info(self):
         t = self._trace
-        return pytree.tree_unflatten(t._out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
-                             sharding=a.sharding if type(a) is ShardedShapedArray else None)
-            for a in t.jaxpr.out_avals])
+        return _shape_dtype_tree(t._out_tree, t.jaxpr.out_avals)
 
 
 class Traced(_Stage):
@@ -1181,12 +1199,23 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
             _refuse_tracing(j.__name__, fun)
         closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
         if return_shape:
-            shapes = pytree.tree_unflatten(out_store[0], [
-                ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                for a in closed.out_avals])
-            return closed, shapes
+            return closed, _shape_dtype_tree(out_store[0], closed.out_avals)
         return closed
     return traceback_util.api_boundary(make)
+
+
+def _key_spec(sds, trailing, dtype):
+    # a key array's output spec: its own shape and key dtype, as JAX's eval_shape gives
+    return ShapeDtypeStruct(sds.shape[:len(sds.shape) - len(trailing)], dtype)
+
+
+def _shape_dtype_tree(out_tree, avals):
+    specs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                              sharding=a.sharding if type(a) is ShardedShapedArray else None)
+             for a in avals]
+    if pytree_data.has_data_nodes(out_tree):
+        return pytree_data.collapse_data_leaves(out_tree, specs, _key_spec)
+    return pytree.tree_unflatten(out_tree, specs)
 
 
 @traceback_util.api_boundary

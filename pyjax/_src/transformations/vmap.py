@@ -7,7 +7,8 @@ import operator
 
 import numpy as np
 
-from pyjax._src.core import pytree, refs
+from pyjax._src.core import dtypes, pytree, refs
+from pyjax._src.core import pytree_data
 from pyjax._src.core.config import config
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.traceback_util import api_boundary
@@ -77,6 +78,9 @@ def _leaf_descriptions(fun, args, kwargs):
 
 
 def _type_str(x):
+    dt = getattr(x, "dtype", None)
+    if dt is not None and dtypes.issubdtype(dt, dtypes.prng_key):  # a key array
+        return f"{dt}[{','.join(map(str, x.shape))}]"
     return aval_of(x).str_short()
 
 
@@ -132,6 +136,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         axes = _broadcast_prefix(in_axes, args, "in_axes",
                                  f"the positional arguments of {_fun_name(fun)}")
         axes += [0] * (len(leaves) - len(axes))
+        # axes of a key array count its own dims, not its key data's trailing ones
+        trailing = pytree_data.data_trailing_shapes(in_tree)
         descs = None
         sizes = []
         canon = []
@@ -140,8 +146,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 canon.append(not_mapped)
                 continue
             shape = tuple(aval_of(x).shape)
-            nd = len(shape)
+            nd = len(shape) - (len(trailing[i]) if trailing else 0)
             if not -nd <= ax < nd:
+                shape = shape[:nd]
                 descs = descs or _leaf_descriptions(fun, args, kwargs)
                 raise ValueError(
                     f"vmap was requested to map its argument along axis {ax}, which implies "
@@ -168,6 +175,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         _store_batched_refs(trace, batched_refs, size)
         out_leaves, out_tree = pytree.tree_flatten(out)
         oaxes = _broadcast_prefix(out_axes, out, "out_axes", f"the output of {_fun_name(fun)}")
+        out_trailing = pytree_data.data_trailing_shapes(out_tree)
         results = []
         for j, (o, oax) in enumerate(zip(out_leaves, oaxes)):
             val, d = trace.unwrap(o)
@@ -183,6 +191,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 results.append(val)
                 continue
             nd = len(aval_of(val).shape) + (d is not_mapped)
+            if out_trailing:
+                nd -= len(out_trailing[j])
             if not -nd <= oax < nd:
                 raise ValueError(
                     f"vmap out_axes {oax} is out of bounds for an output of rank {nd - 1} "
@@ -244,6 +254,8 @@ def _mapped_size(fun, args, kwargs, leaves, sizes, axis_size):
     if len(distinct) == 1 and (axis_size is None or axis_size in distinct):
         return sizes[0][2]
     descs = _leaf_descriptions(fun, args, kwargs)
+    # a key array has one data leaf: the user view's leaves line up with ``leaves``
+    leaves = pytree.user_tree_leaves((args, kwargs))
     lines = [f"  * axis {ax} of argument {descs[i]} of type {_type_str(leaves[i])} has size "
              f"{s}" for i, ax, s in sizes]
     head = "vmap got inconsistent sizes for array axes to be mapped:"

@@ -410,11 +410,6 @@ _d("pyjax_tiered_compilation", bool_env("PYJAX_TIERED_COMPILATION", default=True
         "fully optimised build, compiled in a background thread, when it is ready (results "
         "may differ in the last bits between the two; PYJAX_TIERED_COMPILATION=0 turns it "
         "off).")
-# read by lax/dot_host.py when lowering; dispatch/compiler.py drops compiled programs on change
-_d("pyjax_host_dot", bool_env("PYJAX_HOST_DOT", default=True), kind=bool,
-   help="Compute large float32/float64 matrix products of CPU programs with the host's "
-        "BLAS (OpenBLAS sgemm/dgemm through NumPy) instead of XLA's Eigen dot "
-        "(docs/performance.md; PYJAX_HOST_DOT=0 turns it off).")
 del _d
 
 

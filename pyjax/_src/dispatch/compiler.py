@@ -52,11 +52,6 @@ for _flag in _CACHE_FLAGS:
     config.on_change(_flag, _configure_disk_cache)
 del _flag
 
-# flags read by lowering rules: programs compiled under the old value must not be reused
-for _flag in ("pyjax_host_dot",):
-    config.on_change(_flag, lambda _: cache.clear_all())
-del _flag
-
 _log = logging.getLogger("pyjax")
 compile_count = [0]  # programs compiled in this process (test_util.count_compiles reads it)
 

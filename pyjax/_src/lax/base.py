@@ -139,17 +139,15 @@ def is_tracer(x):
     return isinstance(x, Tracer)
 
 
-def host_call(ctx, fn, operands, out_avals, *, side_effect=True, key=None,
-              writes_results=False):
+def host_call(ctx, fn, operands, out_avals, *, side_effect=True, key=None):
     """Emit a call of the Python function ``fn(*numpy arrays) -> list of arrays`` from the
-    program (through the plugin's FFI: ``runtime/ffi.py``; ``key``, ``writes_results``: see
+    program (through the plugin's FFI: ``runtime/ffi.py``; ``key``: see
     ``ffi.register_target``). Host callbacks use it with ``side_effect``; pure host kernels
     (LAPACK through NumPy) without, so XLA may drop an unused one."""
     from pyjax._src import runtime
     runtime.ffi.ensure_registered(runtime.get_client()._api)
     ident = runtime.ffi.register_target(fn, [(v.aval.dtype, v.aval.shape) for v in operands],
-                                        [(a.dtype, a.shape) for a in out_avals], key=key,
-                                        writes_results=writes_results)
+                                        [(a.dtype, a.shape) for a in out_avals], key=key)
     id_val = ctx.constant(np.int64(ident), ShapedArray((), np.dtype(np.int64)))
     attrs = {"call_target_name": f'"{runtime.ffi.TARGET.decode()}"',
              "api_version": "4 : i32",

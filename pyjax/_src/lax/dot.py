@@ -18,7 +18,6 @@ from pyjax._src.core.rules import Zero
 from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import dot_algorithms
-from pyjax._src.lax import dot_host
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax import ad_util
 from pyjax._src.lax.ad_util import is_undefined_primal, zero_cts
@@ -213,11 +212,6 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
         comp_dt = out.dtype
     else:
         comp_dt = in_dt
-    host = dot_host.plan(lhs.aval, rhs.aval, dimension_numbers, out, ctx.module)
-    if host is not None and ctx.platform == "cpu":
-        return base.host_call(ctx, dot_host.kernel(*host), [lhs, rhs], [out],
-                              side_effect=False, key=("lax.dot_host",) + host,
-                              writes_results=True)[0]
     lhs, rhs = _convert(ctx, lhs, comp_dt), _convert(ctx, rhs, comp_dt)
     attrs = {"dot_dimension_numbers": _dims_attr(lb, rb, lc, rc)}
     if precision is not None:

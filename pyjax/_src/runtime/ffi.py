@@ -74,34 +74,28 @@ class _ErrorCreateArgs(ctypes.Structure):
 _ERROR_CREATE = ctypes.CFUNCTYPE(_rp, ctypes.POINTER(_ErrorCreateArgs))
 _HANDLER = ctypes.CFUNCTYPE(_rp, _rp)
 
-_targets: dict = {}          # id -> (fn, [(dtype, shape)] args, [(dtype, shape)] results,
-                             #        writes_results)
+_targets: dict = {}          # id -> (fn, [(dtype, shape)] args, [(dtype, shape)] results)
 _ids = itertools.count(1)
 _ids_by_key: dict = {}       # (key, arg types, result types) -> id
 _registered: dict = {}       # PJRT api pointer -> True
 _lock = threading.Lock()
 
 
-def register_target(fn, arg_types, result_types, key=None, writes_results=False) -> int:
+def register_target(fn, arg_types, result_types, key=None) -> int:
     """The id of ``fn(*numpy arrays) -> sequence of arrays`` with these (dtype, shape)
     argument and result types. ``key`` (default ``fn``) names what ``fn`` computes: lowering
     the same key with the same types again gives the same id, so the registry grows with the
     distinct host functions, not with the compilations (and equal programs lower to equal
     text, which the persistent cache keys on). Keys are held strongly: an id is never
-    reused.
-
-    ``writes_results``: ``fn(*args, *results)`` gets read-only views of the argument buffers
-    and writable views of the result buffers, valid during the call only, and writes every
-    result in place (no copies: host kernels whose copies would cost what they compute,
-    ``lax/dot_host.py``)."""
+    reused."""
     arg_types = tuple((np.dtype(d), tuple(s)) for d, s in arg_types)
     result_types = tuple((np.dtype(d), tuple(s)) for d, s in result_types)
-    full_key = (fn if key is None else key, arg_types, result_types, bool(writes_results))
+    full_key = (fn if key is None else key, arg_types, result_types)
     with _lock:
         i = _ids_by_key.get(full_key)
         if i is None:
             i = _ids_by_key[full_key] = next(_ids)
-            _targets[i] = (fn, list(arg_types), list(result_types), bool(writes_results))
+            _targets[i] = (fn, list(arg_types), list(result_types))
     return i
 
 
@@ -158,16 +152,11 @@ def _handle(frame):
         nargs, nrets = f.nargs, f.nrets
         bufs = [_Buffer.from_address(f.args[i]) for i in range(nargs)]
         ident = _i64.from_address(bufs[0].data).value
-        fn, arg_types, ret_types, in_place = _targets[ident]
+        fn, arg_types, ret_types = _targets[ident]
         if nargs - 1 != len(arg_types) or nrets != len(ret_types):
             raise RuntimeError(f"host callback {ident}: called with {nargs - 1} arguments "
                                f"and {nrets} results, expected {len(arg_types)} and "
                                f"{len(ret_types)}")
-        if in_place:
-            fn(*[_view(b, dt, shape, False) for b, (dt, shape) in zip(bufs[1:], arg_types)],
-               *[_view(_Buffer.from_address(f.rets[i]), dt, shape, True)
-                 for i, (dt, shape) in enumerate(ret_types)])
-            return None
         inputs = [_read(b, dt, shape) for b, (dt, shape) in zip(bufs[1:], arg_types)]
         outs = fn(*inputs)
         outs = [] if outs is None else list(outs)
@@ -189,22 +178,15 @@ def _handle(frame):
 _handler = _HANDLER(_handle)
 
 
-def _view(buf, dtype, shape, writable):
-    """The buffer as a NumPy array without a copy (valid while the handler runs)."""
+def _read(buf, dtype, shape):
     dims = tuple(buf.dims[k] for k in range(buf.rank))
     if dims != shape:
-        raise RuntimeError(f"host callback buffer has shape {dims}, expected {shape}")
+        raise RuntimeError(f"host callback argument has shape {dims}, expected {shape}")
     n = math.prod(shape) * dtype.itemsize
     if n == 0:
         return np.zeros(shape, dtype)
     raw = (ctypes.c_char * n).from_address(buf.data)
-    view = np.frombuffer(raw, dtype=dtype).reshape(shape)
-    view.flags.writeable = writable
-    return view
-
-
-def _read(buf, dtype, shape):
-    return _view(buf, dtype, shape, True).copy()
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
 
 
 def _write(buf, val, dtype, shape, index):

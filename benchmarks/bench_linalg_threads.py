@@ -4,14 +4,16 @@
 
 Times jitted solve (8 right-hand sides), det, inv and cholesky of 512² float32 matrices (their
 LAPACK runs on the host, lax/linalg_host.py) with the OpenBLAS libraries of NumPy and SciPy at
-their default thread count and at one thread, switched in the same process
-(``lax/blas_threads.set_num_threads``) and interleaved: each round runs every case ``--calls``
-times at each setting, alternating which goes first. ``--load N`` starts N busy-looping
+their default thread count and at one thread inside the kernels (pyjax's default since issue
+19: ``lax/blas_threads.pinned``), switched in the same process and interleaved: each round runs
+every case ``--calls`` times at each setting, alternating which goes first. The default-threads
+setting turns the pinning off by replacing ``blas_threads.single_threaded`` for its calls. ``--load N`` starts N busy-looping
 processes for the run (stopped at the end) to see the behaviour on an oversubscribed machine.
 Reported per case and setting: min, median and 90th percentile (ms) over all calls, and the
 process CPU time per call.
 """
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -50,7 +52,8 @@ def main():
     default = blas_threads.get_num_threads()
     print(f"OpenBLAS libraries loaded: {len(default)}, default threads {default}; "
           f"os.cpu_count() {os.cpu_count()}")
-    settings = {f"default ({max(default)})": max(default), "1 thread": 1}
+    settings = {f"default ({max(default)})": False, "1 thread": True}
+    pinning = blas_threads.single_threaded
 
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
             for _ in range(args.load)]
@@ -61,8 +64,8 @@ def main():
         for r in range(args.rounds):
             order = list(settings.items()) if r % 2 == 0 else list(settings.items())[::-1]
             for name, run in runs.items():
-                for label, threads in order:
-                    blas_threads.set_num_threads(threads)
+                for label, pin in order:
+                    blas_threads.single_threaded = pinning if pin else contextlib.nullcontext
                     run()
                     for _ in range(args.calls):
                         t, c = time.perf_counter(), time.process_time()
@@ -70,7 +73,7 @@ def main():
                         times[name, label].append((time.perf_counter() - t) * 1e3)
                         cpu[name, label].append((time.process_time() - c) * 1e3)
     finally:
-        blas_threads.set_num_threads(max(default))
+        blas_threads.single_threaded = pinning
         for p in busy:
             p.kill()
             p.wait()

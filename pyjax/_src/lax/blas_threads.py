@@ -1,10 +1,12 @@
 """The thread count of the OpenBLAS libraries NumPy and SciPy loaded, set through ctypes.
 
-Host kernels (``linalg_host.py``, ``dot_host.py``) run inside compiled programs while XLA's own
-thread pool is live; on a small machine OpenBLAS's extra threads then fight that pool for the
-cores (docs/performance.md measures it). ``single_threaded()`` runs a kernel with OpenBLAS
-at one thread and restores the previous count after, so user NumPy code outside the kernels
-keeps its threads. The libraries are found in ``/proc/self/maps`` (NumPy's and SciPy's wheels
+Host kernels (``linalg_host.py``, ``linalg_structured.py``) run inside compiled programs while
+XLA's own thread pool is live; OpenBLAS's extra threads then fight that pool for the cores, and
+on a loaded machine a 512² solve went from 12 to 209 ms median (docs/performance.md, "OpenBLAS
+threads in host kernels"). ``pinned(fn)`` runs a kernel with OpenBLAS at one thread and
+restores the previous counts after, so user NumPy code outside the kernels keeps its threads
+(NumPy code running in another Python thread while a kernel runs gets one thread for that
+time: the count is per library, not per thread). The libraries are found in ``/proc/self/maps`` (NumPy's and SciPy's wheels
 each bundle their own, with prefixed symbols); where none is found (another BLAS, another
 OS) the helpers do nothing.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import sys
 import threading
 
@@ -69,6 +72,15 @@ def set_num_threads(n):
     """Set every loaded OpenBLAS library to ``n`` threads."""
     for setter, _ in libraries():
         setter(int(n))
+
+
+def pinned(fn):
+    """``fn`` run under ``single_threaded()``."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with single_threaded():
+            return fn(*args, **kwargs)
+    return run
 
 
 @contextlib.contextmanager

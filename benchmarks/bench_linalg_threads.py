@@ -7,10 +7,10 @@ LAPACK runs on the host, lax/linalg_host.py) with the OpenBLAS libraries of NumP
 their default thread count and at one thread inside the kernels (pyjax's default since issue
 19: ``lax/blas_threads.pinned``), switched in the same process and interleaved: each round runs
 every case ``--calls`` times at each setting, alternating which goes first. The default-threads
-setting turns the pinning off by replacing ``blas_threads.single_threaded`` for its calls. ``--load N`` starts N busy-looping
-processes for the run (stopped at the end) to see the behaviour on an oversubscribed machine.
-Reported per case and setting: min, median and 90th percentile (ms) over all calls, and the
-process CPU time per call.
+setting turns the pinning off by replacing ``blas_threads.single_threaded`` for its calls.
+``--load N`` starts N busy-looping processes for the run (stopped at the end) to see the
+behaviour on an oversubscribed machine. Reported per case and setting: min, median and 90th
+percentile (ms) over all calls, and the process CPU time per call.
 """
 import argparse
 import contextlib
@@ -42,8 +42,9 @@ def main():
     a = (rng.normal(size=(n, n)) / np.sqrt(n)).astype(np.float32)
     spd = (a @ a.T + np.eye(n)).astype(np.float32)
     b = rng.normal(size=(n, 8)).astype(np.float32)
-    cases = {f"solve {n}² (8 rhs)": (jnp.linalg.solve, (a, b)), f"det {n}²": (jnp.linalg.det, (a,)),
-             f"inv {n}²": (jnp.linalg.inv, (a,)), f"cholesky {n}²": (jnp.linalg.cholesky, (spd,))}
+    cases = {f"solve {n}² (8 rhs)": (jnp.linalg.solve, (a, b)),
+             f"det {n}²": (jnp.linalg.det, (a,)), f"inv {n}²": (jnp.linalg.inv, (a,)),
+             f"cholesky {n}²": (jnp.linalg.cholesky, (spd,))}
     runs = {}
     for name, (f, xs) in cases.items():
         jf, dev = pyjax.jit(f), [pyjax.device_put(x) for x in xs]

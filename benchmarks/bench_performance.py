@@ -24,13 +24,13 @@ wall time over all runs of all rounds, the median process CPU time per run (all 
 the first side's ratio to each other side. Trust the mins and the ratios more than the medians
 when the machine is busy.
 
-A side is ``NAME=LIB[@PLUGIN][{compiler options JSON}][;VAR=VALUE...]``: LIB is ``pyjax`` or ``jax`` (JAX runs
-with ``/tmp/jaxvenv/bin/python``, skipped when that interpreter or its jax is missing); PLUGIN
-sets ``PYJAX_PLUGIN_PATH`` for that worker; the JSON replaces pyjax's default compile-option
-overrides (``runtime/compile_options.DEFAULT_OPTION_OVERRIDES``) in that worker, to weigh one
-option at a time; each ``;VAR=VALUE`` sets an environment variable of that worker (e.g.
-``'host1=pyjax;OPENBLAS_NUM_THREADS=1'``, ``'eigen=pyjax;PYJAX_HOST_DOT=0'``). ``--xla-flags``
-sets ``XLA_FLAGS`` for every worker.
+A side is ``NAME=LIB[@PLUGIN][{compiler options JSON}][;VAR=VALUE...]``: LIB is ``pyjax`` or
+``jax`` (JAX runs with ``/tmp/jaxvenv/bin/python``, skipped when that interpreter or its jax is
+missing); PLUGIN sets ``PYJAX_PLUGIN_PATH`` for that worker; the JSON replaces pyjax's default
+compile-option overrides (``runtime/compile_options.DEFAULT_OPTION_OVERRIDES``) in that worker,
+to weigh one option at a time; each ``;VAR=VALUE`` sets an environment variable of that worker
+(e.g. ``'host1=pyjax;OPENBLAS_NUM_THREADS=1'``, ``'t0=pyjax;PYJAX_TIERED_COMPILATION=0'``).
+``--xla-flags`` sets ``XLA_FLAGS`` for every worker.
 
 Hooks for more measurements: add ``setup_<name>(lib, np)`` returning a zero-argument callable
 that runs one timed unit and waits for its result, and register it in ``WORKLOADS`` (with the

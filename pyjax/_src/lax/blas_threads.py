@@ -3,12 +3,12 @@
 Host kernels (``linalg_host.py``, ``linalg_structured.py``) run inside compiled programs while
 XLA's own thread pool is live; OpenBLAS's extra threads then fight that pool for the cores, and
 on a loaded machine a 512² solve went from 12 to 209 ms median (docs/performance.md, "OpenBLAS
-threads in host kernels"). ``pinned(fn)`` runs a kernel with OpenBLAS at one thread and
+threads in host LAPACK kernels"). ``pinned(fn)`` runs a kernel with OpenBLAS at one thread and
 restores the previous counts after, so user NumPy code outside the kernels keeps its threads
-(NumPy code running in another Python thread while a kernel runs gets one thread for that
-time: the count is per library, not per thread). The libraries are found in ``/proc/self/maps`` (NumPy's and SciPy's wheels
-each bundle their own, with prefixed symbols); where none is found (another BLAS, another
-OS) the helpers do nothing.
+(NumPy code running in another Python thread while a kernel runs gets one thread for that time:
+the count is per library, not per thread). The libraries are found in ``/proc/self/maps``
+(NumPy's and SciPy's wheels each bundle their own, with prefixed symbols); where none is found
+(another BLAS, another OS) the helpers do nothing.
 """
 from __future__ import annotations
 

@@ -300,9 +300,11 @@ def test_host_kernels_run_with_one_openblas_thread(monkeypatch):
     monkeypatch.setattr(host, "cholesky", spy)
     blas_threads.set_num_threads(2)
     try:
-        n = lax_linalg.HOST_MIN + 3  # a shape no other test compiles: the spy is lowered
-        a = RNG.normal(size=(n, n))
-        spd = (a @ a.T + n * np.eye(n)).astype(np.float32)
+        # a type no other test compiles: the host-call registry (keyed by kernel and types)
+        # then holds the spy, not the real kernel
+        n = lax_linalg.HOST_MIN + 3
+        a = RNG.normal(size=(3, n, n))
+        spd = (a @ a.transpose(0, 2, 1) + n * np.eye(n)).astype(np.float32)
         got = jax.jit(jnp.linalg.cholesky)(spd)
         np.testing.assert_allclose(np.asarray(got), np.linalg.cholesky(spd), rtol=1e-4,
                                    atol=1e-4)

@@ -24,11 +24,13 @@ wall time over all runs of all rounds, the median process CPU time per run (all 
 the first side's ratio to each other side. Trust the mins and the ratios more than the medians
 when the machine is busy.
 
-A side is ``NAME=LIB[@PLUGIN][{compiler options JSON}]``: LIB is ``pyjax`` or ``jax`` (JAX runs
-with ``/tmp/jaxvenv/bin/python``, skipped when that interpreter or its jax is missing); PLUGIN
-sets ``PYJAX_PLUGIN_PATH`` for that worker; the JSON replaces pyjax's default compile-option
-overrides (``runtime/compile_options.DEFAULT_OPTION_OVERRIDES``) in that worker, to weigh one
-option at a time. ``--xla-flags`` sets ``XLA_FLAGS`` for every worker.
+A side is ``NAME=LIB[@PLUGIN][{compiler options JSON}][;VAR=VALUE...]``: LIB is ``pyjax`` or
+``jax`` (JAX runs with ``/tmp/jaxvenv/bin/python``, skipped when that interpreter or its jax is
+missing); PLUGIN sets ``PYJAX_PLUGIN_PATH`` for that worker; the JSON replaces pyjax's default
+compile-option overrides (``runtime/compile_options.DEFAULT_OPTION_OVERRIDES``) in that worker,
+to weigh one option at a time; each ``;VAR=VALUE`` sets an environment variable of that worker
+(e.g. ``'host1=pyjax;OPENBLAS_NUM_THREADS=1'``, ``'t0=pyjax;PYJAX_TIERED_COMPILATION=0'``).
+``--xla-flags`` sets ``XLA_FLAGS`` for every worker.
 
 Hooks for more measurements: add ``setup_<name>(lib, np)`` returning a zero-argument callable
 that runs one timed unit and waits for its result, and register it in ``WORKLOADS`` (with the
@@ -258,6 +260,7 @@ def _info(lib_name, lib):
 class Side:
     def __init__(self, spec, xla_flags=None):
         self.spec = spec
+        spec, *env_items = spec.split(";")
         name, _, rest = spec.partition("=") if "=" in spec.split("{")[0] else (spec, "", spec)
         options = None
         if "{" in rest:
@@ -271,6 +274,11 @@ class Side:
             self.env["XLA_FLAGS"] = xla_flags
         if self.plugin:
             self.env["PYJAX_PLUGIN_PATH"] = self.plugin
+        for item in env_items:
+            var, eq, value = item.partition("=")
+            if not eq:
+                raise SystemExit(f"side {self.spec!r}: {item!r} is not VAR=VALUE")
+            self.env[var] = value
         self.python = JAX_PYTHON if lib == "jax" else sys.executable
         self.proc = None
 
@@ -371,7 +379,8 @@ def main():
     parser.add_argument("--worker", choices=["pyjax", "jax"], help=argparse.SUPPRESS)
     parser.add_argument("--compiler-options", help=argparse.SUPPRESS)
     parser.add_argument("--side", action="append",
-                        help="NAME=LIB[@PLUGIN][{options JSON}] (default: pyjax, then jax)")
+                        help="NAME=LIB[@PLUGIN][{options JSON}][;VAR=VALUE...] (default: "
+                             "pyjax, then jax)")
     parser.add_argument("--only", help="comma-separated workloads: " + ",".join(WORKLOADS))
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--reps", type=int, default=10, help="timed runs per side per round")

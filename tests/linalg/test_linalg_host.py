@@ -281,3 +281,42 @@ def test_roots_and_poly_of_a_matrix():
     assert jnp.roots(np.zeros(3)).shape == (0,)
     m = np.array([[2.0, 1, 5], [3, 4, 7], [1, 3, 5]])
     np.testing.assert_allclose(np.asarray(jnp.poly(m)), np.poly(m), atol=1e-4)
+
+
+# ---- OpenBLAS threads inside host kernels (lax/blas_threads.py) ----
+
+def test_host_kernels_run_with_one_openblas_thread(monkeypatch):
+    """Inside a compiled program's LAPACK kernel every loaded OpenBLAS runs one thread; the
+    caller's counts are back afterwards, also when the kernel raises."""
+    from pyjax._src.lax import blas_threads
+    before = blas_threads.get_num_threads()
+    assert len(before) >= 1, "NumPy's OpenBLAS was not found in /proc/self/maps"
+    seen = []
+    real = host.cholesky
+
+    def spy(a):
+        seen.append(blas_threads.get_num_threads())
+        return real(a)
+    monkeypatch.setattr(host, "cholesky", spy)
+    blas_threads.set_num_threads(2)
+    try:
+        # a type no other test compiles: the host-call registry (keyed by kernel and types)
+        # then holds the spy, not the real kernel
+        n = lax_linalg.HOST_MIN + 3
+        a = RNG.normal(size=(3, n, n))
+        spd = (a @ a.transpose(0, 2, 1) + n * np.eye(n)).astype(np.float32)
+        got = jax.jit(jnp.linalg.cholesky)(spd)
+        np.testing.assert_allclose(np.asarray(got), np.linalg.cholesky(spd), rtol=1e-4,
+                                   atol=1e-4)
+        assert seen and all(n == 1 for n in seen[0]), seen
+        assert blas_threads.get_num_threads() == [2] * len(before)
+        with pytest.raises(ZeroDivisionError):
+            with blas_threads.single_threaded():
+                with blas_threads.single_threaded():  # nested: restored once, at the end
+                    assert set(blas_threads.get_num_threads()) == {1}
+                assert set(blas_threads.get_num_threads()) == {1}
+                1 / 0
+        assert blas_threads.get_num_threads() == [2] * len(before)
+    finally:
+        for (setter, _), n in zip(blas_threads.libraries(), before):
+            setter(n)

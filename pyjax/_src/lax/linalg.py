@@ -35,6 +35,7 @@ from pyjax._src.lax import reductions as red
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax.ad_util import instantiate, zero_tangent
 from pyjax._src.lax import base
+from pyjax._src.lax import blas_threads
 from pyjax._src.lax import linalg_host
 from pyjax._src.lax.base import aval_of
 
@@ -175,7 +176,10 @@ def _host_kernel(ctx, kernel, operands, out_avals=None, **params):
     arrays, one per result of the primitive, or of ``out_avals``)."""
     fn = getattr(linalg_host, kernel)
     out_avals = ctx.avals_out if out_avals is None else out_avals
-    return base.host_call(ctx, functools.partial(fn, **params) if params else fn,
+    # one OpenBLAS thread inside the program (blas_threads.py); SciPy's OpenBLAS is loaded
+    # now, so that the first run pins it too
+    linalg_host._scipy_on()
+    return base.host_call(ctx, blas_threads.pinned(functools.partial(fn, **params)),
                           list(operands), list(out_avals), side_effect=False,
                           key=("lax.linalg", kernel, tuple(sorted(params.items()))))
 

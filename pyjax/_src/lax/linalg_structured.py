@@ -23,6 +23,7 @@ from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, is_undefined_primal
 from pyjax._src.lax import base
+from pyjax._src.lax import blas_threads
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import linalg as L
 from pyjax._src.lax import reductions as red
@@ -256,7 +257,7 @@ def _host_lower(name, kernel_for_params):
         if int(np.prod(a.aval.shape[:-2], dtype=np.int64)) == 0:
             return ctx.lower_fun(lambda: [shape_ops.full(v.shape, np.array(0, v.dtype), v.dtype)
                                           for v in avals], [], multiple_results=True)
-        run = _per_matrix(kernel_for_params(**params))
+        run = blas_threads.pinned(_per_matrix(kernel_for_params(**params)))
         return base.host_call(ctx, lambda a: [np.asarray(r) for r in run(a)], [a], avals,
                               side_effect=False, key=("pyjax.lax.linalg." + name,
                                                       tuple(sorted(params.items()))))

@@ -158,11 +158,12 @@ def test_max_min_propagate_nan():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16],
                          ids=["f32", "f16", "bf16"])
-def test_float_max_min_bare_body_propagates_nan(dtype):
-    # Float max/min lower to a bare maximum/minimum body (NaN-propagating through the compile
-    # option pyjax sets): short rows that XLA rewrites into a reduce-window (64x33 after a
-    # fused product), columns, and trailing axes of >= 2**16 elements split into rows first
-    # (70000 = 70 x 1000; 65537 is prime: not split).
+def test_float_max_min_tree_and_bare_body_propagate_nan(dtype):
+    # Float max/min fold trailing axes in halves with elementwise max/min (odd lengths overlap
+    # by one), then reduce with a bare body (NaN-propagating through the compile option pyjax
+    # sets): 33 -> 17 -> 9 -> 5 on rows XLA would rewrite into a reduce-window, columns (no
+    # fold), long trailing axes folded per row of a divisor (70000 = 20 x 3500; 140000 =
+    # 35 x 4000), and a prime length 65537 (no divisor: bare reduce only).
     rng = np.random.default_rng(3)
     f = pyjax.jit(lambda a, b, c: [lax.reduce_max(a * a, (1,)), lax.reduce_min(a, (0,)),
                                    lax.reduce_min(b, (1, 2)), lax.reduce_max(b, (2,)),

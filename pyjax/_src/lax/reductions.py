@@ -93,9 +93,10 @@ def _binary_region(ctx, dt, op_name):
 
 
 def _nan_propagating_region(ctx, dt, op_name):
-    """``max``/``min`` that return NaN when either side is NaN, written out with selects: the
-    CPU plugin's reduce codegen uses fast min/max (which drops NaNs) for a bare
-    ``stablehlo.maximum`` body."""
+    """``max``/``min`` that return NaN when either side is NaN, written out with selects. Still
+    the body of windowed and cumulative max/min; ``reduce_max``/``reduce_min`` of floats use a
+    bare body (``_float_minmax``), which propagates NaNs as well now that pyjax compiles with
+    fast min/max off, and is faster."""
     s = _scalar(dt)
     region = ctx.region([s, s])
     a, b = region.args

@@ -159,24 +159,28 @@ def test_max_min_propagate_nan():
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16],
                          ids=["f32", "f16", "bf16"])
 def test_float_max_min_tree_and_bare_body_propagate_nan(dtype):
-    # Float max/min fold trailing axes in halves with elementwise max/min (odd lengths overlap
+    # Float max/min fold reduced axes in halves with elementwise max/min (odd lengths overlap
     # by one), then reduce with a bare body (NaN-propagating through the compile option pyjax
-    # sets): 33 -> 17 -> 9 -> 5 on rows XLA would rewrite into a reduce-window, columns (no
-    # fold), long trailing axes folded per row of a divisor (70000 = 20 x 3500; 140000 =
-    # 35 x 4000), and a prime length 65537 (no divisor: bare reduce only).
+    # sets): rows 33 -> 17 -> 9 -> 5 (a reduce XLA would rewrite into a reduce-window),
+    # columns 64 -> 8, two separate axes (33 and 17 of 33x4x17), long trailing axes folded
+    # per row of a divisor (70000 = 20 x 3500; 140000 = 35 x 4000), and a prime length 65537
+    # (no divisor: bare reduce only).
     rng = np.random.default_rng(3)
-    f = pyjax.jit(lambda a, b, c: [lax.reduce_max(a * a, (1,)), lax.reduce_min(a, (0,)),
-                                   lax.reduce_min(b, (1, 2)), lax.reduce_max(b, (2,)),
-                                   lax.reduce_max(c, (0,)), lax.reduce_min(c, (0,))])
+    f = pyjax.jit(lambda a, b, c, d: [
+        lax.reduce_max(a * a, (1,)), lax.reduce_min(a, (0,)), lax.reduce_min(b, (1, 2)),
+        lax.reduce_max(b, (2,)), lax.reduce_max(c, (0,)), lax.reduce_min(c, (0,)),
+        lax.reduce_max(d, (0, 2))])
     a = rng.normal(size=(64, 33)).astype(dtype)
     b = rng.normal(size=(3, 2, 70000)).astype(dtype)
     c = rng.normal(size=(65537,)).astype(dtype)
+    d = rng.normal(size=(33, 4, 17)).astype(dtype)
     for nan_at in (None, 0, -1):
         if nan_at is not None:  # NaNs of both signs, in some rows only
             a[5, nan_at], a[40, nan_at] = np.nan, -np.nan
-            b[1, 0, nan_at], c[nan_at] = -np.nan, np.nan
-        want = [(a * a).max(1), a.min(0), b.min((1, 2)), b.max(2), c.max(), c.min()]
-        for got, w in zip(f(a, b, c), want):
+            b[1, 0, nan_at], c[nan_at], d[nan_at, 2, nan_at] = -np.nan, np.nan, np.nan
+        want = [(a * a).max(1), a.min(0), b.min((1, 2)), b.max(2), c.max(), c.min(),
+                d.max((0, 2))]
+        for got, w in zip(f(a, b, c, d), want):
             got, w = np.asarray(got, np.float32), np.asarray(w, np.float32)
             assert np.array_equal(np.isnan(got), np.isnan(w))
             np.testing.assert_array_equal(got[~np.isnan(got)], w[~np.isnan(w)])

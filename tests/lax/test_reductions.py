@@ -142,8 +142,8 @@ def test_reductions_of_empty_arrays_give_identities():
 
 
 def test_max_min_propagate_nan():
-    # The plugin's reduce codegen drops NaNs for a bare maximum body: all positions, and a
-    # long array that takes the vectorized path.
+    # NaNs propagate from every position, also in a long row that takes the vectorized path
+    # (a bare maximum body propagates them only with fast min/max off: compile_options.py).
     x = RNG.random((4, 1000)).astype(np.float32)
     for row, pos in enumerate((0, 500, 999)):
         x[row, pos] = np.nan
@@ -154,6 +154,36 @@ def test_max_min_propagate_nan():
              (lambda a: lax.reduce_max(a, (0, 1)), (y,), np.max(y), np.float32),
              (lambda a: lax.reduce_min(a, (1,)), (y,), np.min(y, 1), np.float32)]
     check_cases(cases, n_eager=4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16],
+                         ids=["f32", "f16", "bf16"])
+def test_float_max_min_tree_and_bare_body_propagate_nan(dtype):
+    # Float max/min fold reduced axes in halves with elementwise max/min (odd lengths overlap
+    # by one), then reduce with a bare body (NaN-propagating through the compile option pyjax
+    # sets): rows 33 -> 17 -> 9 -> 5 (a reduce XLA would rewrite into a reduce-window),
+    # columns 64 -> 8, two separate axes (33 and 17 of 33x4x17), long trailing axes folded
+    # per row of a divisor (70000 = 20 x 3500; 140000 = 35 x 4000), and a prime length 65537
+    # (no divisor: bare reduce only).
+    rng = np.random.default_rng(3)
+    f = pyjax.jit(lambda a, b, c, d: [
+        lax.reduce_max(a * a, (1,)), lax.reduce_min(a, (0,)), lax.reduce_min(b, (1, 2)),
+        lax.reduce_max(b, (2,)), lax.reduce_max(c, (0,)), lax.reduce_min(c, (0,)),
+        lax.reduce_max(d, (0, 2))])
+    a = rng.normal(size=(64, 33)).astype(dtype)
+    b = rng.normal(size=(3, 2, 70000)).astype(dtype)
+    c = rng.normal(size=(65537,)).astype(dtype)
+    d = rng.normal(size=(33, 4, 17)).astype(dtype)
+    for nan_at in (None, 0, -1):
+        if nan_at is not None:  # NaNs of both signs, in some rows only
+            a[5, nan_at], a[40, nan_at] = np.nan, -np.nan
+            b[1, 0, nan_at], c[nan_at], d[nan_at, 2, nan_at] = -np.nan, np.nan, np.nan
+        want = [(a * a).max(1), a.min(0), b.min((1, 2)), b.max(2), c.max(), c.min(),
+                d.max((0, 2))]
+        for got, w in zip(f(a, b, c, d), want):
+            got, w = np.asarray(got, np.float32), np.asarray(w, np.float32)
+            assert np.array_equal(np.isnan(got), np.isnan(w))
+            np.testing.assert_array_equal(got[~np.isnan(got)], w[~np.isnan(w)])
 
 
 def test_reductions_keep_weak_type():

@@ -67,6 +67,28 @@ def test_searchsorted_nan_inf(method):
         _eq(jnp.searchsorted(a, v, side=side, method=method), np.searchsorted(a, v, side=side))
 
 
+@pytest.mark.parametrize("method", ["scan", "scan_unrolled"])
+def test_searchsorted_sort_keys(method):
+    # 'scan' compares integer sort keys: every keyed float width, signed zeros, NaNs of both
+    # signs, infinities, the extreme integers; in the loop and unrolled
+    import ml_dtypes
+
+    neg_nan = np.float64(-np.nan)
+    for dt in [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]:
+        a = np.array([-np.inf, -2, -0.0, 0.0, 0.0, 1.5, np.inf, np.nan], dt)
+        v = np.array([neg_nan, np.nan, -np.inf, -0.0, 0.0, 1.5, 3, np.inf, -3, -1e-3], dt)
+        for side in SIDES:
+            want = np.searchsorted(a.astype(np.float64), v.astype(np.float64), side=side)
+            _eq(jnp.searchsorted(a, v, side=side, method=method), want, np.int32)
+    for dt in [np.int8, np.uint32, np.int16]:
+        info = np.iinfo(dt)
+        a = np.array([info.min, info.min, 0, 1, info.max - 1, info.max], dt)
+        v = np.array([info.max, info.min, 0, 2, info.max - 1, 1], dt)
+        for side in SIDES:
+            _eq(jnp.searchsorted(a, v, side=side, method=method),
+                np.searchsorted(a, v, side=side), np.int32)
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_searchsorted_complex(method):
     rng = np.random.default_rng(0)

@@ -90,6 +90,10 @@ def test_histogram2d_and_dd():
             _close(got, want)
     f = pyjax.jit(lambda x, y: jnp.histogram2d(x, y, bins=4)[0])
     _close(f(x, y), np.histogram2d(x, y, bins=4)[0])
+    # JAX's dtypes: integer counts without weights, floating with weights or density
+    assert f(x, y).dtype == np.int32
+    assert jnp.histogram2d(x, y, weights=w)[0].dtype == np.float32
+    assert jnp.histogram2d(x, y, density=True)[0].dtype == np.float32
     s = RNG.normal(size=(40, 3))
     got, want = jnp.histogramdd(s, bins=(2, 3, 4)), np.histogramdd(s, bins=(2, 3, 4))
     _close(got[0], want[0])

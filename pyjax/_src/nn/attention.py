@@ -18,7 +18,9 @@ from pyjax._src.numpy.util import check_arraylike
 
 
 def _large_negative(dtype):
-    return jnp.asarray(-0.7 * float(jnp.finfo(dtype).max), dtype)
+    # a NumPy scalar, not an Array: it stays a literal of the program (an Array constant
+    # becomes an argument of the compiled module that XLA cannot fold)
+    return np.asarray(-0.7 * float(jnp.finfo(dtype).max), dtype)
 
 
 def _ensure_4d(a):
@@ -99,7 +101,9 @@ def _attention_xla(query, key, value, bias, mask, scale, is_causal, q_len, kv_le
     q = jnp.reshape(query, (B, T, K, G, H))
     logits = jnp.einsum("BTKGH,BSKH->BKGTS", q, key, preferred_element_type=logits_dtype)
     logits = jnp.reshape(logits, (B, N, T, S))
-    logits = logits * jnp.asarray(scale, logits.dtype)
+    logits = logits * (np.asarray(scale, logits.dtype)
+                       if isinstance(scale, (int, float, np.number)) else
+                       jnp.asarray(scale, logits.dtype))
     if bias is not None:
         logits = (logits + bias).astype(logits.dtype)
     combined = _combined_mask(B, T, S, mask, is_causal, q_len, kv_len, window)

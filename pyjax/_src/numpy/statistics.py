@@ -284,7 +284,8 @@ def corrcoef(x, y=None, rowvar=True):
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noqa: A002
     """The histogram of ``N`` points in ``D`` dimensions (``sample`` of shape ``(N, D)``):
     ``(counts, [edges per dimension])``. ``bins``: a count or edges array, or one per
-    dimension; ``range``: None or a ``(lo, hi)`` per dimension. Counts are floating point."""
+    dimension; ``range``: None or a ``(lo, hi)`` per dimension. As in JAX, counts are integers
+    (the default integer dtype) without ``weights`` and ``density``."""
     util.check_arraylike("histogramdd", sample)
     sample = asarray(sample)
     if sample.ndim != 2:
@@ -323,14 +324,15 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
     flat = zeros((num,), idt)
     for pos, st in zip(index, strides):
         flat = flat + pos * int(st)
-    w = weights if weights is not None else None
-    wdt = sample.dtype if w is None else dtypes.to_inexact_dtype(w.dtype)
+    # as in JAX: integer counts without weights (floating once normalized by density)
+    wdt = idt if weights is None else dtypes.to_inexact_dtype(weights.dtype)
     total = int(np.prod(nbin))
-    ones_ = zeros((num,), wdt) + 1 if w is None else w.astype(wdt)
+    ones_ = np.array(1, wdt) if weights is None else weights.astype(wdt)
     hist = zeros((total,), wdt).at[flat].add(ones_, mode="drop")
     hist = reshape(hist, tuple(nbin))
     hist = hist[(slice(1, -1),) * dim]
     if density:
+        hist = hist.astype(sample.dtype)
         hist = hist / _sum(hist)
         for i, e in enumerate(edges):
             shape = [1] * dim

@@ -1,0 +1,127 @@
+"""pyjax and JAX 0.10.2 timed in alternating short bursts (run by hand), for a shared machine
+whose load moves faster than one benchmark round: this process runs pyjax, a JAX worker
+(``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON, ``--worker-jax``; skipped when absent) runs the
+same workloads, and each round asks both sides in turn (alternating who goes first) for a few
+calls of every workload. Prints, per workload and side, the min and median wall time and the
+median CPU time of the process per call (ms), and the pyjax/JAX ratios.
+
+    python benchmarks/bench_interleaved.py [--suite transformer|numpy] [--rounds 8]
+
+Suites: ``transformer``: the pre-LN block of bench_nn_transformer.py (forward, jit(grad) + SGD
+step); ``numpy``: ``interp`` (10^6 points on 1000) and ``histogram2d`` (10^6 points, 32x32
+bins) of bench_numpy_extra.py, and ``min`` + ``max`` of 10^6 floats.
+"""
+import argparse
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+from timing import IS_JAX_WORKER, JAX_PYTHON
+
+import bench_nn_transformer as transformer
+
+
+def workloads(mod_name, suite):
+    """``{name: (zero-argument callable that blocks on its result, calls per burst)}``."""
+    jax = importlib.import_module(mod_name)
+    jnp = importlib.import_module(mod_name + ".numpy")
+    rng = np.random.default_rng(0)
+    if suite == "transformer":
+        forward, step = transformer.jax_like(jax, jnp, importlib.import_module(mod_name + ".nn"))
+        params = jax.tree.map(jnp.asarray, transformer.init(rng))
+        shape = (transformer.BATCH, transformer.SEQ, transformer.D)
+        x, y = (jnp.asarray(rng.normal(size=shape).astype(np.float32)) for _ in range(2))
+        return {"forward": (lambda: forward(params, x).block_until_ready(), 5),
+                "train step": (lambda: jax.block_until_ready(step(params, x, y)), 3)}
+    a, b = (jnp.asarray(rng.normal(size=1_000_000).astype(np.float32)) for _ in range(2))
+    xp = np.sort(rng.normal(size=1000)).astype(np.float32)
+    fp = rng.normal(size=1000).astype(np.float32)
+    interp = jax.jit(lambda a: jnp.interp(a, xp, fp))
+    hist = jax.jit(lambda a, b: jnp.histogram2d(a, b, bins=32)[0])
+    minmax = jax.jit(lambda a: (jnp.min(a), jnp.max(a)))
+    return {"interp 1e6 on 1000": (lambda: interp(a).block_until_ready(), 5),
+            "histogram2d 1e6, 32x32": (lambda: hist(a, b).block_until_ready(), 5),
+            "min + max of 1e6": (lambda: jax.block_until_ready(minmax(a)), 5)}
+
+
+def burst(fn, n):
+    walls, cpus = [], []
+    for _ in range(n):
+        c, t = time.process_time(), time.perf_counter()
+        fn()
+        walls.append((time.perf_counter() - t) * 1e3)
+        cpus.append((time.process_time() - c) * 1e3)
+    return walls, cpus
+
+
+def warm(work):
+    for fn, _ in work.values():
+        for _ in range(3):
+            fn()
+
+
+def worker(suite):
+    work = workloads("jax", suite)
+    warm(work)
+    print("ready", flush=True)
+    for line in sys.stdin:  # one workload name per line: answer with one burst
+        name = line.rstrip("\n")
+        print(json.dumps(burst(*work[name])), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--suite", choices=["transformer", "numpy"], default="transformer")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--worker-jax", action="store_true")
+    args = parser.parse_args()
+    if IS_JAX_WORKER:
+        worker(args.suite)
+        return
+    work = workloads("pyjax", args.suite)
+    warm(work)
+    time.sleep(5)  # a tiered program's full build lands (runtime/tiered.py)
+    warm(work)
+    if not os.path.exists(JAX_PYTHON):
+        print(f"(JAX side skipped: {JAX_PYTHON} not found)")
+        jax = None
+    else:
+        jax = subprocess.Popen([JAX_PYTHON, os.path.abspath(__file__), "--worker-jax", "--suite",
+                                args.suite], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+        if jax.stdout.readline().strip() != "ready":
+            raise RuntimeError("the JAX worker did not start")
+    sides = ["pyjax"] + (["jax"] if jax else [])
+    got = {(s, name): ([], []) for s in sides for name in work}
+    for r in range(args.rounds):
+        for name, (fn, n) in work.items():
+            for side in (sides if r % 2 == 0 else sides[::-1]):
+                if side == "pyjax":
+                    walls, cpus = burst(fn, n)
+                else:
+                    jax.stdin.write(name + "\n")
+                    jax.stdin.flush()
+                    walls, cpus = json.loads(jax.stdout.readline())
+                got[(side, name)][0].extend(walls)
+                got[(side, name)][1].extend(cpus)
+    if jax:
+        jax.stdin.close()
+        jax.wait()
+    print(f"{args.suite}: {args.rounds} interleaved rounds; ms per call: min / median wall, "
+          "median CPU")
+    for name in work:
+        cells = {s: (min(got[(s, name)][0]), float(np.median(got[(s, name)][0])),
+                     float(np.median(got[(s, name)][1]))) for s in sides}
+        line = "  ".join(f"{s} {c[0]:8.2f} {c[1]:8.2f} {c[2]:8.2f}" for s, c in cells.items())
+        if jax:
+            p, j = cells["pyjax"], cells["jax"]
+            line += f"   pyjax/jax {p[0] / j[0]:.2f} {p[1] / j[1]:.2f} {p[2] / j[2]:.2f}"
+        print(f"{name:26s} {line}")
+
+
+if __name__ == "__main__":
+    main()

@@ -135,3 +135,30 @@ def test_donating_and_callback_programs_inline():
         v.shape, v.dtype), v) + 1)
     exp = export.export(host)(jax.ShapeDtypeStruct((2,), jnp.float32))
     np.testing.assert_array_equal(np.asarray(jax.jit(exp.call)(jnp.ones(2))), [4.0, 4.0])
+
+
+def test_host_kernel_modules_are_refused_in_another_process(tmp_path):
+    # LAPACK host kernels are called by ids of the exporting process's function table: in
+    # another process the same ids name other functions (a silently wrong result once)
+    m = np.random.default_rng(0).standard_normal((40, 40)).astype(np.float32)
+    a = m @ m.T + 40 * np.eye(40, dtype=np.float32)  # 40x40: above the host-kernel threshold
+    exp = export.export(jax.jit(jnp.linalg.cholesky))(a)
+    assert b"pyjax_host_callback" in exp.mlir_module_serialized
+    same = export.deserialize(exp.serialize())
+    np.testing.assert_allclose(same.call(a), np.linalg.cholesky(a), rtol=1e-5, atol=1e-5)
+    path = tmp_path / "chol.bin"
+    path.write_bytes(bytes(exp.serialize()))
+    code = textwrap.dedent(f"""
+        import numpy as np
+        from pyjax import export
+        exp = export.deserialize(open({str(path)!r}, "rb").read())
+        try:
+            exp.call(np.eye(40, dtype=np.float32))
+        except NotImplementedError as e:
+            print("refused:", e)
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, PYTHONPATH=root))
+    assert p.returncode == 0, p.stderr
+    assert "refused:" in p.stdout and "host kernels" in p.stdout

@@ -10,13 +10,16 @@ module's functions into the program being built (renamed, ``@main`` made private
 them; run eagerly, that program is compiled once and cached like any primitive's.
 
 Not supported (each raises): shape polymorphism (``symbolic_shape``), multi-platform
-exports, serialized VJPs (``vjp_order > 0``), sharded exports.
+exports, serialized VJPs (``vjp_order > 0``), sharded exports, and calling in another
+process a module that calls host kernels (LAPACK on the CPU, host callbacks: they are
+referred to by ids of the exporting process's function table).
 """
 from __future__ import annotations
 
 import collections
 import json
 import re
+import uuid
 
 import numpy as np
 
@@ -26,9 +29,12 @@ from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import aval_of
 from pyjax._src.interpreters import lowering
 from pyjax._src.lowering import mlir
+from pyjax._src.runtime import ffi as runtime_ffi
 
 _MAGIC = b"pyjax-exported-v1\n"
 CALLING_CONVENTION_VERSION = 9
+_PROCESS_TOKEN = uuid.uuid4().hex  # tells this process's serialized modules from others'
+_HOST_TARGET = runtime_ffi.TARGET
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 9
 
@@ -83,6 +89,10 @@ class Exported:
         self.calling_convention_version = CALLING_CONVENTION_VERSION
         self.module_kept_var_idx = tuple(range(len(self.in_avals)))
         self.uses_global_constants = False
+        # host kernels (LAPACK on the CPU, host callbacks) are called through ids of this
+        # process's function table (runtime/ffi.py); a module read back in another process
+        # would call whatever that process registered under the same ids
+        self._host_calls_foreign = False
 
     def mlir_module(self) -> str:
         return self.mlir_module_serialized.decode()
@@ -108,12 +118,20 @@ class Exported:
                 "out_avals": [_encode_aval(a) for a in self.out_avals],
                 "platforms": list(self.platforms),
                 "calling_convention_version": self.calling_convention_version}
+        if _HOST_TARGET in self.mlir_module_serialized:
+            head["host_calls_of_process"] = _PROCESS_TOKEN
         head_bytes = json.dumps(head).encode()
         return bytearray(_MAGIC + len(head_bytes).to_bytes(8, "little") + head_bytes
                          + self.mlir_module_serialized)
 
     def call(self, *args, **kwargs):
         """Runs the exported program on arguments of the exported types."""
+        if self._host_calls_foreign:
+            raise NotImplementedError(
+                f"Exported {self.fun_name} calls host kernels (LAPACK factorizations on the "
+                "CPU, or host callbacks), which pyjax refers to by this process's function "
+                "table: it was serialized in another process and cannot be called here. "
+                "Export and call it in one process, or export a program without them.")
         leaves, tree = pytree.tree_flatten((args, kwargs))
         if tree != self.in_tree:
             raise ValueError(f"The invocation args and kwargs must have the same pytree "
@@ -170,10 +188,13 @@ def deserialize(blob) -> Exported:
     except ValueError as e:
         raise ValueError(f"deserialize: corrupt header ({e})") from None
     text = data[start + n:].decode()
-    return Exported(head["fun_name"], _decode_tree(head["in_tree"]),
-                    [_decode_aval(a) for a in head["in_avals"]],
-                    _decode_tree(head["out_tree"]),
-                    [_decode_aval(a) for a in head["out_avals"]], text)
+    exp = Exported(head["fun_name"], _decode_tree(head["in_tree"]),
+                   [_decode_aval(a) for a in head["in_avals"]],
+                   _decode_tree(head["out_tree"]),
+                   [_decode_aval(a) for a in head["out_avals"]], text)
+    exp._host_calls_foreign = (_HOST_TARGET in exp.mlir_module_serialized
+                               and head.get("host_calls_of_process") != _PROCESS_TOKEN)
+    return exp
 
 
 def symbolic_shape(shape_spec, *, constraints=(), scope=None, like=None):

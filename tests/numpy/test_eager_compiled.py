@@ -51,7 +51,8 @@ CASES = [
 def test_matches_the_function_run_op_by_op(fn, args, kwargs):
     args = tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
     kwargs = {k: jnp.asarray(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
-    plain = {ufuncs.where: ufuncs._where3, ufuncs.clip: ufuncs._clip}.get(fn, fn)
+    plain = {ufuncs.where: ufuncs._where3, ufuncs.clip: ufuncs._clip,
+             products.matmul: products._matmul, products.dot: products._dot}.get(fn, fn)
     if fn is ufuncs.clip:  # clip's own argument handling, then the compiled _clip
         args = (args[0], kwargs.pop("min", args[1] if len(args) > 1 else None),
                 kwargs.pop("max", args[2] if len(args) > 2 else None))

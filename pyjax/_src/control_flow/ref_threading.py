@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 
 from pyjax._src.core import pytree
-from pyjax._src.core import refs
+from pyjax._src.core import refs, traceback_util
 from pyjax._src.core.refs import Ref
 
 _MAX_ROUNDS = 16
@@ -94,7 +94,7 @@ def scan_threading(scan):
             _store(found, vals, written)
             return c, ys
         return _run_threaded(run, pending)
-    return wrapped
+    return traceback_util.api_boundary(wrapped)  # the outermost boundary filters frames
 
 
 def while_threading(while_loop):
@@ -130,7 +130,7 @@ def while_threading(while_loop):
             _store(found, vals, written)
             return v
         return _run_threaded(run, pending)
-    return wrapped
+    return traceback_util.api_boundary(wrapped)  # the outermost boundary filters frames
 
 
 def _close_over_refs(funs, operands):
@@ -185,7 +185,7 @@ def cond_threading(cond, no_operand):
             _store(found, vals, written)
             return out
         return _run_threaded(run, pending)
-    return wrapped
+    return traceback_util.api_boundary(wrapped)  # the outermost boundary filters frames
 
 
 def switch_threading(switch, no_operand):
@@ -214,4 +214,4 @@ def switch_threading(switch, no_operand):
             _store(found, vals, written)
             return out
         return _run_threaded(run, pending)
-    return wrapped
+    return traceback_util.api_boundary(wrapped)  # the outermost boundary filters frames

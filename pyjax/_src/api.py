@@ -106,8 +106,11 @@ def _resolve_spec(s):
 
 
 def _put_leaf(leaf, device, donate, may_alias):
-    if isinstance(leaf, Tracer):
-        return leaf
+    if isinstance(leaf, Tracer):  # under jit/vmap/grad: JAX's device_put_p
+        from pyjax._src.lax.sharding_constraint import bind_device_put
+        copy = "DONATE_INPUT" if donate else "ALWAYS_COPY" if may_alias is False else \
+            "REUSE_INPUT"
+        return bind_device_put([leaf], device, copy)[0]
     if type(leaf) is ArrayImpl and leaf.is_deleted():
         # at once, as JAX: the transfer would only fail when the result is read
         leaf._buf.block_until_ready()  # raises DeletedBufferError naming the array

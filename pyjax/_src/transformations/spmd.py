@@ -26,7 +26,7 @@ from pyjax._src.core.sharding import (AxisType, Mesh, NamedSharding, PartitionSp
 from pyjax._src.dispatch import compiler
 from pyjax._src.interpreters import lowering
 from pyjax._src.lax import collective_lowering as cl
-from pyjax._src.lax.sharding_constraint import sharding_constraint_p
+from pyjax._src.lax.sharding_constraint import device_put_p, sharding_constraint_p
 
 _log = logging.getLogger("pyjax")
 
@@ -89,11 +89,19 @@ class _Program:
 def _layout_sharding(e):
     """The mesh layout an equation asks for: a sharding constraint's, or an ``out_sharding``
     (``sharding``) param's; else None."""
+    if e.primitive is device_put_p:
+        return next((s for s in _device_put_targets(e).values()), None)
     s = e.params.get("sharding") if e.primitive is sharding_constraint_p else \
         (e.params.get("out_sharding") or e.params.get("sharding")) if e.params else None
     if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.axis_names:
         return s
     return None
+
+
+def _device_put_targets(e):
+    """A ``device_put`` equation's results that it lays out over a mesh, with their shardings."""
+    return {v: d for v, d in zip(e.outvars, e.params["devices"])
+            if isinstance(d, NamedSharding) and isinstance(d.mesh, Mesh) and d.mesh.axis_names}
 
 
 def _constraint_meshes(closed):
@@ -146,8 +154,12 @@ def call(jitted, key, closed, out_tree, leaves, donated):
                                "out_shardings")
     else:
         out_specs = [None] * len(out_avals)
-    constrained = {e.outvars[0]: e.params["sharding"] for e in closed.jaxpr.eqns
-                   if e.primitive is sharding_constraint_p}
+    constrained = {}
+    for e in closed.jaxpr.eqns:
+        if e.primitive is sharding_constraint_p:
+            constrained[e.outvars[0]] = e.params["sharding"]
+        elif e.primitive is device_put_p:
+            constrained.update(_device_put_targets(e))
     out_sh = []
     for v, av, s in zip(closed.jaxpr.outvars, out_avals, out_specs):
         s = _bind(s, mesh, "out_shardings")

@@ -1,7 +1,6 @@
 """``lax.with_sharding_constraint``: ask XLA's partitioner to lay a value out as a
-NamedSharding says, inside an SPMD program (``custom_call @Sharding`` with an
-``mhlo.sharding`` attribute). Outside SPMD programs (one device) it is the identity; eagerly
-it is ``device_put``.
+NamedSharding says, inside an SPMD program (Shardy's ``sdy.sharding_constraint``). Outside
+SPMD programs (one device) it is the identity; eagerly it is ``device_put``.
 
 ``device_put_p`` is what ``jax.device_put`` binds under a trace: to a NamedSharding it is the
 same constraint; to a Device it is the identity (JAX's behaviour, checked with JAX 0.10.2:
@@ -37,9 +36,8 @@ def constrain(ctx, x, sharding):
     """``x`` with a sharding constraint in an SPMD program; ``x`` itself on one device."""
     if not cl.in_spmd_lowering():
         return x
-    attr = f'"{sharding._hlo_sharding(x.aval.ndim)}"'
-    return ctx.op("stablehlo.custom_call", [x], ctx.avals_out[0],
-                  attrs={"call_target_name": '"Sharding"', "mhlo.sharding": attr})
+    return ctx.op("sdy.sharding_constraint", [x], x.aval,
+                  attrs={"sharding": cl.sdy_sharding(sharding, x.aval.ndim)})
 
 
 def _jvp(primals, tangents, *, sharding):

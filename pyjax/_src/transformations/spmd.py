@@ -1,6 +1,7 @@
 """SPMD ``jit``: a jitted function of arrays laid out over a mesh runs as one program for the
-whole mesh, partitioned by XLA (GSPMD: ``mhlo.sharding`` annotations on ``@main``'s
-arguments and results, ``use_spmd_partitioning``), with one Execute over all its devices.
+whole mesh, partitioned by XLA (Shardy: ``sdy.sharding`` annotations on ``@main``'s
+arguments and results over an ``sdy.mesh``, ``use_shardy_partitioner``), with one Execute
+over all its devices.
 
 Input layouts come from ``in_shardings`` or the arguments' own shardings (single-device
 arrays are replicated). Result layouts come from ``out_shardings``; without them a result
@@ -197,16 +198,16 @@ def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated=()):
     const_sh = [NamedSharding(mesh, PartitionSpec()) for _ in consts]
     all_in = const_sh + list(in_sh)
     in_avals = [v.aval for v in jaxpr.constvars] + list(jaxpr.in_avals)
-    arg_attrs = {i: f'mhlo.sharding = "{s._hlo_sharding(a.ndim)}"'
-                 for i, (s, a) in enumerate(zip(all_in, in_avals))}
-    res_attrs = {i: f'mhlo.sharding = "{s._hlo_sharding(a.ndim)}"'
-                 for i, (s, a) in enumerate(zip(out_sh, jaxpr.out_avals))}
     n = mesh.size
     compiler.compile_count[0] += 1
     if config.jax_log_compiles:
         _log.warning("Compiling %s for a mesh of %d devices with global shapes and types %s.",
                      jitted.__name__, n, [a.str_short() for a in in_avals])
-    with cl.spmd_lowering():  # sharding constraints become annotations
+    with cl.spmd_lowering(mesh):  # sharding constraints become annotations
+        arg_attrs = {i: f"sdy.sharding = {cl.sdy_sharding(s, a.ndim)}"
+                     for i, (s, a) in enumerate(zip(all_in, in_avals))}
+        res_attrs = {i: f"sdy.sharding = {cl.sdy_sharding(s, a.ndim)}"
+                     for i, (s, a) in enumerate(zip(out_sh, jaxpr.out_avals))}
         # a donated input aliases a result of its type and layout (per-shard buffers)
         alias = tuple(bool(d) and any(s == o and a == v.aval for o, v in
                                       zip(out_sh, jaxpr.outvars))
@@ -219,7 +220,7 @@ def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated=()):
     out_types = [(a.dtype, s.shard_shape(a.shape)) for a, s in zip(jaxpr.out_avals, out_sh)]
     client = runtime.get_client()
     exe = client.compile(text, in_types, out_types, num_partitions=n,
-                         use_spmd_partitioning=True,
+                         use_spmd_partitioning=True, use_shardy_partitioner=True,
                          device_assignment=[d.id for d in mesh._flat_devices],
                          env_option_overrides=jitted._option_overrides)
     prog = _Program()

@@ -131,6 +131,20 @@ def _put_leaf(leaf, device, donate, may_alias):
     return out
 
 
+def _device_put_impl(*xs, devices, srcs, copy_semantics):
+    """``device_put_p`` on concrete values (bound by an eager ``vmap`` or ``grad``): the
+    transfer itself."""
+    return [dispatch.device_put(x, d) for x, d in zip(xs, devices)]
+
+
+def _install_device_put_impl():
+    from pyjax._src.lax.sharding_constraint import device_put_p
+    device_put_p.impl = _device_put_impl
+
+
+_install_device_put_impl()
+
+
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
     """A Mesh of ``devices`` (default: the first prod(axis_shapes) devices) of shape
     ``axis_shapes`` with ``axis_names``; axis types default to Explicit, as JAX 0.10's."""

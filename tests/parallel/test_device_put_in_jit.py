@@ -59,6 +59,9 @@ def test_gradients_and_vmap(mesh, x64):
     assert eqn.params["devices"][0].spec == P(None, "d", None)  # the batch dimension is not split
     out = pyjax.jit(pyjax.vmap(h))(xs)
     np.testing.assert_allclose(np.asarray(out), np.stack([x_ * 3 for x_ in xs]))
+    eager = pyjax.vmap(h)(xs)  # bound on concrete values: the transfer itself
+    assert eager.sharding.spec == P(None, "d", None)
+    np.testing.assert_allclose(np.asarray(eager), np.asarray(out))
 
 
 def test_refused_targets_name_themselves(mesh):

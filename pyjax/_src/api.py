@@ -106,8 +106,11 @@ def _resolve_spec(s):
 
 
 def _put_leaf(leaf, device, donate, may_alias):
-    if isinstance(leaf, Tracer):
-        return leaf
+    if isinstance(leaf, Tracer):  # under jit/vmap/grad: JAX's device_put_p
+        from pyjax._src.lax.sharding_constraint import bind_device_put
+        copy = "DONATE_INPUT" if donate else "ALWAYS_COPY" if may_alias is False else \
+            "REUSE_INPUT"
+        return bind_device_put([leaf], device, copy)[0]
     if type(leaf) is ArrayImpl and leaf.is_deleted():
         # at once, as JAX: the transfer would only fail when the result is read
         leaf._buf.block_until_ready()  # raises DeletedBufferError naming the array
@@ -126,6 +129,20 @@ def _put_leaf(leaf, device, donate, may_alias):
         if donate:
             leaf.delete()
     return out
+
+
+def _device_put_impl(*xs, devices, srcs, copy_semantics):
+    """``device_put_p`` on concrete values (bound by an eager ``vmap`` or ``grad``): the
+    transfer itself."""
+    return [dispatch.device_put(x, d) for x, d in zip(xs, devices)]
+
+
+def _install_device_put_impl():
+    from pyjax._src.lax.sharding_constraint import device_put_p
+    device_put_p.impl = _device_put_impl
+
+
+_install_device_put_impl()
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):

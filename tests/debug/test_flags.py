@@ -84,8 +84,8 @@ def test_transfer_guard_log_and_directions(caplog):
         with jax.transfer_guard("log_explicit"):
             jax.device_put(np.ones(2, np.float32))
     messages = [r.getMessage() for r in caplog.records]
-    assert messages[0].startswith("host-to-device transfer: aval=ShapedArray(f32[3])")
-    assert len(messages) == 2 and "f32[2]" in messages[1]
+    assert messages[0].startswith("host-to-device transfer: aval=ShapedArray(float32[3])")
+    assert len(messages) == 2 and "float32[2]" in messages[1]
     # a per-direction guard overrides the global one
     with jax.transfer_guard("disallow"), jax.transfer_guard_device_to_host("allow"):
         np.asarray(x * x)

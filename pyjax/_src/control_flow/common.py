@@ -85,7 +85,7 @@ def _leaf_paths(treedef):
 
 
 def _type_str(aval):
-    s = str(aval) if explicit_spec(aval) is not None else \
+    s = aval.str_short(short_dtypes=False) if explicit_spec(aval) is not None else \
         f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
     return s + (" (weakly typed)" if aval.weak_type else "")
 

@@ -126,15 +126,22 @@ class ShapedArray(HasShape):
     def strip_weak_type(self):
         return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
 
-    def str_short(self):
-        """JAX's short form used in Jaxprs: ``f32[3,4]``."""
-        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+    def _dims(self):
+        return ",".join(map(str, self.shape))
+
+    def str_short(self, short_dtypes=True):
+        """The form used in Jaxprs, ``f32[3,4]``; ``float32[3,4]`` with
+        ``short_dtypes=False``."""
+        name = dtypes.short_name(self.dtype) if short_dtypes else self.dtype.name
+        return f"{name}[{self._dims()}]"
+
+    def __str__(self):
+        """JAX's ``str(jax.typeof(x))``: ``float32[3]``, ``~float32[]`` when weakly typed."""
+        return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short()}{weak})"
-
-    __str__ = str_short
+        return f"ShapedArray({self.str_short(short_dtypes=False)}{weak})"
 
 
 def _check_unsplit(sharding, shape):

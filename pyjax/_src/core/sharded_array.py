@@ -196,18 +196,6 @@ class ShardedShapedArray(ShapedArray):
                 dims.append(f"{size}@({','.join(names)})")
         return ",".join(dims)
 
-    def str_short(self):
-        """Jaxprs' short form, ``f32[8@data,3]``."""
-        from pyjax._src.core import dtypes
-        return f"{dtypes.short_name(self.dtype)}[{self._dims()}]"
-
-    def __str__(self):
-        return f"{self.dtype.name}[{self._dims()}]"
-
-    def __repr__(self):
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short()}{weak})"
-
 
 def typeof(x):
     """``x``'s abstract value, with its sharding when it is laid out over a mesh."""

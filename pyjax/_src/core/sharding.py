@@ -534,24 +534,26 @@ class NamedSharding(Sharding):
         return {d.id: _idx_key(i) for d, i in a.items()} == {d.id: _idx_key(i)
                                                                  for d, i in b.items()}
 
-    def _hlo_sharding(self, ndim):
-        """The GSPMD ``mhlo.sharding`` string of this sharding for a rank-``ndim`` value."""
-        spec = self.spec._normalized(ndim)
-        names = list(self.mesh.axis_names)
-        used = [n for dim in spec for n in dim]
-        if not used or all(self.mesh._axis_size(n) == 1 for n in used):
-            return "{replicated}"
-        tile = [_math.prod(self.mesh._axis_size(n) for n in dim) for dim in spec]
-        rest = [n for n in names if n not in used]
-        replicate = _math.prod(self.mesh._axis_size(n) for n in rest)
-        # device order: mesh axes permuted to (used in dim order..., unused)
-        perm = [names.index(n) for n in used] + [names.index(n) for n in rest]
-        ids = _np.vectorize(lambda d: d.id, otypes=[int])(self.mesh.devices)
-        ids = _np.transpose(ids, perm).reshape(-1)
-        dims = tile + ([replicate] if replicate > 1 else [])
-        devs = ",".join(str(int(i)) for i in ids)
-        suffix = " last_tile_dim_replicate" if replicate > 1 else ""
-        return "{devices=[" + ",".join(map(str, dims)) + "]" + devs + suffix + "}"
+    def _sdy_sharding(self, ndim, mesh_symbol):
+        """The Shardy sharding of this sharding for a rank-``ndim`` value, without the
+        ``#sdy.sharding`` prefix (``<@mesh, [{"x"}, {}]>``): each dimension's axes, major
+        first; a dimension no axis splits is closed (``{}``); the axes the spec leaves out
+        replicate the value (GSPMD's ``last_tile_dim_replicate``); size-1 axes are dropped
+        (they split nothing)."""
+        dims = []
+        for names in self.spec._normalized(ndim):
+            names = [n for n in names if self.mesh._axis_size(n) != 1]
+            dims.append("{" + ", ".join(f'"{n}"' for n in names) + "}")
+        return f"<@{mesh_symbol}, [{', '.join(dims)}]>"
+
+
+def sdy_mesh(mesh, symbol, device_ids=None):
+    """``sdy.mesh @symbol = <["x"=2, "y"=4]>``; ``device_ids`` (the logical ids in mesh
+    order) when they are not ``0..n-1``."""
+    axes = ", ".join(f'"{n}"={s}' for n, s in zip(mesh.axis_names, mesh.axis_sizes))
+    ids = "" if device_ids is None or list(device_ids) == list(range(len(device_ids))) \
+        else ", device_ids=[" + ", ".join(map(str, device_ids)) + "]"
+    return f"sdy.mesh @{symbol} = <[{axes}]{ids}>"
 
 
 def on_no_mesh(sharding):

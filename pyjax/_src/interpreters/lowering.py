@@ -149,9 +149,8 @@ def _constrain(ctx, out, eqn):
         return out
     params = eqn.params
     s = params.get("out_sharding", params.get("sharding"))
-    attr = f'"{s._hlo_sharding(out.aval.ndim)}"'
-    return ctx.op("stablehlo.custom_call", [out], out.aval,
-                  attrs={"call_target_name": '"Sharding"', "mhlo.sharding": attr})
+    return ctx.op("sdy.sharding_constraint", [out], out.aval,
+                  attrs={"sharding": cl.sdy_sharding(s, out.aval.ndim)})
 
 
 def private_function(module, closed: ClosedJaxpr, name, platform="cpu"):
@@ -206,5 +205,8 @@ def lower_module(jaxpr: Jaxpr, name="main", *, donated_invars=(), platform="cpu"
     outs = lower_jaxpr(fn.block, module, jaxpr, consts, fn.args[nconst:], platform)
     fn.finish(outs)
     module.functions.insert(0, fn)
+    from pyjax._src.lax import collective_lowering as cl
+    if cl.in_spmd_lowering():
+        module.top_ops = cl.sdy_mesh_decls()
     return module.text()
 

@@ -188,15 +188,54 @@ _spmd = _Spmd()
 
 
 class spmd_lowering:
-    """While lowering a program partitioned by XLA (sharding annotations are meaningful)."""
+    """While lowering a program partitioned by XLA over ``mesh`` (its partition ``p`` runs
+    on the mesh's ``p``-th device): sharding annotations are meaningful, written in Shardy's
+    dialect (``sdy.sharding`` on ``@main``, ``sdy.sharding_constraint``), each naming an
+    ``sdy.mesh`` symbol that ``sdy_mesh_decls`` declares at the module's top."""
+
+    def __init__(self, mesh):
+        self.mesh = mesh
 
     def __enter__(self):
         _spmd.depth += 1
+        self._saved = getattr(_spmd, "meshes", None), getattr(_spmd, "program_ids", None)
+        _spmd.meshes = {}
+        _spmd.program_ids = [d.id for d in self.mesh._flat_devices]
+        return self
 
     def __exit__(self, *exc):
         _spmd.depth -= 1
+        _spmd.meshes, _spmd.program_ids = self._saved
         return False
 
 
 def in_spmd_lowering():
     return _spmd.depth > 0
+
+
+def sdy_sharding(sharding, ndim):
+    """``#sdy.sharding<@mesh, [...]>`` of a NamedSharding for a rank-``ndim`` value."""
+    return "#sdy.sharding" + sharding._sdy_sharding(ndim, mesh_symbol(sharding.mesh))
+
+
+def mesh_symbol(mesh):
+    """The ``sdy.mesh`` symbol of ``mesh`` in the program being lowered."""
+    sym = _spmd.meshes.get(mesh)
+    if sym is None:
+        sym = _spmd.meshes[mesh] = "mesh" if not _spmd.meshes else f"mesh_{len(_spmd.meshes)}"
+    return sym
+
+
+def sdy_mesh_decls():
+    """The ``sdy.mesh`` declarations of the meshes named so far. A mesh whose devices are
+    the program's in another order lists their partition numbers (``device_ids``)."""
+    from pyjax._src.core.sharding import sdy_mesh
+    pos = {d: i for i, d in enumerate(_spmd.program_ids)}
+    out = []
+    for mesh, sym in _spmd.meshes.items():
+        ids = [d.id for d in mesh._flat_devices]
+        if any(i not in pos for i in ids):
+            raise ValueError(f"a sharding in this program names the mesh {mesh!r}, whose "
+                             "devices are not all the program's")
+        out.append(sdy_mesh(mesh, sym, [pos[i] for i in ids]))
+    return out

@@ -1,7 +1,11 @@
 """``lax.with_sharding_constraint``: ask XLA's partitioner to lay a value out as a
-NamedSharding says, inside an SPMD program (``custom_call @Sharding`` with an
-``mhlo.sharding`` attribute). Outside SPMD programs (one device) it is the identity; eagerly
-it is ``device_put``."""
+NamedSharding says, inside an SPMD program (Shardy's ``sdy.sharding_constraint``). Outside
+SPMD programs (one device) it is the identity; eagerly it is ``device_put``.
+
+``device_put_p`` is what ``jax.device_put`` binds under a trace: to a NamedSharding it is the
+same constraint; to a Device it is the identity (JAX's behaviour, checked with JAX 0.10.2:
+the result of ``jit(lambda x: device_put(x, jax.devices()[3]))`` stays on the program's
+device)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,10 +16,11 @@ from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.sharded_array import shard_host_value
 from pyjax._src.core.sharding import NamedSharding, PartitionSpec, current_mesh
+from pyjax._src.runtime.client import Device
 from pyjax._src.lax import collective_lowering as cl
 from pyjax._src.lax.base import aval_of
 
-__all__ = ["with_sharding_constraint", "sharding_constraint_p"]
+__all__ = ["with_sharding_constraint", "sharding_constraint_p", "device_put_p"]
 
 
 def _abstract_eval(x, *, sharding):
@@ -24,11 +29,15 @@ def _abstract_eval(x, *, sharding):
 
 
 def _lower(ctx, x, *, sharding):
+    return constrain(ctx, x, sharding)
+
+
+def constrain(ctx, x, sharding):
+    """``x`` with a sharding constraint in an SPMD program; ``x`` itself on one device."""
     if not cl.in_spmd_lowering():
         return x
-    attr = f'"{sharding._hlo_sharding(x.aval.ndim)}"'
-    return ctx.op("stablehlo.custom_call", [x], ctx.avals_out[0],
-                  attrs={"call_target_name": '"Sharding"', "mhlo.sharding": attr})
+    return ctx.op("sdy.sharding_constraint", [x], x.aval,
+                  attrs={"sharding": cl.sdy_sharding(sharding, x.aval.ndim)})
 
 
 def _jvp(primals, tangents, *, sharding):
@@ -45,17 +54,104 @@ def _transpose(ct, x, *, sharding):
 
 def _batch(args, dims, *, sharding):
     (x,), (d,) = args, dims
+    return sharding_constraint_p.bind(x, sharding=_batched(sharding, x, d)), d
+
+
+def _batched(sharding, x, d):
+    """``sharding`` for ``x`` batched at dimension ``d``: that dimension unsplit."""
     if d is not_mapped:
-        return sharding_constraint_p.bind(x, sharding=sharding), d
+        return sharding
     spec = list(sharding.spec._normalized(aval_of(x).ndim - 1))
     spec.insert(d, ())
     spec = PartitionSpec(*[None if not p else (p[0] if len(p) == 1 else p) for p in spec])
-    return sharding_constraint_p.bind(x, sharding=NamedSharding(sharding.mesh, spec)), d
+    return NamedSharding(sharding.mesh, spec)
 
 
 sharding_constraint_p = Primitive("sharding_constraint", abstract_eval=_abstract_eval,
                                   lower=_lower, linear=True, jvp=_jvp, transpose=_transpose,
                                   batch=_batch)
+
+
+# ---- device_put_p: jax.device_put under a trace ----
+# params as JAX's: devices (one target per operand: a NamedSharding or a Device), srcs (None
+# under a trace) and copy_semantics (one of COPY_SEMANTICS per operand; values have no
+# buffers in a traced program, so they only say what the call asked for).
+COPY_SEMANTICS = ("REUSE_INPUT", "ALWAYS_COPY", "DONATE_INPUT")
+
+
+def _dp_check(devices, srcs, copy_semantics, n):
+    if not (len(devices) == len(srcs) == len(copy_semantics) == n):
+        raise ValueError(f"device_put: {n} operands but {len(devices)} devices, {len(srcs)} "
+                         f"srcs and {len(copy_semantics)} copy_semantics")
+    for d in devices:
+        if d is not None and not isinstance(d, (NamedSharding, Device)):
+            raise NotImplementedError(
+                f"device_put to {d!r} under a trace (jit, vmap, grad) is not supported by "
+                "pyjax: pass a NamedSharding, a PartitionSpec or a Device")
+    for c in copy_semantics:
+        if c not in COPY_SEMANTICS:
+            raise ValueError(f"device_put: copy_semantics must be one of {COPY_SEMANTICS}, "
+                             f"got {c!r}")
+
+
+def _dp_abstract_eval(*avals, devices, srcs, copy_semantics):
+    _dp_check(devices, srcs, copy_semantics, len(avals))
+    for a, d in zip(avals, devices):
+        if isinstance(d, NamedSharding):
+            d.shard_shape(a.shape)  # a dimension the mesh axes do not divide raises here
+    return list(avals)
+
+
+def _dp_lower(ctx, *xs, devices, srcs, copy_semantics):
+    return [constrain(ctx, x, d) if isinstance(d, NamedSharding) else x
+            for x, d in zip(xs, devices)]
+
+
+def _dp_jvp(primals, tangents, *, devices, srcs, copy_semantics):
+    outs = device_put_p.bind(*primals, devices=devices, srcs=srcs,
+                             copy_semantics=copy_semantics)
+    nz = [i for i, t in enumerate(tangents) if type(t) is not Zero]
+    touts = list(tangents)
+    if nz:
+        pick = lambda seq: tuple(seq[i] for i in nz)  # noqa: E731
+        moved = device_put_p.bind(*pick(tangents), devices=pick(devices), srcs=pick(srcs),
+                                  copy_semantics=pick(copy_semantics))
+        for i, t in zip(nz, moved):
+            touts[i] = t
+    return outs, touts
+
+
+def _dp_transpose(cts, *xs, devices, srcs, copy_semantics):
+    # as JAX: the cotangents go back to where the operands came from (srcs; None under a
+    # trace is the identity), a NamedSharding target's cotangent keeping its layout
+    out = []
+    for ct, x, d, s in zip(cts, xs, devices, srcs):
+        if type(ct) is Zero:
+            out.append(Zero(x.aval))
+        elif isinstance(d, NamedSharding):
+            out.append(sharding_constraint_p.bind(ct, sharding=d))
+        else:
+            out.append(ct)
+    return out
+
+
+def _dp_batch(args, dims, *, devices, srcs, copy_semantics):
+    devices = tuple(_batched(d, x, b) if isinstance(d, NamedSharding) else d
+                    for d, x, b in zip(devices, args, dims))
+    return device_put_p.bind(*args, devices=devices, srcs=srcs,
+                             copy_semantics=copy_semantics), list(dims)
+
+
+device_put_p = Primitive("device_put", abstract_eval=_dp_abstract_eval, lower=_dp_lower,
+                         multiple_results=True, linear=True, jvp=_dp_jvp,
+                         transpose=_dp_transpose, batch=_dp_batch)
+
+
+def bind_device_put(leaves, target, copy_semantics="REUSE_INPUT"):
+    """``jax.device_put`` of traced ``leaves`` to one ``target`` (NamedSharding or Device)."""
+    n = len(leaves)
+    return device_put_p.bind(*leaves, devices=(target,) * n, srcs=(None,) * n,
+                             copy_semantics=(copy_semantics,) * n)
 
 
 def _resolve(s):

@@ -421,6 +421,13 @@ def _sharding_constraint_rule(avals_in, aval_out, *, sharding):
     return spec_of_sharding(sharding, len(aval_out.shape))
 
 
+def _device_put_rule(avals_in, avals_out, *, devices, srcs, copy_semantics):
+    from pyjax._src.core.sharding import NamedSharding
+    from pyjax._src.core.sharding_rules import spec_of_sharding
+    return [spec_of_sharding(d, len(a.shape)) if isinstance(d, NamedSharding) else _spec(a)
+            for a, d in zip(avals_in, devices)]
+
+
 def _barrier_rule(avals_in, avals_out):
     return [_spec(a) for a in avals_in]
 
@@ -456,7 +463,8 @@ def _install():
                     (slicing.scatter_mul_p, _scatter_rule), (slicing.scatter_min_p, _scatter_rule),
                     (slicing.scatter_max_p, _scatter_rule),
                     (barrier.optimization_barrier_p, _barrier_rule),
-                    (sharding_constraint.sharding_constraint_p, _sharding_constraint_rule)):
+                    (sharding_constraint.sharding_constraint_p, _sharding_constraint_rule),
+                    (sharding_constraint.device_put_p, _device_put_rule)):
         p.def_rule("sharding_rule", rule)
     from pyjax._src.lax import (convolution, leftovers, linalg, linalg_eig, linalg_factor,
                                 linalg_structured, parallel, rng, user_reductions,

@@ -226,6 +226,7 @@ class Module:
         self.attrs = attrs or {}
         self._names = set()
         self.fn_cache = {}  # id(jaxpr) -> (jaxpr, function name), for private functions
+        self.top_ops: list[str] = []  # module-level ops before the functions (sdy.mesh)
 
     def unique_name(self, hint):
         name, i = hint, 0
@@ -242,7 +243,8 @@ class Module:
         attrs = ""
         if self.attrs:
             attrs = " attributes {" + ", ".join(f"{k} = {v}" for k, v in self.attrs.items()) + "}"
-        funcs = "\n".join(f.text() for f in self.functions)
+        funcs = "\n".join([f"  {line}" for line in self.top_ops]
+                          + [f.text() for f in self.functions])
         return f"module @{self.name}{attrs} {{\n{funcs}\n}}\n"
 
 

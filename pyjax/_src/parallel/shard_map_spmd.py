@@ -1,11 +1,10 @@
 """An eager ``shard_map`` call as a manual SPMD program over its mesh.
 
-Each argument enters ``@main`` laid out as its in_spec says (``mhlo.sharding``), goes through
-``custom_call @Sharding`` and ``@SPMDFullToShardShape`` (the block, in manual mode), the body
-is lowered on the blocks with the mesh axes bound to partition positions (collectives carry
-channel handles and global device ids), and each result goes back through ``@Sharding
-{manual}`` and ``@SPMDShardToFullShape`` to the layout of its out_spec. One compile per
-signature, one Execute per call.
+Each argument enters ``@main`` laid out as its in_spec says (``sdy.sharding``); the body is
+an ``sdy.manual_computation`` over every mesh axis (Shardy's form of shard_map: its region
+sees the blocks), lowered with the mesh axes bound to partition positions (collectives carry
+channel handles and global device ids); its results leave laid out as the out_specs say.
+One compile per signature, one Execute per call.
 
 Which values a call accepts and what it returns is decided by the vmap form
 (``shard_map._ShardMapped._emulate``), traced abstractly once per signature: its errors
@@ -73,7 +72,7 @@ def _compile(sm, mesh, args, arrays, in_tree, specs):
         text, [(a.dtype, s.shard_shape(a.shape)) for a, s in zip([x.aval for x in arrays],
                                                                  in_sh)],
         [(a.dtype, s.shard_shape(a.shape)) for a, s in zip(out_avals, out_sh)],
-        num_partitions=mesh.size, use_spmd_partitioning=True,
+        num_partitions=mesh.size, use_spmd_partitioning=True, use_shardy_partitioner=True,
         device_assignment=[d.id for d in mesh._flat_devices])
     prog = spmd._Program()
     prog.exe, prog.mesh = exe, mesh
@@ -89,36 +88,33 @@ def _out_specs(sm, out_shape, n):
     return _spec_leaves(sm.out_specs, out_shape, "out_specs")[:n]
 
 
-def _custom(block, name, x, aval, sharding):
-    return block.op("stablehlo.custom_call", [x], aval,
-                    attrs={"call_target_name": f'"{name}"',
-                           "mhlo.sharding": f'"{sharding}"'})
-
-
 def _module(name, closed, mesh, in_avals, in_sh, out_avals, out_sh):
     module = mlir.Module(mlir.sanitize_name(f"shard_map_{name}"), attrs={
         "mhlo.num_partitions": f"{mesh.size} : i32", "mhlo.num_replicas": "1 : i32"})
     module.unique_name("main")
-    arg_attrs = {i: f'mhlo.sharding = "{s._hlo_sharding(a.ndim)}"'
-                 for i, (a, s) in enumerate(zip(in_avals, in_sh))}
-    res_attrs = {i: f'mhlo.sharding = "{s._hlo_sharding(a.ndim)}"'
-                 for i, (a, s) in enumerate(zip(out_avals, out_sh))}
-    fn = mlir.Function("main", in_avals, public=True, arg_attrs=arg_attrs,
-                       result_attrs=res_attrs)
-    b = fn.block
-    blocks = []
-    for x, a, s, ba in zip(fn.args, in_avals, in_sh, closed.jaxpr.in_avals):
-        x = _custom(b, "Sharding", x, a, s._hlo_sharding(a.ndim))
-        blocks.append(_custom(b, "SPMDFullToShardShape", x, ba, "{manual}"))
-    consts = [b.constant(np.asarray(c), v.aval) for c, v in zip(closed.consts,
-                                                                closed.jaxpr.constvars)]
-    with cl.lowering_axes(mesh.axis_names, mesh.axis_sizes, manual=True):
-        outs = lowering.lower_jaxpr(b, module, closed.jaxpr, consts, blocks)
-    results = []
-    for y, a, s in zip(outs, out_avals, out_sh):
-        y = _custom(b, "Sharding", y, y.aval, "{manual}")
-        results.append(_custom(b, "SPMDShardToFullShape", y, a, s._hlo_sharding(a.ndim)))
-    fn.finish(results)
-    module.functions.insert(0, fn)
+    with cl.spmd_lowering(mesh):
+        shard = lambda s, a: cl.sdy_sharding(s, a.ndim)  # noqa: E731
+        arg_attrs = {i: f"sdy.sharding = {shard(s, a)}"
+                     for i, (a, s) in enumerate(zip(in_avals, in_sh))}
+        res_attrs = {i: f"sdy.sharding = {shard(s, a)}"
+                     for i, (a, s) in enumerate(zip(out_avals, out_sh))}
+        fn = mlir.Function("main", in_avals, public=True, arg_attrs=arg_attrs,
+                           result_attrs=res_attrs)
+        b = fn.block
+        body = b.region(closed.jaxpr.in_avals)  # the blocks, one device's view
+        consts = [body.constant(np.asarray(c), v.aval)
+                  for c, v in zip(closed.consts, closed.jaxpr.constvars)]
+        with cl.lowering_axes(mesh.axis_names, mesh.axis_sizes, manual=True):
+            outs = lowering.lower_jaxpr(body, module, closed.jaxpr, consts, body.args)
+        body.ret(outs, "sdy.return")
+        per_value = lambda shs, avs: "#sdy.sharding_per_value<[" + ", ".join(  # noqa: E731
+            s._sdy_sharding(a.ndim, cl.mesh_symbol(mesh)) for s, a in zip(shs, avs)) + "]>"
+        manual = ", ".join(f'"{n}"' for n in mesh.axis_names)
+        results = b.op("sdy.manual_computation", fn.args, list(out_avals), regions=[body],
+                       attrs={"in_shardings": per_value(in_sh, in_avals),
+                              "out_shardings": per_value(out_sh, out_avals),
+                              "manual_axes": f"#sdy<manual_axes{{{manual}}}>"})
+        fn.finish(results)
+        module.functions.insert(0, fn)
+        module.top_ops = cl.sdy_mesh_decls()
     return module.text()
-

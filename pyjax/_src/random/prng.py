@@ -341,7 +341,7 @@ class KeyShapedArray(ShapedArray):
             raise TypeError(f"the abstract value of a key array keeps dtype {self.dtype}")
         return KeyShapedArray(self.shape if shape is None else shape, self.dtype)
 
-    def str_short(self):
+    def str_short(self, short_dtypes=True):
         return f"{self.dtype}[{','.join(map(str, self.shape))}]"
 
     __str__ = str_short

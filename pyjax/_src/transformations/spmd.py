@@ -1,6 +1,7 @@
 """SPMD ``jit``: a jitted function of arrays laid out over a mesh runs as one program for the
-whole mesh, partitioned by XLA (GSPMD: ``mhlo.sharding`` annotations on ``@main``'s
-arguments and results, ``use_spmd_partitioning``), with one Execute over all its devices.
+whole mesh, partitioned by XLA (Shardy: ``sdy.sharding`` annotations on ``@main``'s
+arguments and results over an ``sdy.mesh``, ``use_shardy_partitioner``), with one Execute
+over all its devices.
 
 Input layouts come from ``in_shardings`` or the arguments' own shardings (single-device
 arrays are replicated). Result layouts come from ``out_shardings``; without them a result
@@ -26,7 +27,7 @@ from pyjax._src.core.sharding import (AxisType, Mesh, NamedSharding, PartitionSp
 from pyjax._src.dispatch import compiler
 from pyjax._src.interpreters import lowering
 from pyjax._src.lax import collective_lowering as cl
-from pyjax._src.lax.sharding_constraint import sharding_constraint_p
+from pyjax._src.lax.sharding_constraint import device_put_p, sharding_constraint_p
 
 _log = logging.getLogger("pyjax")
 
@@ -89,11 +90,19 @@ class _Program:
 def _layout_sharding(e):
     """The mesh layout an equation asks for: a sharding constraint's, or an ``out_sharding``
     (``sharding``) param's; else None."""
+    if e.primitive is device_put_p:
+        return next((s for s in _device_put_targets(e).values()), None)
     s = e.params.get("sharding") if e.primitive is sharding_constraint_p else \
         (e.params.get("out_sharding") or e.params.get("sharding")) if e.params else None
     if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.axis_names:
         return s
     return None
+
+
+def _device_put_targets(e):
+    """A ``device_put`` equation's results that it lays out over a mesh, with their shardings."""
+    return {v: d for v, d in zip(e.outvars, e.params["devices"])
+            if isinstance(d, NamedSharding) and isinstance(d.mesh, Mesh) and d.mesh.axis_names}
 
 
 def _constraint_meshes(closed):
@@ -146,8 +155,12 @@ def call(jitted, key, closed, out_tree, leaves, donated):
                                "out_shardings")
     else:
         out_specs = [None] * len(out_avals)
-    constrained = {e.outvars[0]: e.params["sharding"] for e in closed.jaxpr.eqns
-                   if e.primitive is sharding_constraint_p}
+    constrained = {}
+    for e in closed.jaxpr.eqns:
+        if e.primitive is sharding_constraint_p:
+            constrained[e.outvars[0]] = e.params["sharding"]
+        elif e.primitive is device_put_p:
+            constrained.update(_device_put_targets(e))
     out_sh = []
     for v, av, s in zip(closed.jaxpr.outvars, out_avals, out_specs):
         s = _bind(s, mesh, "out_shardings")
@@ -185,16 +198,16 @@ def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated=()):
     const_sh = [NamedSharding(mesh, PartitionSpec()) for _ in consts]
     all_in = const_sh + list(in_sh)
     in_avals = [v.aval for v in jaxpr.constvars] + list(jaxpr.in_avals)
-    arg_attrs = {i: f'mhlo.sharding = "{s._hlo_sharding(a.ndim)}"'
-                 for i, (s, a) in enumerate(zip(all_in, in_avals))}
-    res_attrs = {i: f'mhlo.sharding = "{s._hlo_sharding(a.ndim)}"'
-                 for i, (s, a) in enumerate(zip(out_sh, jaxpr.out_avals))}
     n = mesh.size
     compiler.compile_count[0] += 1
     if config.jax_log_compiles:
         _log.warning("Compiling %s for a mesh of %d devices with global shapes and types %s.",
                      jitted.__name__, n, [a.str_short() for a in in_avals])
-    with cl.spmd_lowering():  # sharding constraints become annotations
+    with cl.spmd_lowering(mesh):  # sharding constraints become annotations
+        arg_attrs = {i: f"sdy.sharding = {cl.sdy_sharding(s, a.ndim)}"
+                     for i, (s, a) in enumerate(zip(all_in, in_avals))}
+        res_attrs = {i: f"sdy.sharding = {cl.sdy_sharding(s, a.ndim)}"
+                     for i, (s, a) in enumerate(zip(out_sh, jaxpr.out_avals))}
         # a donated input aliases a result of its type and layout (per-shard buffers)
         alias = tuple(bool(d) and any(s == o and a == v.aval for o, v in
                                       zip(out_sh, jaxpr.outvars))
@@ -207,7 +220,7 @@ def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated=()):
     out_types = [(a.dtype, s.shard_shape(a.shape)) for a, s in zip(jaxpr.out_avals, out_sh)]
     client = runtime.get_client()
     exe = client.compile(text, in_types, out_types, num_partitions=n,
-                         use_spmd_partitioning=True,
+                         use_spmd_partitioning=True, use_shardy_partitioner=True,
                          device_assignment=[d.id for d in mesh._flat_devices],
                          env_option_overrides=jitted._option_overrides)
     prog = _Program()

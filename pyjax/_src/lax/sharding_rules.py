@@ -78,9 +78,28 @@ def _sort_rule(avals_in, avals_out, *, dimension, **_):
 def _top_k_rule(avals_in, avals_out, **_):
     spec = _spec(avals_in[0])
     if spec[-1]:
-        raise ShardingTypeError(f"top_k operand must be unsharded over its last dimension, "
-                                f"got {avals_in[0]}")
+        raise ShardingTypeError(f"The input should be unsharded over the axis along which to "
+                                f"compute the top_k values. Got input type={avals_in[0]} and "
+                                f"axis={len(spec) - 1}")
     return [spec, spec]
+
+
+def _approx_top_k_rule(avals_in, avals_out, *, reduction_dimension, **_):
+    spec = _spec(avals_in[0])
+    if spec[reduction_dimension]:  # JAX prints the dimension as it was passed (-1)
+        raise ShardingTypeError(f"reduction dimension {reduction_dimension} in operand "
+                                f"{avals_in[0]} should be unsharded i.e. the spec of that dim "
+                                "should be `None`.")
+    return [spec, spec]
+
+
+def _user_reduce_rule(avals_in, avals_out, *, dimensions, **_):
+    # like the monoid reductions: every result drops the reduced dimensions of operand 0's
+    # spec (the operands' shardings must agree, the init values are scalars)
+    n = len(avals_in) // 2
+    spec = nary_rule("reduce")(avals_in[:n], avals_in[0])
+    out = tuple(p for i, p in enumerate(spec) if i not in dimensions)
+    return [out] * len(avals_out)
 
 
 # ---- shape operations ----
@@ -174,6 +193,46 @@ def _concatenate_rule(avals_in, aval_out, *, dimension):
                 f"{', '.join(format_spec(s) for s in specs)}")
         out.append(got.pop() if got else ())
     return _check_divisible("concatenate", avals_in, aval_out.shape, tuple(out))
+
+
+def _split_rule(avals_in, avals_out, *, sizes, axis):
+    spec = _spec(avals_in[0])
+    for o in avals_out:
+        _check_divisible("split", avals_in, o.shape, spec)
+    return [spec] * len(avals_out)
+
+
+def _stack_rule(avals_in, aval_out, *, axis):
+    # jnp.stack in JAX concatenates its expanded operands: their shardings must be equal
+    specs = [_spec(a) for a in avals_in]
+    if len(set(specs)) > 1:
+        raise ShardingTypeError(f"All operands should have the same sharding. Got shardings "
+                                f"{', '.join(format_spec(s) for s in specs)}")
+    return specs[0][:axis] + ((),) + specs[0][axis:]
+
+
+def _unstack_rule(avals_in, avals_out, *, axis):
+    spec = _spec(avals_in[0])
+    if spec[axis]:
+        raise ShardingTypeError(f"unstack operand cannot be sharded on the unstacking axis "
+                                f"{axis}. Got operand type={avals_in[0].str_short()}")
+    return [spec[:axis] + spec[axis + 1:]] * len(avals_out)
+
+
+def _tile_rule(avals_in, aval_out, *, reps):
+    operand = avals_in[0]
+    lead = len(reps) - len(operand.shape)  # jnp.tile prepends unit dimensions
+    spec = ((),) * lead + _spec(operand)
+    for d, (p, r) in enumerate(zip(spec, reps)):
+        if p and r != 1:
+            dims = [str(n) if not q else f"{n}@{format_entry(q)[1:-1]}" if len(q) == 1
+                    else f"{n}@({','.join(q)})"
+                    for n, q in zip((1,) * lead + tuple(operand.shape), spec)]
+            shown = f"{operand.dtype.name}[{','.join(dims)}]"
+            raise ShardingTypeError(f"Operand cannot be sharded on dimension {d} when the "
+                                    f"tiling is non-trivial. Got input type: {shown} with "
+                                    f"reps: {tuple(reps)}")
+    return spec
 
 
 def _iota_rule(avals_in, aval_out, *, shape, **params):
@@ -399,12 +458,37 @@ def matrix_rule(name):
             if any(s[nb:]) or (s[:nb] and s[:nb] != batch):
                 raise ShardingTypeError(
                     f"Input {i} to {name} must be unsharded on non-batch dimensions, but got "
-                    f"{a.sharding.spec}.")
+                    f"P{format_spec(s)}.")
         outs = avals_out if isinstance(avals_out, (list, tuple)) else [avals_out]
         specs = [batch[:len(o.shape)] + ((),) * (len(o.shape) - len(batch[:len(o.shape)]))
                  for o in outs]
         return specs if isinstance(avals_out, (list, tuple)) else specs[0]
     return rule
+
+
+def batch_rule(name, core_ndims):
+    """Structured linear algebra (``tridiagonal_solve``, ``lu_pivots_to_permutation``):
+    operand ``i`` has ``core_ndims[i]`` trailing core dimensions, which stay unsplit; the
+    leading batch dimensions may be split (all alike) and are the results'."""
+    def rule(avals_in, avals_out, **_):
+        batch = None
+        for i, (a, k) in enumerate(zip(avals_in, core_ndims)):
+            s = _spec(a)
+            nb = len(s) - k
+            if any(s[nb:]) or (batch is not None and s[:nb] != batch):
+                raise ShardingTypeError(
+                    f"Input {i} to {name} must be unsharded on non-batch dimensions, but got "
+                    f"P{format_spec(s)}.")
+            batch = s[:nb] if batch is None else batch
+        outs = avals_out if isinstance(avals_out, (list, tuple)) else [avals_out]
+        specs = [batch + ((),) * (len(o.shape) - len(batch)) for o in outs]
+        return specs if isinstance(avals_out, (list, tuple)) else specs[0]
+    return rule
+
+
+def _rng_bit_generator_rule(avals_in, avals_out, **_):
+    # the new key keeps the key's sharding, the bits are replicated (JAX 0.10.2)
+    return [_spec(avals_in[0]), ((),) * len(avals_out[1].shape)]
 
 
 def _fft_rule(avals_in, aval_out, *, fft_lengths, **_):
@@ -475,8 +559,21 @@ def _install():
     convolution.conv_general_dilated_p.def_rule("sharding_rule", _conv_rule)
     from pyjax._src.lax import split_stack_tile
     split_stack_tile.mulhi_p.def_rule("sharding_rule", nary_rule("mulhi"))
-    for p in (user_reductions.reduce_p, rng.rng_bit_generator_p, leftovers.rng_uniform_p,
-              linalg_factor.lu_pivots_to_permutation_p, linalg_structured.tridiagonal_solve_p,
+    from pyjax._src.lax import composite_ops
+    for p, rule in ((split_stack_tile.split_p, _split_rule),
+                    (split_stack_tile.stack_p, _stack_rule),
+                    (split_stack_tile.unstack_p, _unstack_rule),
+                    (split_stack_tile.tile_p, _tile_rule),
+                    (user_reductions.reduce_p, _user_reduce_rule),
+                    (composite_ops.approx_top_k_p, _approx_top_k_rule),
+                    (rng.rng_bit_generator_p, _rng_bit_generator_rule),
+                    (linalg_structured.tridiagonal_solve_p,
+                     batch_rule("tridiagonal_solve", (1, 1, 1, 2))),
+                    (linalg_factor.lu_pivots_to_permutation_p,
+                     batch_rule("lu_pivots_to_permutation", (1,)))):
+        p.def_rule("sharding_rule", rule)
+    # rng_uniform's operands are scalars (JAX 0.10.2 itself fails on its Explicit sharding)
+    for p in (leftovers.rng_uniform_p,
               # collectives name manual axes (shard_map, pmap), whose values are untyped
               parallel.psum_p, parallel.pmax_p, parallel.pmin_p, parallel.axis_index_p,
               parallel.all_gather_p, parallel.ppermute_p, parallel.reduce_scatter_p,

@@ -44,6 +44,18 @@ def zeros(aval: ShapedArray):
     return z
 
 
+def typed_zeros(aval: ShapedArray):
+    """Zeros of ``aval`` with its Explicit sharding as their type (JAX's ``zeros_like_aval``):
+    what a transpose starts from when it accumulates into a split primal (a gather's
+    scatter-add), so the cotangent has the primal's sharding."""
+    from pyjax._src.core.sharding_rules import explicit_spec
+    if explicit_spec(aval) is None:
+        return zeros(aval)
+    return shape_ops.broadcast_in_dim_p.bind(np.zeros((), aval.dtype)[()],
+                                             shape=tuple(aval.shape), broadcast_dimensions=(),
+                                             sharding=aval.sharding)
+
+
 def instantiate(t):
     """``t`` itself, or zeros of its aval when it is a symbolic ``Zero``."""
     return zeros(t.aval) if type(t) is Zero else t

@@ -221,16 +221,11 @@ def _unstack_rule(avals_in, avals_out, *, axis):
 
 def _tile_rule(avals_in, aval_out, *, reps):
     operand = avals_in[0]
-    lead = len(reps) - len(operand.shape)  # jnp.tile prepends unit dimensions
-    spec = ((),) * lead + _spec(operand)
+    spec = _spec(operand)
     for d, (p, r) in enumerate(zip(spec, reps)):
         if p and r != 1:
-            dims = [str(n) if not q else f"{n}@{format_entry(q)[1:-1]}" if len(q) == 1
-                    else f"{n}@({','.join(q)})"
-                    for n, q in zip((1,) * lead + tuple(operand.shape), spec)]
-            shown = f"{operand.dtype.name}[{','.join(dims)}]"
             raise ShardingTypeError(f"Operand cannot be sharded on dimension {d} when the "
-                                    f"tiling is non-trivial. Got input type: {shown} with "
+                                    f"tiling is non-trivial. Got input type: {operand} with "
                                     f"reps: {tuple(reps)}")
     return spec
 
@@ -397,46 +392,57 @@ def _scatter_rule(avals_in, aval_out, *, dimension_numbers, **_):
     return spec
 
 
-# ---- windows and convolutions: split dimensions must be ones the window does not cross ----
+# ---- windows and convolutions: split spatial dimensions stay split (XLA exchanges halos) ----
+
+def _check_out_divisible(name, avals_in, out_shape, spec):
+    # JAX's text (its _check_divisible for convolutions and windows)
+    sizes = _mesh_sizes(avals_in)
+    for p, n in zip(spec, out_shape):
+        k = math.prod(sizes[a] for a in p)
+        if p and n % k:
+            raise ShardingTypeError(
+                f"{name} on sharded dims where out dim ({n}) is not divisible by mesh axes "
+                f"({k}) with spec ({', '.join(p)}) is not implemented. Got input "
+                f"type={_first_typed(avals_in).str_short()} and output "
+                f"shape={tuple(int(d) for d in out_shape)}")
+
 
 def window_rule(name):
-    def rule(avals_in, avals_out, *, window_dimensions, window_strides, padding,
-             base_dilation=None, window_dilation=None, **_):
+    """JAX 0.10.2: any dimension may be split (pooling over a split image), the result keeps
+    the operands' sharding, whose axes must divide the result's dimensions."""
+    def rule(avals_in, avals_out, **_):
         outs = avals_out if isinstance(avals_out, (list, tuple)) else [avals_out]
         spec = nary_rule(name)(avals_in, outs[0])
-        for d, p in enumerate(spec):
-            if p and (window_dimensions[d] != 1 or window_strides[d] != 1
-                      or tuple(padding[d]) != (0, 0)
-                      or (base_dilation is not None and base_dilation[d] != 1)):
-                raise ShardingTypeError(
-                    f"{name} on sharded dims is not implemented: dimension {d} of "
-                    f"{_first_typed(avals_in)} is sharded and its window is "
-                    f"{window_dimensions[d]} wide (stride {window_strides[d]}, padding "
-                    f"{tuple(padding[d])}); only dimensions the window does not cross may be "
-                    "sharded")
+        for o in outs:
+            _check_out_divisible("reduce_window", avals_in, o.shape, spec)
         return [spec] * len(outs) if isinstance(avals_out, (list, tuple)) else spec
     return rule
 
 
 def _conv_rule(avals_in, aval_out, *, dimension_numbers, feature_group_count,
                batch_group_count, **_):
-    """The input's batch and the kernel's output features may be split (data and model
-    parallelism), and give the result's batch and feature splits; input features split
-    (the contracted dimension, e.g. the batch in a kernel gradient) give an unsplit result
-    there (XLA completes the sum). Spatial dimensions and grouped features stay unsplit."""
+    """The input's batch and spatial dimensions may be split and give the result's (JAX
+    0.10.2; XLA exchanges the halos of split spatial dimensions). The kernel's output features
+    may be split too (model parallelism), and the contracted input features (the batch of a
+    kernel gradient) give an unsplit result there: XLA completes the sum. JAX asks for
+    ``out_sharding=`` in those last cases. (The kernel gradient of a spatially split input
+    gathers the spatial dimensions first: convolution.py.)"""
     lhs, rhs = avals_in
     dn = dimension_numbers
     ls, rs = _spec(lhs), _spec(rhs)
     ungrouped = feature_group_count == 1 and batch_group_count == 1
-    allowed = ({dn.lhs_spec[0]} | ({dn.lhs_spec[1]} if ungrouped else set()),
-               {dn.rhs_spec[0]} | ({dn.rhs_spec[1]} if ungrouped else set()))
-    for what, spec, aval, ok in (("lhs", ls, lhs, allowed[0]), ("rhs", rs, rhs, allowed[1])):
+    spatial = list(zip(dn.lhs_spec[2:], dn.rhs_spec[2:], dn.out_spec[2:]))
+    lhs_ok = {dn.lhs_spec[0]} | {l for l, _, _ in spatial} | (
+        {dn.lhs_spec[1]} if ungrouped else set())
+    rhs_ok = {dn.rhs_spec[0]} | ({dn.rhs_spec[1]} if ungrouped else set())
+    for what, spec, aval, ok in (("lhs", ls, lhs, lhs_ok), ("rhs", rs, rhs, rhs_ok)):
         for d, p in enumerate(spec):
             if p and d not in ok:
                 raise ShardingTypeError(
                     f"conv_general_dilated on sharded dims is not implemented: {what} "
-                    f"dimension {d} of {aval} is sharded; only batch and feature dimensions "
-                    "may be (without feature or batch groups)")
+                    f"dimension {d} of {aval} is sharded; only the input's batch and spatial "
+                    "dimensions and (without feature or batch groups) the feature dimensions "
+                    "may be")
     if ls[dn.lhs_spec[1]] and rs[dn.rhs_spec[1]] and ls[dn.lhs_spec[1]] != rs[dn.rhs_spec[1]]:
         raise ShardingTypeError(
             f"conv_general_dilated: the contracted feature dimensions are sharded differently, "
@@ -444,6 +450,9 @@ def _conv_rule(avals_in, aval_out, *, dimension_numbers, feature_group_count,
     out = [()] * len(aval_out.shape)
     out[dn.out_spec[0]] = ls[dn.lhs_spec[0]]
     out[dn.out_spec[1]] = rs[dn.rhs_spec[0]]
+    for l, _, o in spatial:
+        out[o] = ls[l]
+    _check_out_divisible("conv_general_dilated", avals_in, aval_out.shape, out)
     return tuple(out)
 
 

@@ -458,7 +458,7 @@ def test_gradients_through_shape_ops_match_one_device(mesh):
     def loss(a):
         parts = [lax.dynamic_slice(a, (0, 1), (8, 2)), jnp.sort(a, axis=1),
                  jnp.take_along_axis(a, jnp.argmax(a, 1, keepdims=True), 1),
-                 lax.dynamic_update_slice(a, jnp.ones((8, 1)), (0, 1)),
+                 lax.dynamic_update_slice(a, jnp.ones_like(a[:, :1]), (0, 1)),
                  jnp.pad(a, ((0, 0), (1, 1))), jnp.cumsum(a, axis=1),
                  # scanned over the unsplit axis: the body's slices are split (JAX's)
                  lax.scan(lambda c, r: (c * r, None), a[:, 0], a.T)[0]]

@@ -4,6 +4,8 @@ algebra, random_gamma), typed ``scan`` slices, spatially split convolutions and 
 the gather gradient's sharding. The golden type strings and error texts were observed on JAX
 0.10.2 (8 CPU devices, mesh (4, 2) ('X', 'Y') Explicit) by hand; values are checked against
 the same program on unsplit arrays."""
+import re
+
 import numpy as np
 import pytest
 
@@ -202,3 +204,18 @@ def test_spatially_split_convolutions_and_windows(mesh):
                        r"\(6\) is not divisible by mesh axes \(4\)"):
         pyjax.make_jaxpr(lambda l: lax.reduce_window(l, 0., lax.add, (1, 1, 2, 1),
                                                      (1, 1, 2, 1), "VALID"))(tall)
+
+
+def test_dynamic_update_slice_needs_equal_shardings(mesh):
+    a, u = put(X, "X"), put(X[:, :2])
+    # JAX 0.10.2's text, observed with a float32[8@X,4] operand and a float32[8,2] update
+    with pytest.raises(ShardingTypeError, match=re.escape(
+            "dynamic_update_slice operand sharding must be equal to update sharding, got "
+            "operand sharding float32[8@X,4]({Explicit: ('X', 'Y')}) and update sharding "
+            "float32[8,2]({Explicit: ('X', 'Y')}).")):
+        pyjax.make_jaxpr(lambda a, u: lax.dynamic_update_slice(a, u, (0, 0)))(a, u)
+    # the transpose of dynamic_slice updates zeros typed like its operand
+    grad = pyjax.grad(lambda a: jnp.sin(lax.dynamic_slice(a, (0, 1), (8, 2))).sum())
+    assert types(grad, a) == ["float32[8@X,4]"]
+    check_values(lambda a, u: (lax.dynamic_update_slice(a, u, (0, 1)), grad(a)), a,
+                 put(X[:, :2], "X"))

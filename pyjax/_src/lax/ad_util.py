@@ -46,10 +46,11 @@ def zeros(aval: ShapedArray):
 
 def typed_zeros(aval: ShapedArray):
     """Zeros of ``aval`` with its Explicit sharding as their type (JAX's ``zeros_like_aval``):
-    what a transpose starts from when it accumulates into a split primal (a gather's
-    scatter-add), so the cotangent has the primal's sharding."""
+    an instantiated zero tangent, or what a transpose accumulates into for a split primal (a
+    gather's scatter-add), so the result has the primal's sharding."""
+    from pyjax._src.core import trace as trace_mod
     from pyjax._src.core.sharding_rules import explicit_spec
-    if explicit_spec(aval) is None:
+    if explicit_spec(aval) is None or trace_mod.is_eager():  # eagerly no rule looks at types
         return zeros(aval)
     return shape_ops.broadcast_in_dim_p.bind(np.zeros((), aval.dtype)[()],
                                              shape=tuple(aval.shape), broadcast_dimensions=(),
@@ -57,8 +58,8 @@ def typed_zeros(aval: ShapedArray):
 
 
 def instantiate(t):
-    """``t`` itself, or zeros of its aval when it is a symbolic ``Zero``."""
-    return zeros(t.aval) if type(t) is Zero else t
+    """``t`` itself, or zeros of its aval (typed like it) when it is a symbolic ``Zero``."""
+    return typed_zeros(t.aval) if type(t) is Zero else t
 
 
 def linear_jvp(linear_argnums=None, tangent_params=None):

@@ -168,16 +168,26 @@ def _dynamic_slice_rule(avals_in, aval_out, *, slice_sizes):
 
 
 def _dynamic_update_slice_rule(avals_in, aval_out):
-    # an unsplit operand (the zeros of dynamic_slice's transpose) joins the update's sharding
+    # JAX 0.10.2: the operand's and the update's shardings must be equal (dynamic_slice's
+    # transpose updates zeros typed like its operand: ad_util.typed_zeros)
     if any(explicit_spec(a) is not None for a in avals_in[2:]):
         raise ShardingTypeError("dynamic_update_slice start indices must be unsharded")
     spec, upd = _spec(avals_in[0]), _spec(avals_in[1])
-    for p, q in zip(spec, upd):
-        if p and q and p != q:
-            raise ShardingTypeError(
-                f"dynamic_update_slice update sharding must be equal to operand sharding, got "
-                f"update sharding {format_spec(upd)} for operand sharding {format_spec(spec)}.")
-    return tuple(p or q for p, q in zip(spec, upd))
+    if spec != upd:
+        mesh = _first_typed(avals_in).sharding.mesh
+        names = tuple(n for n, t in zip(mesh.axis_names, mesh.axis_types)
+                      if t.name == "Explicit")
+        raise ShardingTypeError(
+            f"dynamic_update_slice operand sharding must be equal to update sharding, got "
+            f"operand sharding {_long(avals_in[0])}({{Explicit: {names}}}) and update "
+            f"sharding {_long(avals_in[1])}({{Explicit: {names}}}).")
+    return spec
+
+
+def _long(aval):
+    """``aval`` as JAX prints a type: ``float32[8@X,4]``, ``float32[8,2]``."""
+    return spec_str(aval, _spec(aval)).replace(
+        aval.str_short().split("[")[0] + "[", aval.dtype.name + "[", 1)
 
 
 def _concatenate_rule(avals_in, aval_out, *, dimension):

@@ -113,6 +113,13 @@ def test_rng_linalg_and_gamma(mesh):
     assert types(lambda q: lax.rng_bit_generator(q, (8, 4)), k) == ["uint32[4@X]",
                                                                      "uint32[8,4]"]
     check_values(lambda q: lax.rng_bit_generator(q, (8, 4)), k)
+    # JAX: out_sharding=P('X') -> uint32[8@X,4], the same bits as unsplit (it constrains them)
+    split_bits = lambda q: lax.rng_bit_generator(q, (8, 4), out_sharding=P("X"))[1]  # noqa
+    assert types(split_bits, k) == ["uint32[8@X,4]"]
+    got = pyjax.jit(split_bits)(k)
+    assert got.sharding.spec == P("X", None)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(
+        pyjax.jit(lambda q: lax.rng_bit_generator(q, (8, 4))[1])(jnp.asarray(np.asarray(k)))))
     # JAX: tridiagonal_solve / lu_pivots_to_permutation take split batch dimensions
     d = np.full((8, 4), 4.0, np.float32)
     lo, up = np.ones((8, 4), np.float32), np.ones((8, 4), np.float32)

@@ -93,6 +93,8 @@ def test_reductions_and_top_k(mesh):
     pair = lambda a: lax.reduce((a, a), (0., 1.), lambda u, v: (u[0] + v[0], u[1] * v[1]), (1,))  # noqa
     assert types(pair, x) == ["float32[8@X]"] * 2
     check_values(lambda a: (pair(a), lax.reduce(a, -np.inf, lax.max, (0,))), x)
+    # JAX: clamp(0., x, 3.) keeps float32[8@X,4@Y] (scalar bounds join the split operand)
+    assert types(lambda a: lax.clamp(0.0, a, 3.0), x) == ["float32[8@X,4@Y]"]
     # JAX: approx_max_k over an unsplit last dim -> [float32[8@X,2], int32[8@X,2]]
     y = put(X, "X")
     assert types(lambda a: lax.approx_max_k(a, 2), y) == ["float32[8@X,2]", "int32[8@X,2]"]
@@ -168,6 +170,15 @@ def test_scan_slices_and_stacked_ys_are_typed(mesh):
     # the carry's type may not change in the body (JAX: a TypeError naming the shardings)
     with pytest.raises(TypeError, match="carry"):
         pyjax.make_jaxpr(f)(jnp.ones(4), v)
+    # cond: JAX 0.10.2 types lax.cond(p, a*2, a+1) on float32[8@X,4] as float32[8@X,4]; branches
+    # whose types differ raise "cond branches must have equal output types but they differ"
+    a = put(X, "X")
+    assert types(lambda p, a: lax.cond(p, lambda a: a * 2, lambda a: a + 1, a), True, a) == [
+        "float32[8@X,4]"]
+    with pytest.raises(TypeError, match="cond branches must have equal output types but they "
+                       "differ"):
+        pyjax.make_jaxpr(lambda p, a: lax.cond(p, lambda a: a * 2,
+                                               lambda a: jnp.zeros((8, 4)), a))(True, a)
 
 
 def test_gather_gradient_has_the_operand_sharding(mesh):

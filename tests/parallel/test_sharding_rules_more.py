@@ -90,7 +90,8 @@ def test_reductions_and_top_k(mesh):
     # gives both results float32[8@X]
     assert types(lambda a: lax.reduce(a, 0., lax.add, (1,)), x) == ["float32[8@X]"]
     assert types(lambda a: lax.reduce(a, 0., lax.add, (0,)), x) == ["float32[4@Y]"]
-    pair = lambda a: lax.reduce((a, a), (0., 1.), lambda u, v: (u[0] + v[0], u[1] * v[1]), (1,))  # noqa
+    def pair(a):
+        return lax.reduce((a, a), (0., 1.), lambda u, v: (u[0] + v[0], u[1] * v[1]), (1,))
     assert types(pair, x) == ["float32[8@X]"] * 2
     check_values(lambda a: (pair(a), lax.reduce(a, -np.inf, lax.max, (0,))), x)
     # JAX: clamp(0., x, 3.) keeps float32[8@X,4@Y] (scalar bounds join the split operand)
@@ -196,7 +197,8 @@ def test_spatially_split_convolutions_and_windows(mesh):
     img = put(rng.normal(size=(2, 3, 8, 8)).astype(np.float32), None, None, "X")
     ker = put(rng.normal(size=(4, 3, 3, 3)).astype(np.float32))
     conv = lambda l, r: lax.conv(l, r, (1, 1), "SAME")  # noqa
-    pool = lambda l: lax.reduce_window(l, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")  # noqa
+    def pool(lhs):
+        return lax.reduce_window(lhs, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
     # JAX: conv -> float32[2,4,8@X,8]; max pool -> float32[2,3,4@X,4]; conv's input gradient
     # float32[2,3,8@X,8], its kernel gradient float32[4,3,3,3]; NHWC batch+height split
     assert types(conv, img, ker) == ["float32[2,4,8@X,8]"]

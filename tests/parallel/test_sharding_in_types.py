@@ -218,13 +218,14 @@ def test_control_flow_carries_shardings(mesh, x):
 
 def test_unsharded_only_primitives_name_themselves(mesh, x):
     pool = lambda a: lax.reduce_window(a, -np.inf, lax.max, (2, 2), (1, 1), "VALID")  # noqa
-    with pytest.raises(ShardingTypeError, match=r"rng_bit_generator has no sharding rule: .* "
-                       r"operand 0 is u32\[4@X\]"):
-        pyjax.make_jaxpr(lambda k: lax.rng_bit_generator(k, (2,)))(
-            pyjax.device_put(np.arange(4, dtype=np.uint32), P("X")))
-    with pytest.raises(ShardingTypeError, match=r"reduce_window_max on sharded dims is not "
-                       r"implemented: dimension 0 of float32\[8@X,4@Y\] is sharded and its window "
-                       r"is 2 wide"):
+    # host callbacks: JAX replicates their operands, pyjax's SPMD lowering cannot yet
+    with pytest.raises(ShardingTypeError, match=r"pure_callback has no sharding rule: .* "
+                       r"operand 0 is f32\[8@X,4@Y\]"):
+        pyjax.make_jaxpr(lambda a: pyjax.pure_callback(
+            lambda v: v, pyjax.ShapeDtypeStruct((8, 4), np.float32), a))(x)
+    # JAX 0.10.2 takes windows over split dimensions when the axes divide the result's
+    with pytest.raises(ShardingTypeError, match=r"reduce_window on sharded dims where out dim "
+                       r"\(7\) is not divisible by mesh axes \(4\) with spec \(X\)"):
         pyjax.make_jaxpr(pool)(x)
     with pytest.raises(ShardingTypeError, match=r"Input 0 to lu must be unsharded on non-batch "
                        r"dimensions"):
@@ -444,7 +445,10 @@ def test_convolution_and_pooling_split_over_the_batch(mesh):
     g = pyjax.jit(pyjax.grad(lambda w, a: net(w, a).sum()))(jnp.asarray(k), xs)
     gw = pyjax.jit(pyjax.grad(lambda w, a: net(w, a).sum()))(jnp.asarray(k), jnp.asarray(imgs))
     np.testing.assert_allclose(np.asarray(g), np.asarray(gw), rtol=1e-4, atol=1e-4)
-    with pytest.raises(ShardingTypeError, match="conv_general_dilated on sharded dims"):
+    # split over the height: the convolution keeps it (JAX 0.10.2), the pooling's result
+    # height (3) is not divisible by Y (2): JAX's error
+    with pytest.raises(ShardingTypeError, match=r"reduce_window on sharded dims where out dim "
+                       r"\(3\) is not divisible by mesh axes \(2\)"):
         pyjax.make_jaxpr(net)(jnp.asarray(k), pyjax.device_put(imgs, P(None, "Y")))
 
 
@@ -454,9 +458,10 @@ def test_gradients_through_shape_ops_match_one_device(mesh):
     def loss(a):
         parts = [lax.dynamic_slice(a, (0, 1), (8, 2)), jnp.sort(a, axis=1),
                  jnp.take_along_axis(a, jnp.argmax(a, 1, keepdims=True), 1),
-                 lax.dynamic_update_slice(a, jnp.ones((8, 1)), (0, 1)),
+                 lax.dynamic_update_slice(a, jnp.ones_like(a[:, :1]), (0, 1)),
                  jnp.pad(a, ((0, 0), (1, 1))), jnp.cumsum(a, axis=1),
-                 lax.scan(lambda c, r: (c * r, None), jnp.ones(4), a)[0][None]]
+                 # scanned over the unsplit axis: the body's slices are split (JAX's)
+                 lax.scan(lambda c, r: (c * r, None), a[:, 0], a.T)[0]]
         return sum(jnp.sum(jnp.sin(p)) for p in parts)
     g = pyjax.jit(pyjax.grad(loss))
     v = RNG.normal(size=(8, 4)).astype(np.float32)

@@ -100,7 +100,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
 
     init_leaves, init_tree = pytree.tree_flatten(init)
     carry_avals = [common.aval_of(x) for x in init_leaves]
-    x_avals = [common.aval_of(x).update(shape=common.aval_of(x).shape[1:]) for x in xs_leaves]
+    x_avals = [_slice_aval(common.aval_of(x)) for x in xs_leaves]
     in_tree = pytree.treedef_tuple([init_tree, xs_tree])  # carry leaves, then xs leaves
 
     def traced(c_avals):
@@ -128,6 +128,18 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     n = len(init_leaves)
     return (pytree.tree_unflatten(init_tree, outs[:n]),
             pytree.tree_unflatten(y_tree, outs[n:]))
+
+
+def _slice_aval(a):
+    """The body's view of one ``xs`` leaf: its leading (scanned) dimension dropped, the others
+    keeping their Explicit sharding (a split scanned dimension is JAX's ValueError)."""
+    spec = explicit_spec(a)
+    if spec is None:
+        return a.update(shape=a.shape[1:])
+    if spec[0]:
+        raise ValueError(f"0th dimension of all xs should be replicated. Got "
+                         f"P{format_spec(spec)}")
+    return with_spec(a.unsharded().update(shape=a.shape[1:]), a.sharding.mesh, spec[1:])
 
 
 def _scan_in_python(f, init, xs_leaves, xs_tree, length, reverse):
@@ -544,7 +556,8 @@ def _batch(args, dims, *, jaxpr, num_consts, num_carry, length, axis_data, **par
     return outs, out_dims
 
 
-from pyjax._src.core.sharding_rules import explicit_spec  # noqa: E402
+from pyjax._src.core.sharding_rules import (explicit_spec, format_spec,  # noqa: E402
+                                            with_spec)
 scan_p = Primitive("scan", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
                    sharding_rule=_sharding_rule,
                    jvp=_jvp, transpose=_transpose, batch=_batch, partial_eval=_partial_eval,

@@ -55,6 +55,14 @@ class _Declaration:
 UNSHARDED_ONLY = _Declaration("UNSHARDED_ONLY")
 FROM_BODY = _Declaration("FROM_BODY")
 
+
+def replicated_results(avals_in, avals_out, **_):
+    """A rule: operands may be split anyhow, the results are replicated (JAX 0.10.2's
+    ``random_gamma`` under one key; ``dce_sink``, which has none)."""
+    outs = avals_out if isinstance(avals_out, (list, tuple)) else [avals_out]
+    specs = [((),) * len(a.shape) for a in outs]
+    return specs if isinstance(avals_out, (list, tuple)) else specs[0]
+
 # params that ask for a result sharding (``lax.broadcast_in_dim(..., out_sharding=)`` binds
 # ``sharding=``, ``dot_general`` binds ``out_sharding=``)
 _SHARDING_PARAMS = ("out_sharding", "sharding")

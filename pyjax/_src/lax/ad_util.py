@@ -9,10 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from pyjax._src.core import dtypes
+from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.primitive import with_self
 from pyjax._src.core.rules import Zero, is_undefined_primal  # noqa: F401 (for rule writers)
+from pyjax._src.core.sharding_rules import explicit_spec
 from pyjax._src.lax.base import aval_of
 
 
@@ -44,9 +46,20 @@ def zeros(aval: ShapedArray):
     return z
 
 
+def typed_zeros(aval: ShapedArray):
+    """Zeros of ``aval`` with its Explicit sharding as their type (JAX's ``zeros_like_aval``):
+    an instantiated zero tangent, or what a transpose accumulates into for a split primal (a
+    gather's scatter-add), so the result has the primal's sharding."""
+    if explicit_spec(aval) is None or trace_mod.is_eager():  # eagerly no rule looks at types
+        return zeros(aval)
+    return shape_ops.broadcast_in_dim_p.bind(np.zeros((), aval.dtype)[()],
+                                             shape=tuple(aval.shape), broadcast_dimensions=(),
+                                             sharding=aval.sharding)
+
+
 def instantiate(t):
-    """``t`` itself, or zeros of its aval when it is a symbolic ``Zero``."""
-    return zeros(t.aval) if type(t) is Zero else t
+    """``t`` itself, or zeros of its aval (typed like it) when it is a symbolic ``Zero``."""
+    return typed_zeros(t.aval) if type(t) is Zero else t
 
 
 def linear_jvp(linear_argnums=None, tangent_params=None):

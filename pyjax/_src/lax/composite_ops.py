@@ -27,7 +27,6 @@ from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, lower_fun
 from pyjax._src.lax import batch_util
 from pyjax._src.lax.ad_util import zero_tangent
-from pyjax._src.core.sharding_rules import UNSHARDED_ONLY
 
 __all__ = ["tile", "stack", "unstack", "split", "broadcast_shapes", "reciprocal", "mulhi",
            "index_take", "dtype", "platform_dependent", "composite", "approx_max_k",
@@ -272,8 +271,7 @@ approx_top_k_p = Primitive(
     lower=lower_fun(lambda x, *, k, reduction_dimension, is_max_k, **_:
                     list(_approx_k(x, k, reduction_dimension, is_max_k)),
                     multiple_results=True),
-    jvp=_approx_top_k_jvp, batch=_approx_top_k_batch,
-    sharding_rule=UNSHARDED_ONLY)
+    jvp=_approx_top_k_jvp, batch=_approx_top_k_batch)
 
 
 def _bind_approx(operand, k, reduction_dimension, recall_target, is_max_k,

@@ -83,8 +83,12 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
                       *, out_sharding=None):
     """``(new_key, bits)``: unsigned random ``bits`` of ``shape`` from the ``uint32[4]``
     ``key`` by XLA's ``algorithm`` (the same bits as JAX on the same backend)."""
-    if out_sharding is not None:
-        raise NotImplementedError("rng_bit_generator: out_sharding is not supported")
+    from pyjax._src.core.sharding_rules import as_named_sharding
+    out_sharding = as_named_sharding(out_sharding, "rng_bit_generator")
+    if out_sharding is not None:  # as JAX: the bits drawn whole, then constrained (same bits)
+        from pyjax._src.lax.sharding_constraint import with_sharding_constraint
+        new_key, bits = rng_bit_generator(key, shape, dtype, algorithm)
+        return new_key, with_sharding_constraint(bits, out_sharding)
     shape = axes_mod.canonicalize_shape(shape, "shape", "rng_bit_generator")
     dtype = dtypes.canonicalize_dtype(np.dtype(dtype))  # uint64 needs jax_enable_x64
     if dtype not in _OUT_DTYPES:

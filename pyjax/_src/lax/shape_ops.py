@@ -23,7 +23,7 @@ from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as _red
-from pyjax._src.lax.ad_util import is_undefined_primal, linear_jvp, zero_cts, zeros
+from pyjax._src.lax.ad_util import is_undefined_primal, linear_jvp, typed_zeros, zero_cts, zeros
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
 from pyjax._src.lowering import mlir
 
@@ -545,7 +545,7 @@ def _dynamic_slice_transpose(ct, operand, *start_indices, slice_sizes):
     if type(ct) is Zero:
         return zero_cts([operand, *start_indices])
     # The same clamped start indices place the cotangent into zeros.
-    out = dynamic_update_slice_p.bind(zeros(operand.aval), ct, *start_indices)
+    out = dynamic_update_slice_p.bind(typed_zeros(operand.aval), ct, *start_indices)
     return [out] + [None] * len(start_indices)
 
 
@@ -580,7 +580,7 @@ def _dynamic_update_slice_transpose(ct, operand, update, *start_indices):
     upd_aval = update.aval if is_undefined_primal(update) else aval_of(update)
     op_ct = upd_ct = None
     if is_undefined_primal(operand):
-        op_ct = dynamic_update_slice_p.bind(ct, zeros(upd_aval), *start_indices)
+        op_ct = dynamic_update_slice_p.bind(ct, typed_zeros(upd_aval), *start_indices)
     if is_undefined_primal(update):
         upd_ct = dynamic_slice_p.bind(ct, *start_indices, slice_sizes=upd_aval.shape)
     return [op_ct, upd_ct] + [None] * len(start_indices)

@@ -78,9 +78,28 @@ def _sort_rule(avals_in, avals_out, *, dimension, **_):
 def _top_k_rule(avals_in, avals_out, **_):
     spec = _spec(avals_in[0])
     if spec[-1]:
-        raise ShardingTypeError(f"top_k operand must be unsharded over its last dimension, "
-                                f"got {avals_in[0]}")
+        raise ShardingTypeError(f"The input should be unsharded over the axis along which to "
+                                f"compute the top_k values. Got input type={avals_in[0]} and "
+                                f"axis={len(spec) - 1}")
     return [spec, spec]
+
+
+def _approx_top_k_rule(avals_in, avals_out, *, reduction_dimension, **_):
+    spec = _spec(avals_in[0])
+    if spec[reduction_dimension]:  # JAX prints the dimension as it was passed (-1)
+        raise ShardingTypeError(f"reduction dimension {reduction_dimension} in operand "
+                                f"{avals_in[0]} should be unsharded i.e. the spec of that dim "
+                                "should be `None`.")
+    return [spec, spec]
+
+
+def _user_reduce_rule(avals_in, avals_out, *, dimensions, **_):
+    # like the monoid reductions: every result drops the reduced dimensions of operand 0's
+    # spec (the operands' shardings must agree, the init values are scalars)
+    n = len(avals_in) // 2
+    spec = nary_rule("reduce")(avals_in[:n], avals_in[0])
+    out = tuple(p for i, p in enumerate(spec) if i not in dimensions)
+    return [out] * len(avals_out)
 
 
 # ---- shape operations ----
@@ -149,16 +168,26 @@ def _dynamic_slice_rule(avals_in, aval_out, *, slice_sizes):
 
 
 def _dynamic_update_slice_rule(avals_in, aval_out):
-    # an unsplit operand (the zeros of dynamic_slice's transpose) joins the update's sharding
+    # JAX 0.10.2: the operand's and the update's shardings must be equal (dynamic_slice's
+    # transpose updates zeros typed like its operand: ad_util.typed_zeros)
     if any(explicit_spec(a) is not None for a in avals_in[2:]):
         raise ShardingTypeError("dynamic_update_slice start indices must be unsharded")
     spec, upd = _spec(avals_in[0]), _spec(avals_in[1])
-    for p, q in zip(spec, upd):
-        if p and q and p != q:
-            raise ShardingTypeError(
-                f"dynamic_update_slice update sharding must be equal to operand sharding, got "
-                f"update sharding {format_spec(upd)} for operand sharding {format_spec(spec)}.")
-    return tuple(p or q for p, q in zip(spec, upd))
+    if spec != upd:
+        mesh = _first_typed(avals_in).sharding.mesh
+        names = tuple(n for n, t in zip(mesh.axis_names, mesh.axis_types)
+                      if t.name == "Explicit")
+        raise ShardingTypeError(
+            f"dynamic_update_slice operand sharding must be equal to update sharding, got "
+            f"operand sharding {_long(avals_in[0])}({{Explicit: {names}}}) and update "
+            f"sharding {_long(avals_in[1])}({{Explicit: {names}}}).")
+    return spec
+
+
+def _long(aval):
+    """``aval`` as JAX prints a type: ``float32[8@X,4]``, ``float32[8,2]``."""
+    return spec_str(aval, _spec(aval)).replace(
+        aval.str_short().split("[")[0] + "[", aval.dtype.name + "[", 1)
 
 
 def _concatenate_rule(avals_in, aval_out, *, dimension):
@@ -174,6 +203,41 @@ def _concatenate_rule(avals_in, aval_out, *, dimension):
                 f"{', '.join(format_spec(s) for s in specs)}")
         out.append(got.pop() if got else ())
     return _check_divisible("concatenate", avals_in, aval_out.shape, tuple(out))
+
+
+def _split_rule(avals_in, avals_out, *, sizes, axis):
+    spec = _spec(avals_in[0])
+    for o in avals_out:
+        _check_divisible("split", avals_in, o.shape, spec)
+    return [spec] * len(avals_out)
+
+
+def _stack_rule(avals_in, aval_out, *, axis):
+    # jnp.stack in JAX concatenates its expanded operands: their shardings must be equal
+    specs = [_spec(a) for a in avals_in]
+    if len(set(specs)) > 1:
+        raise ShardingTypeError(f"All operands should have the same sharding. Got shardings "
+                                f"{', '.join(format_spec(s) for s in specs)}")
+    return specs[0][:axis] + ((),) + specs[0][axis:]
+
+
+def _unstack_rule(avals_in, avals_out, *, axis):
+    spec = _spec(avals_in[0])
+    if spec[axis]:
+        raise ShardingTypeError(f"unstack operand cannot be sharded on the unstacking axis "
+                                f"{axis}. Got operand type={avals_in[0].str_short()}")
+    return [spec[:axis] + spec[axis + 1:]] * len(avals_out)
+
+
+def _tile_rule(avals_in, aval_out, *, reps):
+    operand = avals_in[0]
+    spec = _spec(operand)
+    for d, (p, r) in enumerate(zip(spec, reps)):
+        if p and r != 1:
+            raise ShardingTypeError(f"Operand cannot be sharded on dimension {d} when the "
+                                    f"tiling is non-trivial. Got input type: {operand} with "
+                                    f"reps: {tuple(reps)}")
+    return spec
 
 
 def _iota_rule(avals_in, aval_out, *, shape, **params):
@@ -338,46 +402,57 @@ def _scatter_rule(avals_in, aval_out, *, dimension_numbers, **_):
     return spec
 
 
-# ---- windows and convolutions: split dimensions must be ones the window does not cross ----
+# ---- windows and convolutions: split spatial dimensions stay split (XLA exchanges halos) ----
+
+def _check_out_divisible(name, avals_in, out_shape, spec):
+    # JAX's text (its _check_divisible for convolutions and windows)
+    sizes = _mesh_sizes(avals_in)
+    for p, n in zip(spec, out_shape):
+        k = math.prod(sizes[a] for a in p)
+        if p and n % k:
+            raise ShardingTypeError(
+                f"{name} on sharded dims where out dim ({n}) is not divisible by mesh axes "
+                f"({k}) with spec ({', '.join(p)}) is not implemented. Got input "
+                f"type={_first_typed(avals_in).str_short()} and output "
+                f"shape={tuple(int(d) for d in out_shape)}")
+
 
 def window_rule(name):
-    def rule(avals_in, avals_out, *, window_dimensions, window_strides, padding,
-             base_dilation=None, window_dilation=None, **_):
+    """JAX 0.10.2: any dimension may be split (pooling over a split image), the result keeps
+    the operands' sharding, whose axes must divide the result's dimensions."""
+    def rule(avals_in, avals_out, **_):
         outs = avals_out if isinstance(avals_out, (list, tuple)) else [avals_out]
         spec = nary_rule(name)(avals_in, outs[0])
-        for d, p in enumerate(spec):
-            if p and (window_dimensions[d] != 1 or window_strides[d] != 1
-                      or tuple(padding[d]) != (0, 0)
-                      or (base_dilation is not None and base_dilation[d] != 1)):
-                raise ShardingTypeError(
-                    f"{name} on sharded dims is not implemented: dimension {d} of "
-                    f"{_first_typed(avals_in)} is sharded and its window is "
-                    f"{window_dimensions[d]} wide (stride {window_strides[d]}, padding "
-                    f"{tuple(padding[d])}); only dimensions the window does not cross may be "
-                    "sharded")
+        for o in outs:
+            _check_out_divisible("reduce_window", avals_in, o.shape, spec)
         return [spec] * len(outs) if isinstance(avals_out, (list, tuple)) else spec
     return rule
 
 
 def _conv_rule(avals_in, aval_out, *, dimension_numbers, feature_group_count,
                batch_group_count, **_):
-    """The input's batch and the kernel's output features may be split (data and model
-    parallelism), and give the result's batch and feature splits; input features split
-    (the contracted dimension, e.g. the batch in a kernel gradient) give an unsplit result
-    there (XLA completes the sum). Spatial dimensions and grouped features stay unsplit."""
+    """The input's batch and spatial dimensions may be split and give the result's (JAX
+    0.10.2; XLA exchanges the halos of split spatial dimensions). The kernel's output features
+    may be split too (model parallelism), and the contracted input features (the batch of a
+    kernel gradient) give an unsplit result there: XLA completes the sum. JAX asks for
+    ``out_sharding=`` in those last cases. (The kernel gradient of a spatially split input
+    gathers the spatial dimensions first: convolution.py.)"""
     lhs, rhs = avals_in
     dn = dimension_numbers
     ls, rs = _spec(lhs), _spec(rhs)
     ungrouped = feature_group_count == 1 and batch_group_count == 1
-    allowed = ({dn.lhs_spec[0]} | ({dn.lhs_spec[1]} if ungrouped else set()),
-               {dn.rhs_spec[0]} | ({dn.rhs_spec[1]} if ungrouped else set()))
-    for what, spec, aval, ok in (("lhs", ls, lhs, allowed[0]), ("rhs", rs, rhs, allowed[1])):
+    spatial = list(zip(dn.lhs_spec[2:], dn.rhs_spec[2:], dn.out_spec[2:]))
+    lhs_ok = {dn.lhs_spec[0]} | {l for l, _, _ in spatial} | (
+        {dn.lhs_spec[1]} if ungrouped else set())
+    rhs_ok = {dn.rhs_spec[0]} | ({dn.rhs_spec[1]} if ungrouped else set())
+    for what, spec, aval, ok in (("lhs", ls, lhs, lhs_ok), ("rhs", rs, rhs, rhs_ok)):
         for d, p in enumerate(spec):
             if p and d not in ok:
                 raise ShardingTypeError(
                     f"conv_general_dilated on sharded dims is not implemented: {what} "
-                    f"dimension {d} of {aval} is sharded; only batch and feature dimensions "
-                    "may be (without feature or batch groups)")
+                    f"dimension {d} of {aval} is sharded; only the input's batch and spatial "
+                    "dimensions and (without feature or batch groups) the feature dimensions "
+                    "may be")
     if ls[dn.lhs_spec[1]] and rs[dn.rhs_spec[1]] and ls[dn.lhs_spec[1]] != rs[dn.rhs_spec[1]]:
         raise ShardingTypeError(
             f"conv_general_dilated: the contracted feature dimensions are sharded differently, "
@@ -385,6 +460,9 @@ def _conv_rule(avals_in, aval_out, *, dimension_numbers, feature_group_count,
     out = [()] * len(aval_out.shape)
     out[dn.out_spec[0]] = ls[dn.lhs_spec[0]]
     out[dn.out_spec[1]] = rs[dn.rhs_spec[0]]
+    for l, _, o in spatial:
+        out[o] = ls[l]
+    _check_out_divisible("conv_general_dilated", avals_in, aval_out.shape, out)
     return tuple(out)
 
 
@@ -399,12 +477,37 @@ def matrix_rule(name):
             if any(s[nb:]) or (s[:nb] and s[:nb] != batch):
                 raise ShardingTypeError(
                     f"Input {i} to {name} must be unsharded on non-batch dimensions, but got "
-                    f"{a.sharding.spec}.")
+                    f"P{format_spec(s)}.")
         outs = avals_out if isinstance(avals_out, (list, tuple)) else [avals_out]
         specs = [batch[:len(o.shape)] + ((),) * (len(o.shape) - len(batch[:len(o.shape)]))
                  for o in outs]
         return specs if isinstance(avals_out, (list, tuple)) else specs[0]
     return rule
+
+
+def batch_rule(name, core_ndims):
+    """Structured linear algebra (``tridiagonal_solve``, ``lu_pivots_to_permutation``):
+    operand ``i`` has ``core_ndims[i]`` trailing core dimensions, which stay unsplit; the
+    leading batch dimensions may be split (all alike) and are the results'."""
+    def rule(avals_in, avals_out, **_):
+        batch = None
+        for i, (a, k) in enumerate(zip(avals_in, core_ndims)):
+            s = _spec(a)
+            nb = len(s) - k
+            if any(s[nb:]) or (batch is not None and s[:nb] != batch):
+                raise ShardingTypeError(
+                    f"Input {i} to {name} must be unsharded on non-batch dimensions, but got "
+                    f"P{format_spec(s)}.")
+            batch = s[:nb] if batch is None else batch
+        outs = avals_out if isinstance(avals_out, (list, tuple)) else [avals_out]
+        specs = [batch + ((),) * (len(o.shape) - len(batch)) for o in outs]
+        return specs if isinstance(avals_out, (list, tuple)) else specs[0]
+    return rule
+
+
+def _rng_bit_generator_rule(avals_in, avals_out, **_):
+    # the new key keeps the key's sharding, the bits are replicated (JAX 0.10.2)
+    return [_spec(avals_in[0]), ((),) * len(avals_out[1].shape)]
 
 
 def _fft_rule(avals_in, aval_out, *, fft_lengths, **_):
@@ -483,8 +586,21 @@ def _install():
     convolution.conv_general_dilated_p.def_rule("sharding_rule", _conv_rule)
     from pyjax._src.lax import split_stack_tile
     split_stack_tile.mulhi_p.def_rule("sharding_rule", nary_rule("mulhi"))
-    for p in (user_reductions.reduce_p, rng.rng_bit_generator_p, leftovers.rng_uniform_p,
-              linalg_factor.lu_pivots_to_permutation_p, linalg_structured.tridiagonal_solve_p,
+    from pyjax._src.lax import composite_ops
+    for p, rule in ((split_stack_tile.split_p, _split_rule),
+                    (split_stack_tile.stack_p, _stack_rule),
+                    (split_stack_tile.unstack_p, _unstack_rule),
+                    (split_stack_tile.tile_p, _tile_rule),
+                    (user_reductions.reduce_p, _user_reduce_rule),
+                    (composite_ops.approx_top_k_p, _approx_top_k_rule),
+                    (rng.rng_bit_generator_p, _rng_bit_generator_rule),
+                    (linalg_structured.tridiagonal_solve_p,
+                     batch_rule("tridiagonal_solve", (1, 1, 1, 2))),
+                    (linalg_factor.lu_pivots_to_permutation_p,
+                     batch_rule("lu_pivots_to_permutation", (1,)))):
+        p.def_rule("sharding_rule", rule)
+    # rng_uniform's operands are scalars (JAX 0.10.2 itself fails on its Explicit sharding)
+    for p in (leftovers.rng_uniform_p,
               # collectives name manual axes (shard_map, pmap), whose values are untyped
               parallel.psum_p, parallel.pmax_p, parallel.pmin_p, parallel.axis_index_p,
               parallel.all_gather_p, parallel.ppermute_p, parallel.reduce_scatter_p,

@@ -27,7 +27,7 @@ from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax.ad_util import (instantiate, is_undefined_primal, linear_jvp, zero_cts,
-                                    zero_tangent, zeros)
+                                    typed_zeros, zero_tangent, zeros)
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
 from pyjax._src.lowering import mlir
 
@@ -373,7 +373,7 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
     if type(ct) is Zero:
         return zero_cts([operand, indices])
     # Scatter-add drops the windows that gather filled, and clamps where gather clamped.
-    out = scatter_add_p.bind(zeros(operand.aval), indices, ct,
+    out = scatter_add_p.bind(typed_zeros(operand.aval), indices, ct,
                              dimension_numbers=_scatter_dnums_of(dimension_numbers),
                              indices_are_sorted=indices_are_sorted,
                              unique_indices=unique_indices, mode=mode)

@@ -17,7 +17,6 @@ from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax.ad_util import instantiate, linear_jvp, zero_cts, zero_tangent
 from pyjax._src.lax.base import aval_of
-from pyjax._src.core.sharding_rules import UNSHARDED_ONLY
 
 __all__ = ["split_p", "stack_p", "unstack_p", "tile_p", "mulhi_p"]
 
@@ -80,8 +79,7 @@ def _split_batch(args, dims, *, sizes, axis):
 split_p = Primitive("split", abstract_eval=_split_abstract_eval,
                     lower=lower_fun(_split_lowering, multiple_results=True),
                     multiple_results=True, linear=True, transpose=_split_transpose,
-                    batch=_split_batch,
-                    sharding_rule=UNSHARDED_ONLY)
+                    batch=_split_batch)
 split_p.def_rule("jvp", _multi_linear_jvp(split_p))
 
 
@@ -120,8 +118,7 @@ def _stack_batch(args, dims, *, axis):
 
 stack_p = Primitive("stack", abstract_eval=_stack_abstract_eval,
                     lower=lower_fun(_stack_lowering), linear=True,
-                    transpose=_stack_transpose, batch=_stack_batch,
-                    sharding_rule=UNSHARDED_ONLY)
+                    transpose=_stack_transpose, batch=_stack_batch)
 stack_p.def_rule("jvp", _multi_linear_jvp(stack_p))
 
 
@@ -156,8 +153,7 @@ def _unstack_batch(args, dims, *, axis):
 unstack_p = Primitive("unstack", abstract_eval=_unstack_abstract_eval,
                       lower=lower_fun(_unstack_lowering, multiple_results=True),
                       multiple_results=True, linear=True, transpose=_unstack_transpose,
-                      batch=_unstack_batch,
-                      sharding_rule=UNSHARDED_ONLY)
+                      batch=_unstack_batch)
 unstack_p.def_rule("jvp", _multi_linear_jvp(unstack_p))
 
 
@@ -193,8 +189,7 @@ def _tile_batch(args, dims, *, reps):
 
 
 tile_p = Primitive("tile", abstract_eval=_tile_abstract_eval, lower=lower_fun(_tile_lowering),
-                   linear=True, jvp=linear_jvp(), transpose=_tile_transpose, batch=_tile_batch,
-                   sharding_rule=UNSHARDED_ONLY)
+                   linear=True, jvp=linear_jvp(), transpose=_tile_transpose, batch=_tile_batch)
 
 
 # ---- mulhi ----------------------------------------------------------------------------------

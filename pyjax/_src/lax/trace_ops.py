@@ -8,7 +8,7 @@ from pyjax._src.core import dtypes
 from pyjax._src.core import pytree
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.axes import canonicalize_shape
-from pyjax._src.core.sharding_rules import UNSHARDED_ONLY
+from pyjax._src.core.sharding_rules import replicated_results
 
 __all__ = ["dce_sink", "dce_sink_p", "shape_as_value"]
 
@@ -29,7 +29,7 @@ def _dce_sink_batch(args, dims, *, prevent_mlir_dce):
 dce_sink_p = Primitive("dce_sink", abstract_eval=lambda x, **_: [], multiple_results=True,
                        lower=lambda ctx, x, **_: [], effectful=True, jvp=_dce_sink_jvp,
                        batch=_dce_sink_batch,
-                       sharding_rule=UNSHARDED_ONLY)
+                       sharding_rule=replicated_results)
 
 
 def dce_sink(val, *, prevent_mlir_dce=False):

@@ -21,6 +21,7 @@ from pyjax._src.core import errors
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import composite_ops as lax_composite
 from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import reductions as lax_red
 from pyjax._src.lax import shape_ops as lax_shape
@@ -488,8 +489,7 @@ def unstack(x, /, *, axis=0):
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
                          "passed.")
     axis = axes_mod.canonicalize_axis(axis, x.ndim, fun="unstack")
-    return tuple(lax_shape.index_in_dim(x, i, axis, keepdims=False)
-                 for i in range(x.shape[axis]))
+    return tuple(lax_composite.unstack(x, axis))  # one primitive: JAX's sharding rule
 
 
 # ---------------------------------------------------------------------------------------
@@ -608,11 +608,7 @@ def tile(A, reps):
     nd = builtins.max(len(reps), A.ndim)
     reps = (1,) * (nd - len(reps)) + reps
     A = reshape(A, (1,) * (nd - A.ndim) + A.shape)
-    inter = []
-    for r, d in zip(reps, A.shape):
-        inter += [r, d]
-    b = lax_shape.broadcast_in_dim(A, tuple(inter), tuple(range(1, 2 * nd, 2)))
-    return lax_shape.reshape(b, tuple(r * d for r, d in zip(reps, A.shape)))
+    return lax_composite.tile(A, reps)  # one primitive: JAX's sharding rule
 
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):

@@ -39,7 +39,7 @@ from pyjax._src.random.distributions import (
     exponential_core, float_dtype, int_dtype, normal_core, normal_real_core, optional_shape,
     rademacher_core, sampler_args, shape_of, split_keys, uniform_core)
 from pyjax._src.random.prng import check_key, split_data
-from pyjax._src.core.sharding_rules import UNSHARDED_ONLY
+from pyjax._src.core.sharding_rules import replicated_results
 
 
 # ---------------------------------------------------------------------------------------
@@ -137,7 +137,7 @@ random_gamma_p = Primitive(
     "random_gamma", abstract_eval=_random_gamma_abstract_eval,
     lower=lower_fun(lambda kd, a, *, log_space: gamma_core(kd, a, log_space)),
     jvp=_random_gamma_jvp, batch=_random_gamma_batch,
-    sharding_rule=UNSHARDED_ONLY)
+    sharding_rule=replicated_results)
 
 
 @functools.partial(jit, static_argnums=(1, 2, 3))

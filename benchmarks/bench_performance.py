@@ -175,6 +175,80 @@ def setup_scan_dot_nt(lib, np):
     return lambda: lib.block_until_ready(f(xs, w))
 
 
+# ---- float sums (issues 15 and 19: folding row sums in halves, lax/reductions.py) ----------
+
+def _sum_setup(lib, np, shape, axis, dtype="float32", fn="sum"):
+    rng = np.random.default_rng(4)
+    x = lib.numpy.asarray(rng.normal(size=shape).astype(np.float32)).astype(dtype)
+    f = lib.jit(lambda x: getattr(lib.numpy, fn)(x, axis=axis))
+    return lambda: lib.block_until_ready(f(x))
+
+
+def setup_sum_row3(lib, np):
+    return _sum_setup(lib, np, (8, 128, 256), -1)
+
+
+def setup_sum_row4(lib, np):
+    return _sum_setup(lib, np, (8, 4, 128, 128), -1)
+
+
+def setup_sum_row4_bf16(lib, np):
+    return _sum_setup(lib, np, (8, 4, 128, 128), -1, "bfloat16")
+
+
+def setup_var_row3(lib, np):
+    return _sum_setup(lib, np, (8, 128, 256), -1, fn="var")
+
+
+def setup_sum_col(lib, np):
+    return _sum_setup(lib, np, (128, 512), 0)
+
+
+def setup_sum_col_small(lib, np):
+    return _sum_setup(lib, np, (32, 256), 0)
+
+
+def setup_sum_all(lib, np):
+    return _sum_setup(lib, np, (1_000_000,), None)
+
+
+def setup_sum_all_f16(lib, np):
+    return _sum_setup(lib, np, (1_000_000,), None, "float16")
+
+
+def setup_transformer_fwd(lib, np):
+    return _transformer(lib, np)[0]
+
+
+def setup_transformer_step(lib, np):
+    return _transformer(lib, np)[1]
+
+
+def _transformer(lib, np):
+    import importlib
+    import bench_nn_transformer as tr
+    forward, step = tr.jax_like(lib, lib.numpy, importlib.import_module(lib.__name__ + ".nn"))
+    rng = np.random.default_rng(0)
+    params = lib.tree.map(lib.numpy.asarray, tr.init(rng))
+    shape = (tr.BATCH, tr.SEQ, tr.D)
+    x, y = (lib.numpy.asarray(rng.normal(size=shape).astype(np.float32)) for _ in range(2))
+    return (lambda: lib.block_until_ready(forward(params, x)),
+            lambda: lib.block_until_ready(step(params, x, y)))
+
+
+def setup_maxpool(lib, np):
+    """2x2 max-pool forward + backward (grad of the pooled sum) on 64x32x32x32 NHWC."""
+    rng = np.random.default_rng(5)
+    x = lib.device_put(rng.normal(size=(64, 32, 32, 32)).astype(np.float32))
+
+    def pool_sum(x):
+        pooled = lib.lax.reduce_window(x, -np.inf, lib.lax.max, (1, 2, 2, 1), (1, 2, 2, 1),
+                                       "VALID")
+        return (pooled * pooled).sum()
+    f = lib.jit(lib.value_and_grad(pool_sum))
+    return lambda: lib.block_until_ready(f(x))
+
+
 # name -> (setup, unit, factor from seconds per run to the unit)
 WORKLOADS = {
     "sgd": (setup_sgd, "ms", 1e3),
@@ -184,6 +258,17 @@ WORKLOADS = {
     "call": (setup_call, "us/call", 1e6 / CALL_N),
     "dot_nt": (setup_dot_nt, "ms", 1e3),
     "scan_dot_nt": (setup_scan_dot_nt, "ms", 1e3),
+    "sum_row3": (setup_sum_row3, "ms", 1e3),
+    "sum_row4": (setup_sum_row4, "ms", 1e3),
+    "sum_row4_bf16": (setup_sum_row4_bf16, "ms", 1e3),
+    "var_row3": (setup_var_row3, "ms", 1e3),
+    "sum_col": (setup_sum_col, "ms", 1e3),
+    "sum_col_small": (setup_sum_col_small, "ms", 1e3),
+    "sum_all": (setup_sum_all, "ms", 1e3),
+    "sum_all_f16": (setup_sum_all_f16, "ms", 1e3),
+    "tr_fwd": (setup_transformer_fwd, "ms", 1e3),
+    "tr_step": (setup_transformer_step, "ms", 1e3),
+    "maxpool": (setup_maxpool, "ms", 1e3),
 }
 DESCRIPTIONS = {
     "sgd": "MLP SGD step 784-512-512-10 b128",
@@ -193,6 +278,17 @@ DESCRIPTIONS = {
     "call": "cached one-array jit call",
     "dot_nt": "jitted dot 128x512 @ (512x512).T",
     "scan_dot_nt": "scan 32x of the same, W captured",
+    "sum_row3": "sum last axis 8x128x256 f32",
+    "sum_row4": "sum last axis 8x4x128x128 f32",
+    "sum_row4_bf16": "  same, bfloat16",
+    "var_row3": "var last axis 8x128x256 f32",
+    "sum_col": "sum axis 0 of 128x512 f32",
+    "sum_col_small": "sum axis 0 of 32x256 f32",
+    "sum_all": "sum of 10^6 f32",
+    "sum_all_f16": "sum of 10^6 f16",
+    "tr_fwd": "transformer block forward",
+    "tr_step": "transformer block SGD step",
+    "maxpool": "2x2 max-pool fwd+bwd 64x32x32x32",
 }
 
 
@@ -204,7 +300,10 @@ def worker(lib_name, compiler_options):
     if lib_name == "jax":
         import jax as lib
     else:
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+        # PYJAX_BENCH_ROOT: another checkout's pyjax (a "before" side, e.g.
+        # 'before=pyjax;PYJAX_BENCH_ROOT=/tmp/old'); default: this checkout's
+        sys.path.insert(0, os.environ.get("PYJAX_BENCH_ROOT") or os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), ".."))
         import pyjax as lib
         if compiler_options is not None:
             from pyjax._src.runtime import compile_options

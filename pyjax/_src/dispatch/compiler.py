@@ -16,7 +16,7 @@ from pyjax._src.core import profiling
 from pyjax._src.core.config import config
 from pyjax._src.core.jaxpr import (ClosedJaxpr, Eqn, Jaxpr, Var, cache_for, eqn_has_effects,
                                    has_ordered_effects)
-from pyjax._src.dispatch import cache
+from pyjax._src.dispatch import cache, jaxpr_key
 from pyjax._src.interpreters import lowering
 from pyjax._src.runtime.compile_options import DEFAULT_OPTION_OVERRIDES
 
@@ -69,10 +69,19 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     client = runtime.get_client()
     # lowering rules pick per platform ('cpu': LAPACK custom calls, host callbacks, ...)
     lower_kw.setdefault("platform", client.pjrt_platform_name)
-    with profiling.span(f"lower {name}", "compile"):
-        text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
-                                     num_replicas=num_replicas, num_partitions=num_partitions,
-                                     **lower_kw)
+    lower_kw.update(donated_invars=tuple(donated_invars), num_replicas=num_replicas,
+                    num_partitions=num_partitions)
+    text = lkey = None
+    if runtime.disk_cache.enabled():  # a warm persistent cache has the text: no lowering
+        lkey = jaxpr_key.lowering_key(jaxpr, name, lower_kw,
+                                      (len(client.devices), client.platform))
+        if lkey is not None:
+            text = runtime.disk_cache.load_text(lkey)
+    if text is None:
+        with profiling.span(f"lower {name}", "compile"):
+            text = lowering.lower_module(jaxpr, name, **lower_kw)
+        if lkey is not None:
+            runtime.disk_cache.store_text(lkey, text)
     in_types = [(a.dtype, a.shape) for a in
                 [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]

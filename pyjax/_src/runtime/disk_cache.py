@@ -26,9 +26,12 @@ import warnings
 
 _FORMAT = b"pyjax-executable-v1\n"
 _SUFFIX = ".pjrtexe"
-# Module texts found by the lowering key of a Jaxpr (dispatch/jaxpr_key.py): a warm process
-# reads the text instead of lowering; the executable is then looked up under ``key_of(text)``.
-_TEXT_SUFFIX = ".mlirtext"
+# Other kinds of entries, with their own suffixes and counts (``stats["<kind>_hits"]``...):
+# "text", module texts found by the lowering key of a Jaxpr (dispatch/jaxpr_key.py: a warm
+# process reads the text instead of lowering, then looks the executable up under
+# ``key_of(text)``); "warm_up", the client's warm-up program (runtime/tiered.py).
+_SUFFIXES = {"": _SUFFIX, "text": ".mlirtext", "warm_up": ".warmup"}
+_TEXT_SUFFIX = _SUFFIXES["text"]
 
 
 class _Settings:
@@ -43,7 +46,8 @@ class _Settings:
 
 settings = _Settings()
 stats = {"hits": 0, "misses": 0, "stores": 0, "evictions": 0, "corrupt": 0,
-         "text_hits": 0, "text_misses": 0, "text_stores": 0}
+         **{f"{kind}_{n}": 0 for kind in ("text", "warm_up")
+            for n in ("hits", "misses", "stores", "corrupt")}}
 _stores_since_sweep = [0]
 _SWEEP_EVERY = 16  # stores between size checks (a check lists the directory)
 _lock = threading.Lock()
@@ -93,15 +97,16 @@ def _plugin_identity(api):
     return ident
 
 
-def _path(key, suffix=_SUFFIX):
-    return os.path.join(settings.directory, key[:2], key + suffix)
+def _path(key, kind=""):
+    return os.path.join(settings.directory, key[:2], key + _SUFFIXES[kind])
 
 
-def load(key, suffix=_SUFFIX, stat=""):
+def load(key, kind=""):
     """The payload stored under ``key``, or None (a miss, or an entry that failed its check)."""
     if settings.directory is None:
         return None
-    path = _path(key, suffix)
+    path = _path(key, kind)
+    stat = kind and kind + "_"
     try:
         with open(path, "rb") as f:
             blob = f.read()
@@ -111,7 +116,7 @@ def load(key, suffix=_SUFFIX, stat=""):
     payload = _check(blob)
     if payload is None:
         discard(key, "its header or checksum is wrong (truncated, corrupted or written by "
-                     "another format)", suffix)
+                     "another format)", kind)
         return None
     try:
         os.utime(path)  # recently used: evicted last
@@ -123,19 +128,19 @@ def load(key, suffix=_SUFFIX, stat=""):
 
 def load_text(key):
     """The module text stored under the lowering key ``key`` (dispatch/jaxpr_key.py), or None."""
-    payload = load(key, _TEXT_SUFFIX, "text_")
+    payload = load(key, "text")
     return None if payload is None else payload.decode()
 
 
 def store_text(key, text: str):
     """Stores the module text lowered from the program of lowering key ``key``."""
-    return store(key, text.encode(), float("inf"), _TEXT_SUFFIX, "text_")
+    return store(key, text.encode(), float("inf"), "text")
 
 
-def discard(key, why, suffix=_SUFFIX):
+def discard(key, why, kind=""):
     """Removes the entry ``key`` that could not be used, with a warning saying why."""
-    stats["corrupt"] += 1
-    path = _path(key, suffix)
+    stats[(kind and kind + "_") + "corrupt"] += 1
+    path = _path(key, kind)
     warnings.warn(f"pyjax: skipping the compilation cache entry {path}: {why}; it is "
                   f"recompiled and replaced", RuntimeWarning, stacklevel=3)
     _remove(path)
@@ -151,13 +156,13 @@ def _check(blob):
     return payload
 
 
-def store(key, payload: bytes, compile_seconds: float, suffix=_SUFFIX, stat=""):
+def store(key, payload: bytes, compile_seconds: float, kind=""):
     """Writes an entry (atomically) when it passes the thresholds; never raises for I/O."""
     d = settings.directory
     if d is None or compile_seconds < settings.min_compile_seconds \
-            or (suffix == _SUFFIX and len(payload) < settings.min_entry_bytes):
+            or (kind != "text" and len(payload) < settings.min_entry_bytes):
         return False
-    path = _path(key, suffix)
+    path = _path(key, kind)
     blob = _FORMAT + hashlib.sha256(payload).digest() + payload
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -173,7 +178,7 @@ def store(key, payload: bytes, compile_seconds: float, suffix=_SUFFIX, stat=""):
         warnings.warn(f"pyjax: could not write the compilation cache entry {path}: {e}",
                       RuntimeWarning, stacklevel=3)
         return False
-    stats[stat + "stores"] += 1
+    stats[(kind and kind + "_") + "stores"] += 1
     with _lock:
         _stores_since_sweep[0] += 1
         sweep = _stores_since_sweep[0] >= _SWEEP_EVERY
@@ -228,7 +233,7 @@ def evict(max_size):
 
 def clear():
     """Removes every entry of the current directory (``pyjax.clear_caches`` does not)."""
-    for path, _, _ in entries() + entries(_TEXT_SUFFIX):
+    for path, _, _ in [e for suffix in _SUFFIXES.values() for e in entries(suffix)]:
         _remove(path)
 
 

@@ -19,12 +19,18 @@ from bench_first_call import COMMON, child, have_jax
 SPANS = r"""
 spans = {}
 if LIB != "jax":
-    from pyjax._src.dispatch import compiler, jaxpr_key
+    from pyjax._src.dispatch import compiler
+    try:
+        from pyjax._src.dispatch import jaxpr_key
+    except ImportError:  # a pyjax before the lowering key (for comparisons)
+        jaxpr_key = None
     from pyjax._src.interpreters import lowering
     from pyjax._src.runtime import client as client_mod, disk_cache
     main = threading.main_thread()
     def timed(obj, attr, what):
-        fn = getattr(obj, attr)
+        fn = getattr(obj, attr, None)
+        if fn is None:
+            return
         def wrapper(*a, **k):
             if threading.current_thread() is not main:
                 return fn(*a, **k)
@@ -65,6 +71,8 @@ PROGRAM = COMMON + SPANS
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--baseline", help="another pyjax checkout's root, measured alongside "
+                                       "(e.g. the main branch)")
     args = ap.parse_args()
     jax_ok = have_jax()
     pj_dir = tempfile.mkdtemp(prefix="bench-warm-pyjax-")
@@ -74,12 +82,19 @@ def main():
           "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
           "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
     modes = {"pyjax warm cache": ("pyjax", pj)}
+    if args.baseline:
+        base_dir = tempfile.mkdtemp(prefix="bench-warm-base-")
+        base = {"PYJAX_COMPILATION_CACHE": "1", "PYJAX_COMPILATION_CACHE_DIR": base_dir,
+                "PYTHONPATH": os.path.abspath(args.baseline)}
+        modes["baseline warm cache"] = ("pyjax", base)
     if jax_ok:
         modes["jax cold"] = ("jax", {})
         modes["jax warm cache"] = ("jax", jx)
     try:
         child("pyjax", PROGRAM, **pj)  # fill the caches (pyjax waits for its full build)
         child("pyjax", PROGRAM + "\nwait_upgrades()\n", **pj)
+        if args.baseline:
+            child("pyjax", PROGRAM + "\nwait_upgrades()\n", **base)
         if jax_ok:
             child("jax", PROGRAM, **jx)
         runs = {m: [] for m in modes}

@@ -179,6 +179,8 @@ def store(key, payload: bytes, compile_seconds: float, kind=""):
                       RuntimeWarning, stacklevel=3)
         return False
     stats[(kind and kind + "_") + "stores"] += 1
+    if kind:  # the size bound counts executables (texts go with them in ``evict``)
+        return True
     with _lock:
         _stores_since_sweep[0] += 1
         sweep = _stores_since_sweep[0] >= _SWEEP_EVERY

@@ -115,6 +115,18 @@ def test_key_changes_with_weak_type_and_flags():
         assert _key(f, np.float32(1.0)) != strong
 
 
+def test_custom_derivative_calls_are_keyed_by_their_body():
+    import inspect
+    from pyjax._src.transformations import custom_derivatives
+    # the key leaves out their derivative rules: their lowering must read only call_jaxpr
+    params = inspect.signature(custom_derivatives._call_lower).parameters
+    assert [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY] == ["call_jaxpr"]
+    x = np.ones(3, np.float32)
+    relu = _key(pyjax.nn.relu, x)
+    assert relu is not None and relu == _key(pyjax.nn.relu, x)
+    assert _key(pyjax.nn.relu6, x) not in (None, relu)
+
+
 def test_programs_it_cannot_key_are_lowered_as_before():
     def f(v):
         return pyjax.pure_callback(lambda a: a * 2, pyjax.ShapeDtypeStruct(v.shape, v.dtype), v)

@@ -117,7 +117,12 @@ def _enc_jaxpr(jaxpr: Jaxpr, out):
         out.append(b"->")
         for v in e.outvars:
             var(v)
-        _enc(tuple(sorted(e.params.items())), out)
+        params = e.params
+        if p.name in _BODY_ONLY and p.lower.__qualname__ == "_call_lower":
+            # lowered as their body alone (custom_derivatives._call_lower): the derivative
+            # rules (Python callables) and the body's consts are not part of the program
+            params = {"call_jaxpr": params["call_jaxpr"].jaxpr}
+        _enc(tuple(sorted(params.items())), out)
         _enc(e.name_stack, out)
         si = e.source_info
         _enc(None if si is None else (si.file, si.line, si.function), out)
@@ -125,6 +130,11 @@ def _enc_jaxpr(jaxpr: Jaxpr, out):
     for v in jaxpr.outvars:
         var(v)
     out.append(b")")
+
+
+# Primitives whose lowering rule is ``custom_derivatives._call_lower`` (lowers ``call_jaxpr``'s
+# Jaxpr and reads no other param; tests/runtime/test_lowering_key.py checks its signature).
+_BODY_ONLY = ("custom_jvp_call", "custom_vjp_call")
 
 
 def _enc_aval(a, out):
@@ -179,6 +189,8 @@ def _enc(x, out):
     elif t is ClosedJaxpr:
         _enc_jaxpr(x.jaxpr, out)
         _enc(tuple(x.consts), out)
+    elif t is ShapedArray:
+        _enc_aval(x, out)
     elif t is SourceInfo:
         _enc((x.file, x.line, x.function), out)
     elif dataclasses.is_dataclass(x) and not isinstance(x, type) \

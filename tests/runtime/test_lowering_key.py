@@ -113,6 +113,9 @@ def test_key_changes_with_weak_type_and_flags():
     assert _key(f, np.float32(1.0)) == strong
     with pyjax.enable_x64(True):
         assert _key(f, np.float32(1.0)) != strong
+    from pyjax._src.lax import collective_lowering as cl
+    with cl.lowering_axes(("i",), (2,), manual=False):  # as pmap compiles its body
+        assert _key(f, np.float32(1.0)) != strong
 
 
 def test_custom_derivative_calls_are_keyed_by_their_body():
@@ -131,6 +134,16 @@ def test_programs_it_cannot_key_are_lowered_as_before():
     def f(v):
         return pyjax.pure_callback(lambda a: a * 2, pyjax.ShapeDtypeStruct(v.shape, v.dtype), v)
     assert _key(f, np.ones(3, np.float32)) is None
+    # a user's primitive (its rule is not in pyjax's files) and an FFI call (its target is
+    # this process's registration)
+    from pyjax.extend.core import Primitive
+    from pyjax.interpreters import mlir
+    mine = Primitive("user_double")
+    mine.def_abstract_eval(lambda a: a)
+    mlir.register_lowering(mine, mlir.lower_fun(lambda v: v * 2, multiple_results=False))
+    assert _key(lambda v: mine.bind(v), np.ones(3, np.float32)) is None
+    call = pyjax.ffi.ffi_call("no_such_target", pyjax.ShapeDtypeStruct((3,), np.float32))
+    assert _key(lambda v: call(v), np.ones(3, np.float32)) is None
 
 
 @pytest.fixture

@@ -8,10 +8,11 @@ the module-text key as before, so the compile settings, the plugin and ``XLA_FLA
 there. The key must change whenever the text could: it covers every equation (primitive,
 params, variables and their avals with weak types, literals, name stacks and source
 locations), the constvars, the lowering arguments (name, donation, replicas, partitions,
-platform, shardings, const values), every ``pyjax.config`` value, the device count and the
+platform, shardings, const values), the thread's lowering context (``pmap``'s bound axes,
+SPMD partitioning), every ``pyjax.config`` value, the device count and the
 identity of pyjax's own source files (a changed lowering rule changes it). Anything it cannot
-encode exactly (a callable param, an unknown object, a primitive whose lowering rule is not
-pyjax's own) makes ``lowering_key`` return None: that program is lowered as before.
+encode exactly (a callable param, an unknown object, a primitive or lowering rule that is not
+pyjax's own, an FFI call) makes ``lowering_key`` return None: that program is lowered as before.
 """
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ import numpy as np
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.config import config
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from pyjax._src.core.primitive import registry
 from pyjax._src.core.source_info import SourceInfo
+from pyjax._src.lax.collective_lowering import lowering_context
 
 _FORMAT = b"pyjax-lowering-key-v1"
 
@@ -41,7 +44,8 @@ def lowering_key(jaxpr: Jaxpr, name, lower_kw, extra=()) -> str | None:
     arguments) in the current configuration, or None when part of it cannot be encoded."""
     out = [_FORMAT, _source_identity()]
     try:
-        _enc(("name", name, "kw", tuple(sorted(lower_kw.items())), "extra", tuple(extra)), out)
+        _enc(("name", name, "kw", tuple(sorted(lower_kw.items())), "extra", tuple(extra),
+              "context", lowering_context()), out)
         _enc_config(out)
         _enc_jaxpr(jaxpr, out)
     except _Unkeyable:
@@ -109,8 +113,8 @@ def _enc_jaxpr(jaxpr: Jaxpr, out):
             var(v)
     for e in jaxpr.eqns:
         p = e.primitive
-        if not getattr(getattr(p, "lower", None), "__module__", "").startswith("pyjax."):
-            raise _Unkeyable(p.name)  # a user's lowering rule: pyjax's files do not cover it
+        if not _own_rule(p):
+            raise _Unkeyable(p.name)
         out.append(b"E" + p.name.encode())
         for v in e.invars:
             var(v)
@@ -135,6 +139,19 @@ def _enc_jaxpr(jaxpr: Jaxpr, out):
 # Primitives whose lowering rule is ``custom_derivatives._call_lower`` (lowers ``call_jaxpr``'s
 # Jaxpr and reads no other param; tests/runtime/test_lowering_key.py checks its signature).
 _BODY_ONLY = ("custom_jvp_call", "custom_vjp_call")
+
+
+def _own_rule(p) -> bool:
+    """Whether ``p`` is one of pyjax's primitives with pyjax's own lowering rule, which
+    pyjax's files (``_source_identity``) cover: not a user's primitive (not in the registry),
+    not a rule a user made (``mlir.lower_fun``, ``ffi.ffi_lowering``: their code and target
+    are not in the equation), not an FFI call (lowering checks this process's registered
+    targets)."""
+    rule = getattr(p, "lower", None)
+    return (registry.get(p.name) is p and rule is not None
+            and getattr(rule, "__module__", "").startswith("pyjax.")
+            and rule.__module__ != "pyjax._src.ffi"
+            and not getattr(rule, "_pyjax_lower_fun", False))
 
 
 def _enc_aval(a, out):

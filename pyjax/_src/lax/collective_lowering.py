@@ -200,3 +200,9 @@ class spmd_lowering:
 
 def in_spmd_lowering():
     return _spmd.depth > 0
+
+
+def lowering_context():
+    """This thread's lowering context (bound device axes, SPMD partitioning), which lowering
+    rules read besides their equation: part of dispatch/jaxpr_key.py's key."""
+    return tuple(_bound.frames), _spmd.depth > 0

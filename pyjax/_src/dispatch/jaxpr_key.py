@@ -63,7 +63,8 @@ def _enc_config(out):
         try:
             _enc(v, sub)
         except _Unkeyable:
-            sub = [b"r", repr(v).encode()]
+            sub = []
+            _enc(("repr", repr(v)), sub)
         out.extend(sub)
 
 

@@ -179,3 +179,18 @@ def test_x64_and_donation_in_process_give_their_own_programs(cache_dir):
     pyjax.clear_caches()
     assert np.asarray(pyjax.jit(f)(x)).tolist() == y32.tolist()
     assert persistent_cache_stats()["text_hits"] == before + 1
+
+
+def test_texts_follow_the_storing_thresholds(cache_dir):
+    x = np.arange(3.0, dtype=np.float32)
+    texts = lambda: list(cache_dir.rglob("*.mlirtext"))
+    old = pyjax.config.jax_persistent_cache_min_compile_time_secs
+    try:
+        pyjax.config.update("jax_persistent_cache_min_compile_time_secs", 1e6)
+        pyjax.jit(lambda v: v * 7.25 - 1)(x)  # neither the executable nor its text
+        assert texts() == [] and not list(cache_dir.rglob("*.pjrtexe"))
+        pyjax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        pyjax.jit(lambda v: v * 8.25 - 1)(x)
+        assert len(texts()) == 1
+    finally:
+        pyjax.config.update("jax_persistent_cache_min_compile_time_secs", old)

@@ -77,11 +77,10 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
                                       (len(client.devices), client.platform))
         if lkey is not None:
             text = runtime.disk_cache.load_text(lkey)
+    store_text = text is None and lkey is not None
     if text is None:
         with profiling.span(f"lower {name}", "compile"):
             text = lowering.lower_module(jaxpr, name, **lower_kw)
-        if lkey is not None:
-            runtime.disk_cache.store_text(lkey, text)
     in_types = [(a.dtype, a.shape) for a in
                 [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
@@ -94,6 +93,8 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     if exe is not None:  # an equal program (another jit of the same function) is alive
         return exe
     compile_count[0] += 1
+    disk_stats = runtime.disk_cache.stats
+    used_disk = disk_stats["stores"] + disk_stats["hits"]
     with profiling.span(f"compile {name}", "compile"):
         if (num_replicas == num_partitions == 1 and device_assignment is None
                 and _tiering_pays(client, text, option_overrides, jaxpr)):
@@ -110,6 +111,11 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     # without results).
     if any(eqn_has_effects(e) for e in jaxpr.eqns):
         exe.synchronous = True
+    # the text too, unless the cache's thresholds keep small programs out (then only when
+    # the executable was stored or loaded: a tiered one is stored later, the text next time)
+    if store_text and (runtime.disk_cache.settings.min_compile_seconds <= 0
+                       or disk_stats["stores"] + disk_stats["hits"] != used_disk):
+        runtime.disk_cache.store_text(lkey, text)
     _by_module[key] = exe
     return exe
 

@@ -16,7 +16,7 @@ from pyjax._src.core import profiling
 from pyjax._src.core.config import config
 from pyjax._src.core.jaxpr import (ClosedJaxpr, Eqn, Jaxpr, Var, cache_for, eqn_has_effects,
                                    has_ordered_effects)
-from pyjax._src.dispatch import cache
+from pyjax._src.dispatch import cache, jaxpr_key
 from pyjax._src.interpreters import lowering
 from pyjax._src.runtime.compile_options import DEFAULT_OPTION_OVERRIDES
 
@@ -69,10 +69,18 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     client = runtime.get_client()
     # lowering rules pick per platform ('cpu': LAPACK custom calls, host callbacks, ...)
     lower_kw.setdefault("platform", client.pjrt_platform_name)
-    with profiling.span(f"lower {name}", "compile"):
-        text = lowering.lower_module(jaxpr, name, donated_invars=donated_invars,
-                                     num_replicas=num_replicas, num_partitions=num_partitions,
-                                     **lower_kw)
+    lower_kw.update(donated_invars=tuple(donated_invars), num_replicas=num_replicas,
+                    num_partitions=num_partitions)
+    text = lkey = None
+    if runtime.disk_cache.enabled():  # a warm persistent cache has the text: no lowering
+        lkey = jaxpr_key.lowering_key(jaxpr, name, lower_kw,
+                                      (len(client.devices), client.platform))
+        if lkey is not None:
+            text = runtime.disk_cache.load_text(lkey)
+    store_text = text is None and lkey is not None
+    if text is None:
+        with profiling.span(f"lower {name}", "compile"):
+            text = lowering.lower_module(jaxpr, name, **lower_kw)
     in_types = [(a.dtype, a.shape) for a in
                 [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
@@ -85,6 +93,8 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     if exe is not None:  # an equal program (another jit of the same function) is alive
         return exe
     compile_count[0] += 1
+    disk_stats = runtime.disk_cache.stats
+    used_disk = disk_stats["stores"] + disk_stats["hits"]
     with profiling.span(f"compile {name}", "compile"):
         if (num_replicas == num_partitions == 1 and device_assignment is None
                 and _tiering_pays(client, text, option_overrides, jaxpr)):
@@ -101,6 +111,11 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     # without results).
     if any(eqn_has_effects(e) for e in jaxpr.eqns):
         exe.synchronous = True
+    # the text too, unless the cache's thresholds keep small programs out (then only when
+    # the executable was stored or loaded: a tiered one is stored later, the text next time)
+    if store_text and (runtime.disk_cache.settings.min_compile_seconds <= 0
+                       or disk_stats["stores"] + disk_stats["hits"] != used_disk):
+        runtime.disk_cache.store_text(lkey, text)
     _by_module[key] = exe
     return exe
 

@@ -239,3 +239,9 @@ def sdy_mesh_decls():
                              "devices are not all the program's")
         out.append(sdy_mesh(mesh, sym, [pos[i] for i in ids]))
     return out
+
+
+def lowering_context():
+    """This thread's lowering context (bound device axes, SPMD partitioning), which lowering
+    rules read besides their equation: part of dispatch/jaxpr_key.py's key."""
+    return tuple(_bound.frames), _spmd.depth > 0

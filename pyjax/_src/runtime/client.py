@@ -321,17 +321,18 @@ class Client:
                         proto = fh.read()
             return text, proto
 
-    def _compile_or_load(self, code, options):
+    def _compile_or_load(self, code, options, counted=True, kind=""):
         """``_compile_loaded``, through the persistent compilation cache when it is on: an
-        entry found on disk is loaded instead of compiled; a compiled program is stored."""
+        entry found on disk is loaded instead of compiled; a compiled program is stored.
+        ``kind``: the ``disk_cache`` kind of entry ("": a user's program)."""
         if not disk_cache.enabled():
-            return self._compile_loaded(code, options)
+            return self._compile_loaded(code, options, counted)
         key = disk_cache.key_of(self._api, code, options)
-        owner = self._load_cached(key)
+        owner = self._load_cached(key, kind)
         if owner is not None:
             return owner
         start = time.perf_counter()
-        owner = self._compile_loaded(code, options)
+        owner = self._compile_loaded(code, options, counted)
         seconds = time.perf_counter() - start
         try:
             loaded = getattr(owner.args, owner.field)
@@ -344,18 +345,18 @@ class Client:
                 self._destroy_executable(exe_ptr)
         except XlaRuntimeError:  # not serializable: just not cached
             return owner
-        disk_cache.store(key, payload, seconds)
+        disk_cache.store(key, payload, seconds, kind)
         return owner
 
-    def _load_cached(self, key):
+    def _load_cached(self, key, kind=""):
         """The LoadedOwner of the persistent cache's entry ``key`` (``disk_cache.key_of``),
         or None when there is none (or the plugin refused it)."""
-        payload = disk_cache.load(key)
+        payload = disk_cache.load(key, kind)
         if payload is not None:
             try:
                 return self._deserialize_loaded(payload)
             except XlaRuntimeError as e:  # e.g. written by an incompatible build
-                disk_cache.discard(key, f"the plugin refused it ({e})")
+                disk_cache.discard(key, f"the plugin refused it ({e})", kind)
         return None
 
     def _serialize_executable(self, exe_ptr):

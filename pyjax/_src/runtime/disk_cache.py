@@ -26,6 +26,12 @@ import warnings
 
 _FORMAT = b"pyjax-executable-v1\n"
 _SUFFIX = ".pjrtexe"
+# Other kinds of entries, with their own suffixes and counts (``stats["<kind>_hits"]``...):
+# "text", module texts found by the lowering key of a Jaxpr (dispatch/jaxpr_key.py: a warm
+# process reads the text instead of lowering, then looks the executable up under
+# ``key_of(text)``); "warm_up", the client's warm-up program (runtime/tiered.py).
+_SUFFIXES = {"": _SUFFIX, "text": ".mlirtext", "warm_up": ".warmup"}
+_TEXT_SUFFIX = _SUFFIXES["text"]
 
 
 class _Settings:
@@ -39,7 +45,9 @@ class _Settings:
 
 
 settings = _Settings()
-stats = {"hits": 0, "misses": 0, "stores": 0, "evictions": 0, "corrupt": 0}
+stats = {"hits": 0, "misses": 0, "stores": 0, "evictions": 0, "corrupt": 0,
+         **{f"{kind}_{n}": 0 for kind in ("text", "warm_up")
+            for n in ("hits", "misses", "stores", "corrupt")}}
 _stores_since_sweep = [0]
 _SWEEP_EVERY = 16  # stores between size checks (a check lists the directory)
 _lock = threading.Lock()
@@ -89,38 +97,50 @@ def _plugin_identity(api):
     return ident
 
 
-def _path(key):
-    return os.path.join(settings.directory, key[:2], key + _SUFFIX)
+def _path(key, kind=""):
+    return os.path.join(settings.directory, key[:2], key + _SUFFIXES[kind])
 
 
-def load(key):
+def load(key, kind=""):
     """The payload stored under ``key``, or None (a miss, or an entry that failed its check)."""
     if settings.directory is None:
         return None
-    path = _path(key)
+    path = _path(key, kind)
+    stat = kind and kind + "_"
     try:
         with open(path, "rb") as f:
             blob = f.read()
     except OSError:
-        stats["misses"] += 1
+        stats[stat + "misses"] += 1
         return None
     payload = _check(blob)
     if payload is None:
         discard(key, "its header or checksum is wrong (truncated, corrupted or written by "
-                     "another format)")
+                     "another format)", kind)
         return None
     try:
         os.utime(path)  # recently used: evicted last
     except OSError:
         pass
-    stats["hits"] += 1
+    stats[stat + "hits"] += 1
     return payload
 
 
-def discard(key, why):
+def load_text(key):
+    """The module text stored under the lowering key ``key`` (dispatch/jaxpr_key.py), or None."""
+    payload = load(key, "text")
+    return None if payload is None else payload.decode()
+
+
+def store_text(key, text: str):
+    """Stores the module text lowered from the program of lowering key ``key``."""
+    return store(key, text.encode(), float("inf"), "text")
+
+
+def discard(key, why, kind=""):
     """Removes the entry ``key`` that could not be used, with a warning saying why."""
-    stats["corrupt"] += 1
-    path = _path(key)
+    stats[(kind and kind + "_") + "corrupt"] += 1
+    path = _path(key, kind)
     warnings.warn(f"pyjax: skipping the compilation cache entry {path}: {why}; it is "
                   f"recompiled and replaced", RuntimeWarning, stacklevel=3)
     _remove(path)
@@ -136,13 +156,13 @@ def _check(blob):
     return payload
 
 
-def store(key, payload: bytes, compile_seconds: float):
+def store(key, payload: bytes, compile_seconds: float, kind=""):
     """Writes an entry (atomically) when it passes the thresholds; never raises for I/O."""
     d = settings.directory
     if d is None or compile_seconds < settings.min_compile_seconds \
-            or len(payload) < settings.min_entry_bytes:
+            or (kind != "text" and len(payload) < settings.min_entry_bytes):
         return False
-    path = _path(key)
+    path = _path(key, kind)
     blob = _FORMAT + hashlib.sha256(payload).digest() + payload
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -158,7 +178,9 @@ def store(key, payload: bytes, compile_seconds: float):
         warnings.warn(f"pyjax: could not write the compilation cache entry {path}: {e}",
                       RuntimeWarning, stacklevel=3)
         return False
-    stats["stores"] += 1
+    stats[(kind and kind + "_") + "stores"] += 1
+    if kind:  # the size bound counts executables (texts go with them in ``evict``)
+        return True
     with _lock:
         _stores_since_sweep[0] += 1
         sweep = _stores_since_sweep[0] >= _SWEEP_EVERY
@@ -169,8 +191,9 @@ def store(key, payload: bytes, compile_seconds: float):
     return True
 
 
-def entries():
-    """[(path, size, mtime)] of every entry, least recently used first."""
+def entries(suffix=_SUFFIX):
+    """[(path, size, mtime)] of every executable (``suffix=_TEXT_SUFFIX``: module text)
+    entry, least recently used first."""
     out = []
     d = settings.directory
     if d is None or not os.path.isdir(d):
@@ -179,7 +202,7 @@ def entries():
         if not sub.is_dir():
             continue
         for e in os.scandir(sub.path):
-            if e.name.endswith(_SUFFIX):
+            if e.name.endswith(suffix):
                 try:
                     st = e.stat()
                 except OSError:
@@ -193,17 +216,26 @@ def evict(max_size):
     """Removes least recently used entries until the directory holds at most ``max_size``."""
     found = entries()
     total = sum(size for _, size, _ in found)
-    for path, size, _ in found:
+    oldest_kept, evicted = None, False
+    for path, size, mtime in found:
         if total <= max_size:
+            oldest_kept = mtime
             break
         if _remove(path):
             stats["evictions"] += 1
+        evicted = True
         total -= size
+    # Module texts (small) go with the executables: those last used before every kept
+    # executable was.
+    for path, _, mtime in entries(_TEXT_SUFFIX) if evicted else ():
+        if oldest_kept is not None and mtime >= oldest_kept:
+            break
+        _remove(path)
 
 
 def clear():
     """Removes every entry of the current directory (``pyjax.clear_caches`` does not)."""
-    for path, _, _ in entries():
+    for path, _, _ in [e for suffix in _SUFFIXES.values() for e in entries(suffix)]:
         _remove(path)
 
 

@@ -46,8 +46,10 @@ PROGRAM = textwrap.dedent("""
 
 
 def _run(cache_dir, scale):
+    # one compile tier, so that the first process's results are the full build's bits (the
+    # quick tier agrees to a few ulps only) and "identical" can be asserted
     env = dict(os.environ, PYTHONPATH=ROOT, PYJAX_COMPILATION_CACHE="1",
-               PYJAX_COMPILATION_CACHE_DIR=str(cache_dir))
+               PYJAX_COMPILATION_CACHE_DIR=str(cache_dir), PYJAX_TIERED_COMPILATION="0")
     p = subprocess.run([sys.executable, "-c", PROGRAM.replace("SCALE", repr(scale))],
                        env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -194,3 +196,34 @@ def test_texts_follow_the_storing_thresholds(cache_dir):
         assert len(texts()) == 1
     finally:
         pyjax.config.update("jax_persistent_cache_min_compile_time_secs", old)
+
+
+HOST_KERNEL_PROGRAM = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import pyjax, pyjax.numpy as jnp
+    from pyjax.test_util import persistent_cache_stats
+    m = np.random.default_rng(0).standard_normal((40, 40)).astype(np.float32)
+    a = m @ m.T + 40 * np.eye(40, dtype=np.float32)
+    if sys.argv[1] == "shift":  # another host function registered first takes its table id
+        f = lambda v: pyjax.pure_callback(np.zeros_like, pyjax.ShapeDtypeStruct(v.shape,
+                                                                                v.dtype), v)
+        pyjax.jit(f)(a).block_until_ready()
+    got = np.asarray(pyjax.jit(jnp.linalg.cholesky)(a))
+    print(json.dumps({"err": float(np.abs(got - np.linalg.cholesky(a)).max()),
+                      "stats": persistent_cache_stats()}))
+""")
+
+
+def test_texts_that_call_host_kernels_are_never_kept(tmp_path):
+    # a LAPACK host kernel is registered with this process's FFI table while lowering and
+    # named by its id in the text: a warm process that skipped lowering computed garbage
+    env = dict(os.environ, PYTHONPATH=ROOT, PYJAX_COMPILATION_CACHE="1",
+               PYJAX_COMPILATION_CACHE_DIR=str(tmp_path))
+    for mode in ("plain", "plain", "shift"):
+        p = subprocess.run([sys.executable, "-c", HOST_KERNEL_PROGRAM, mode], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+        assert out["err"] < 1e-4, (mode, out)
+        assert out["stats"]["text_hits"] == 0 and out["stats"]["text_stores"] == 0, out

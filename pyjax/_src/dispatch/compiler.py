@@ -77,10 +77,16 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
                                       (len(client.devices), client.platform))
         if lkey is not None:
             text = runtime.disk_cache.load_text(lkey)
+            if text is not None and _HOST_CALL in text:
+                text = None  # never stored (below); an entry from elsewhere is not trusted
     store_text = text is None and lkey is not None
     if text is None:
         with profiling.span(f"lower {name}", "compile"):
             text = lowering.lower_module(jaxpr, name, **lower_kw)
+        # Host kernels and callbacks are registered with this process's FFI table while
+        # lowering, and the text names them by table id: a process that skipped lowering
+        # would call unregistered (or other) functions. Such texts are not kept.
+        store_text = store_text and _HOST_CALL not in text
     in_types = [(a.dtype, a.shape) for a in
                 [v.aval for v in jaxpr.constvars] + jaxpr.in_avals]
     out_types = [(a.dtype, a.shape) for a in jaxpr.out_avals]
@@ -118,6 +124,9 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
         runtime.disk_cache.store_text(lkey, text)
     _by_module[key] = exe
     return exe
+
+
+_HOST_CALL = runtime.ffi.TARGET.decode()
 
 
 # Tiered compilation (runtime/tiered.py) pays where LLVM's optimisation dominates the compile:

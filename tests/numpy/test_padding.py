@@ -111,14 +111,14 @@ def test_pad_grads(x64):
 
 
 def test_pad_fast_forms_exact_periods_and_batched_constant():
-    # wrap/edge are slices + concatenations (no gather) and one constant value is one
+    # wrap/edge/linear_ramp are slices + concatenations (no gather) and one constant value is one
     # stablehlo.pad, the forms XLA:CPU runs fastest; values still NumPy's
     x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
     for mode, pw in [("wrap", ((3, 6), (4, 0))), ("wrap", ((0, 7), (9, 1))),
                      ("edge", ((0, 4), (5, 0))), ("edge", ((1, 1), (0, 0)))]:
         np.testing.assert_array_equal(jnp.pad(x, pw, mode), np.pad(x, pw, mode),
                                       err_msg=f"{mode} {pw}")
-    for mode in ["wrap", "edge", "constant"]:
+    for mode in ["wrap", "edge", "constant", "linear_ramp"]:
         text = pyjax.jit(lambda x, mode=mode: jnp.pad(x, 2, mode)).lower(x).as_text()
         assert "stablehlo.gather" not in text, mode
     text = pyjax.jit(lambda x: jnp.pad(x, ((1, 2), (3, 0)), constant_values=5)).lower(x).as_text()

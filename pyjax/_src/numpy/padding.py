@@ -18,9 +18,8 @@ from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import util
 from pyjax._src.numpy.creation import array as to_array, asarray, linspace, zeros
 from pyjax._src.numpy.eager_compiled import compiled_when_eager
-from pyjax._src.numpy.indexing import take
 from pyjax._src.numpy.reductions import max as _max, min as _min, mean, median
-from pyjax._src.numpy.shape import broadcast_to, concatenate, flip
+from pyjax._src.numpy.shape import broadcast_to, concatenate, flip, squeeze
 from pyjax._src.numpy.ufuncs import round as _round
 
 __all__ = ["pad"]
@@ -173,8 +172,8 @@ def _pad_linear_ramp(x, widths, end_values):
         _check_not_empty(x, axis, lo, hi, "linear_ramp")
         n = x.shape[axis]
         # linspace inserts the ramp's axis at `axis`, so start from the edges without it
-        first = take(x, 0, axis=axis)
-        last = take(x, n - 1, axis=axis)
+        first = squeeze(_take_slice(x, axis, 0, 1), axis)  # slices, not gathers
+        last = squeeze(_take_slice(x, axis, n - 1, n), axis)
         left = linspace(broadcast_to(vlo, first.shape), first, lo, endpoint=False,
                         dtype=x.dtype, axis=axis)
         right = flip(linspace(broadcast_to(vhi, last.shape), last, hi, endpoint=False,

@@ -9,7 +9,9 @@ median CPU time of the process per call (ms), and the pyjax/JAX ratios.
 
 Suites: ``transformer``: the pre-LN block of bench_nn_transformer.py (forward, jit(grad) + SGD
 step); ``numpy``: ``interp`` (10^6 points on 1000) and ``histogram2d`` (10^6 points, 32x32
-bins) of bench_numpy_extra.py, and ``min`` + ``max`` of 10^6 floats.
+bins) of bench_numpy_extra.py, ``min`` + ``max`` of 10^6 floats, and ``pad`` of 1000x1000 by 16
+in modes reflect (odd), constant, edge, symmetric and wrap. ``--only TEXT`` keeps the workloads
+whose name contains TEXT.
 """
 import argparse
 import importlib
@@ -43,9 +45,16 @@ def workloads(mod_name, suite):
     interp = jax.jit(lambda a: jnp.interp(a, xp, fp))
     hist = jax.jit(lambda a, b: jnp.histogram2d(a, b, bins=32)[0])
     minmax = jax.jit(lambda a: (jnp.min(a), jnp.max(a)))
-    return {"interp 1e6 on 1000": (lambda: interp(a).block_until_ready(), 5),
+    work = {"interp 1e6 on 1000": (lambda: interp(a).block_until_ready(), 5),
             "histogram2d 1e6, 32x32": (lambda: hist(a, b).block_until_ready(), 5),
             "min + max of 1e6": (lambda: jax.block_until_ready(minmax(a)), 5)}
+    square = jnp.asarray(rng.normal(size=(1000, 1000)).astype(np.float32))
+    for mode, kw in (("reflect", {"reflect_type": "odd"}), ("constant", {}), ("edge", {}),
+                     ("symmetric", {}), ("wrap", {})):
+        fn = jax.jit(lambda x, mode=mode, kw=kw: jnp.pad(x, 16, mode=mode, **kw))
+        name = f"pad 1000^2 by 16 {mode}" + (" odd" if kw else "")
+        work[name] = (lambda fn=fn: fn(square).block_until_ready(), 10)
+    return work
 
 
 def burst(fn, n):
@@ -77,12 +86,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--suite", choices=["transformer", "numpy"], default="transformer")
     parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--only", default="", help="keep workloads whose name contains this")
     parser.add_argument("--worker-jax", action="store_true")
     args = parser.parse_args()
     if IS_JAX_WORKER:
         worker(args.suite)
         return
-    work = workloads("pyjax", args.suite)
+    work = {k: v for k, v in workloads("pyjax", args.suite).items() if args.only in k}
     warm(work)
     time.sleep(5)  # a tiered program's full build lands (runtime/tiered.py)
     warm(work)

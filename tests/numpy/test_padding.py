@@ -108,3 +108,22 @@ def test_pad_grads(x64):
                                 for m, kw in modes])
     check_grads(all_modes, (x,), order=1)
     check_grads(lambda c: jnp.pad(x, 1, constant_values=c), (2.0,), order=1, modes=("rev",))
+
+
+def test_pad_fast_forms_exact_periods_and_batched_constant():
+    # wrap/edge/linear_ramp are slices + concatenations (no gather) and one constant value is one
+    # stablehlo.pad, the forms XLA:CPU runs fastest; values still NumPy's
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    for mode, pw in [("wrap", ((3, 6), (4, 0))), ("wrap", ((0, 7), (9, 1))),
+                     ("edge", ((0, 4), (5, 0))), ("edge", ((1, 1), (0, 0)))]:
+        np.testing.assert_array_equal(jnp.pad(x, pw, mode), np.pad(x, pw, mode),
+                                      err_msg=f"{mode} {pw}")
+    for mode in ["wrap", "edge", "constant", "linear_ramp"]:
+        text = pyjax.jit(lambda x, mode=mode: jnp.pad(x, 2, mode)).lower(x).as_text()
+        assert "stablehlo.gather" not in text, mode
+    text = pyjax.jit(lambda x: jnp.pad(x, ((1, 2), (3, 0)), constant_values=5)).lower(x).as_text()
+    assert text.count("stablehlo.pad") == 1 and "concatenate" not in text
+    cs = np.array([1.0, -2.0, 3.5], np.float32)
+    got = pyjax.vmap(lambda c: jnp.pad(x, ((1, 0), (0, 2)), constant_values=c))(cs)
+    np.testing.assert_array_equal(got, np.stack([np.pad(x, ((1, 0), (0, 2)), constant_values=c)
+                                                 for c in cs]))

@@ -1,5 +1,7 @@
 """``pad``: every NumPy mode, one axis after another as NumPy does (so corners come out the
 same), each as slices, concatenations and reductions of the input, hence differentiable.
+No gathers: edge and wrap are slices (broadcast for edge) concatenated, and a single constant
+value is one ``lax.pad``, the forms XLA:CPU runs fastest (docs/speed_vs_jax.md).
 
 Pad widths and ``stat_length`` are static; ``constant_values`` and ``end_values`` may be
 traced. ``reflect``/``symmetric`` with pads longer than the axis extend it in chunks, each
@@ -12,12 +14,12 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core import errors
 from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import util
 from pyjax._src.numpy.creation import array as to_array, asarray, linspace, zeros
 from pyjax._src.numpy.eager_compiled import compiled_when_eager
-from pyjax._src.numpy.indexing import take
 from pyjax._src.numpy.reductions import max as _max, min as _min, mean, median
-from pyjax._src.numpy.shape import broadcast_to, concatenate, flip
+from pyjax._src.numpy.shape import broadcast_to, concatenate, flip, squeeze
 from pyjax._src.numpy.ufuncs import round as _round
 
 __all__ = ["pad"]
@@ -88,24 +90,35 @@ def _check_not_empty(x, axis, lo, hi, mode):
                          f"or 'empty' (mode {mode!r})")
 
 
-def _pad_by_index(x, widths, mode):
-    """edge and wrap: each padded position copies one input position."""
+def _pad_edge(x, widths):
+    for axis, (lo, hi) in enumerate(widths):
+        if lo or hi:
+            _check_not_empty(x, axis, lo, hi, "edge")
+            n = x.shape[axis]
+            x = concatenate([_block(x, axis, lo, _take_slice(x, axis, 0, 1)), x,
+                             _block(x, axis, hi, _take_slice(x, axis, n - 1, n))], axis)
+    return x
+
+
+def _pad_wrap(x, widths):
+    """Before: the last ``lo % n`` entries then whole periods; after: the mirror of that."""
     for axis, (lo, hi) in enumerate(widths):
         if not (lo or hi):
             continue
-        _check_not_empty(x, axis, lo, hi, mode)
+        _check_not_empty(x, axis, lo, hi, "wrap")
         n = x.shape[axis]
-        pos = np.arange(-lo, n + hi)
-        pos = np.clip(pos, 0, n - 1) if mode == "edge" else pos % n
-        x = take(x, asarray(pos.astype(np.int32)), axis=axis)
+        parts = [_take_slice(x, axis, n - lo % n, n)] if lo % n else []
+        parts += [x] * (lo // n + 1 + hi // n)
+        if hi % n:
+            parts.append(_take_slice(x, axis, 0, hi % n))
+        x = concatenate(parts, axis)
     return x
 
 
 def _reflect_axis(x, axis, lo, hi, symmetric, odd):
     n = x.shape[axis]
     if n == 1:  # NumPy extends a single element as "edge"
-        return _pad_by_index(x, [(lo, hi) if a == axis else (0, 0) for a in range(x.ndim)],
-                             "edge")
+        return _pad_edge(x, [(lo, hi) if a == axis else (0, 0) for a in range(x.ndim)])
     while lo or hi:
         length = x.shape[axis]
         # the part that repeats whole periods of the original values
@@ -159,8 +172,8 @@ def _pad_linear_ramp(x, widths, end_values):
         _check_not_empty(x, axis, lo, hi, "linear_ramp")
         n = x.shape[axis]
         # linspace inserts the ramp's axis at `axis`, so start from the edges without it
-        first = take(x, 0, axis=axis)
-        last = take(x, n - 1, axis=axis)
+        first = squeeze(_take_slice(x, axis, 0, 1), axis)  # slices, not gathers
+        last = squeeze(_take_slice(x, axis, n - 1, n), axis)
         left = linspace(broadcast_to(vlo, first.shape), first, lo, endpoint=False,
                         dtype=x.dtype, axis=axis)
         right = flip(linspace(broadcast_to(vhi, last.shape), last, hi, endpoint=False,
@@ -211,10 +224,18 @@ def pad(array, pad_width, mode="constant", **kwargs):
 @compiled_when_eager("widths", "mode", "stat_length", "reflect_type")
 def _pad(x, widths, mode, values, stat_length, reflect_type):
     if mode in ("constant", "empty"):
+        if values.size == 1 and values.ndim <= 2:  # one value everywhere: one lax.pad
+            if isinstance(values, Tracer):
+                value = values.reshape(()).astype(x.dtype)
+            else:  # concrete under jit: a literal XLA folds into the pad, not an argument
+                value = np.asarray(values).reshape(()).astype(x.dtype)[()]
+            return lax_shape.pad(x, value, [(lo, hi, 0) for lo, hi in widths])
         return _pad_constant(x, widths, _value_pairs(values, x.ndim, x.dtype,
                                                      "constant_values"))
-    if mode in ("edge", "wrap"):
-        return _pad_by_index(x, widths, mode)
+    if mode == "edge":
+        return _pad_edge(x, widths)
+    if mode == "wrap":
+        return _pad_wrap(x, widths)
     if mode == "linear_ramp":
         return _pad_linear_ramp(x, widths, values)
     if mode in ("reflect", "symmetric"):

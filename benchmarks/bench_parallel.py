@@ -9,7 +9,6 @@ wall time, and (rows ending in CPU) the process CPU time per call, all threads i
     python benchmarks/bench_parallel.py [--rounds 5]
 """
 import os
-import statistics
 import sys
 import time
 
@@ -20,7 +19,7 @@ if "--worker-jax" in sys.argv:  # JAX reads its device count from XLA_FLAGS at i
                                + " --xla_force_host_platform_device_count=8").strip()
 
 import numpy as np  # noqa: E402
-from timing import (IS_JAX_WORKER, best_ms, jax_side, per_call_us,  # noqa: E402
+from timing import (IS_JAX_WORKER, best_ms, interleaved_rounds, per_call_us,  # noqa: E402
                     print_table, worker_print)
 
 SIZES = [784, 512, 512, 10]
@@ -119,20 +118,7 @@ def main():
         worker_print(bench_library(jax))
         return
     import pyjax
-    ours, theirs = [], []
-    for _ in range(rounds):  # interleaved with the JAX subprocess: same load on both sides
-        ours.append(bench_library(pyjax))
-        got = jax_side(__file__)
-        if got is not None:
-            theirs.append(got)
-    results = {}
-    for name, runs in (("pyjax", ours), ("jax", theirs)):
-        if runs:
-            results[name + " min"] = {k: min(r[k] for r in runs) for k in runs[0]}
-            results[name + " med"] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    if theirs:
-        results["min ratio"] = {k: results["pyjax min"][k] / results["jax min"][k]
-                                for k in results["jax min"]}
+    results = interleaved_rounds(lambda: bench_library(pyjax), __file__, rounds)
     results["numpy"] = bench_numpy()
     print(f"load: {os.getloadavg()}, rounds: {rounds}")
     print_table(results, label=f"({len(pyjax.devices())} devices)", width=42, cell=11)

@@ -9,10 +9,9 @@ functionally (the baseline: what the ref versions are discharged to), and a 1000
 ``lax.scan`` accumulating into a ref against the same scan with the value in its carry. The
 two sides alternate in rounds; the table gives each side's min and median over the rounds.
 """
-import statistics
 import sys
 
-from timing import IS_JAX_WORKER, jax_side, per_call_us, print_table, worker_print
+from timing import IS_JAX_WORKER, interleaved_rounds, per_call_us, print_table, worker_print
 
 N = 1000
 
@@ -80,21 +79,7 @@ def main():
         return
     import pyjax
     import pyjax.numpy as pjnp
-    ours, theirs = [], []
-    for _ in range(rounds):  # interleaved: both sides see the same machine load
-        ours.append(measure(pyjax, pjnp))
-        got = jax_side(__file__)
-        if got is not None:
-            theirs.append(got)
-    results = {}
-    for name, runs in (("pyjax", ours), ("jax", theirs)):
-        if runs:
-            results[name + " min"] = {k: min(r[k] for r in runs) for k in runs[0]}
-            results[name + " median"] = {k: statistics.median(r[k] for r in runs)
-                                         for k in runs[0]}
-    if theirs:
-        results["min ratio"] = {k: results["pyjax min"][k] / results["jax min"][k]
-                                for k in results["jax min"]}
+    results = interleaved_rounds(lambda: measure(pyjax, pjnp), __file__, rounds)
     print_table(results, label=f"per call, {rounds} rounds", width=40, cell=14, digits=1)
 
 

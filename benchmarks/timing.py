@@ -77,6 +77,28 @@ def jax_side(script, args=(), timeout=1800):
         return None
 
 
+def interleaved_rounds(measure_ours, script, rounds):
+    """``rounds`` rounds of ``measure_ours()`` (a dict of numbers) each followed by the JAX
+    worker's run of ``script`` (same machine load on both sides); returns the per-key
+    ``pyjax min``/``pyjax median``/``jax min``/``jax median`` rows and the ``min ratio``."""
+    ours, theirs = [], []
+    for _ in range(rounds):
+        ours.append(measure_ours())
+        got = jax_side(script)
+        if got is not None:
+            theirs.append(got)
+    results = {}
+    for name, runs in (("pyjax", ours), ("jax", theirs)):
+        if runs:
+            results[name + " min"] = {k: min(r[k] for r in runs) for k in runs[0]}
+            results[name + " median"] = {k: statistics.median(r[k] for r in runs)
+                                         for k in runs[0]}
+    if theirs:
+        results["min ratio"] = {k: results["pyjax min"][k] / results["jax min"][k]
+                                for k in results["jax min"]}
+    return results
+
+
 def worker_print(results):
     """Inside the JAX worker: hand ``results`` back as the last stdout line."""
     print(json.dumps(results))

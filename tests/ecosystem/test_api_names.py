@@ -101,19 +101,32 @@ def test_checkpoint_name_and_name_policies(x64):
     for label, pol in [("none", None), ("only_a", policies.save_only_these_names("a")),
                        ("all_but_a", policies.save_any_names_but_these("a")),
                        ("both", policies.save_from_both_policies(
-                           policies.nothing_saveable, policies.save_only_these_names("a")))]:
+                           policies.nothing_saveable, policies.save_only_these_names("a"))),
+                       # on the CPU an offloaded residual is a saved one (host memory)
+                       ("offload_a", policies.save_and_offload_only_these_names(
+                           names_which_can_be_saved=[], names_which_can_be_offloaded=["a"],
+                           offload_src="device", offload_dst="pinned_host"))]:
         g = pyjax.grad(pyjax.checkpoint(f, policy=pol))
         np.testing.assert_allclose(g(x), want, rtol=1e-12)
         sins[label] = str(pyjax.make_jaxpr(g)(x)).count("sin")
     # saving "a" spares recomputing sin(x) in the backward pass
     assert sins["only_a"] == sins["both"] == sins["none"] - 1 == sins["all_but_a"] - 1
+    assert sins["offload_a"] == sins["only_a"]
     check_grads(lambda x: jnp.sum(checkpoint_name(x ** 3, "c")), (x,), order=2)
     np.testing.assert_allclose(pyjax.vmap(lambda v: checkpoint_name(v * 2, "b"))(x), 2 * x)
     np.testing.assert_allclose(pyjax.jit(lambda v: checkpoint_name(v, "c"))(x), x)
     with pytest.raises(TypeError, match="name must be a string"):
         checkpoint_name(x, 3)
-    with pytest.raises(NotImplementedError, match="save_and_offload_only_these_names"):
-        policies.save_and_offload_only_these_names(names_which_can_be_saved=["a"])
+    with pytest.raises(ValueError, match="offload_dst must be one of"):
+        policies.save_and_offload_only_these_names(
+            names_which_can_be_saved=["a"], names_which_can_be_offloaded=[],
+            offload_src="device", offload_dst="disk")
+    w = jnp.ones((3, 3))
+    dots = lambda pol: str(pyjax.make_jaxpr(pyjax.grad(pyjax.checkpoint(  # noqa: E731
+        lambda w: jnp.sum(jnp.tanh(jnp.tanh(w @ w) @ w)), policy=pol)))(w))
+    assert (dots(policies.offload_dot_with_no_batch_dims("device", "pinned_host"))
+            == dots(policies.dots_with_no_batch_dims_saveable)
+            != dots(policies.nothing_saveable))
 
 
 def test_vjp_and_linearize_functions_are_pytrees():

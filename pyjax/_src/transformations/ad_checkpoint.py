@@ -69,19 +69,47 @@ def save_from_both_policies(policy_1, policy_2):
     return policy
 
 
-def _offload(what):
-    def make(*args, **kwargs):
-        raise NotImplementedError(f"checkpoint_policies.{what}: pyjax has no host-memory "
-                                  "offloading of residuals")
-    make.__name__ = what
-    return make
+# Memory kinds JAX's offloading policies name. On the CPU "device" memory is host memory, so
+# a residual offloaded to the host is the residual saved: the offloading policies save there.
+# On other backends the placement would matter and is not built: they refuse.
+_MEMORY_KINDS = ("device", "pinned_host", "unpinned_host")
+
+
+def _check_offload(what, offload_src, offload_dst):
+    for arg, kind in (("offload_src", offload_src), ("offload_dst", offload_dst)):
+        if kind not in _MEMORY_KINDS:
+            raise ValueError(f"checkpoint_policies.{what}: {arg} must be one of "
+                             f"{_MEMORY_KINDS}, got {kind!r}")
+    from pyjax._src import runtime
+    backend = runtime.get_client().platform
+    if backend != "cpu":
+        raise NotImplementedError(
+            f"checkpoint_policies.{what} on the {backend!r} backend: pyjax does not move "
+            "residuals between memory kinds (on the CPU they are host memory already)")
+
+
+def save_and_offload_only_these_names(*, names_which_can_be_saved,
+                                      names_which_can_be_offloaded, offload_src, offload_dst):
+    """Save the values named in ``names_which_can_be_saved``, offload (on the CPU: save) those
+    in ``names_which_can_be_offloaded``, recompute the rest."""
+    _check_offload("save_and_offload_only_these_names", offload_src, offload_dst)
+    names = frozenset(names_which_can_be_saved) | frozenset(names_which_can_be_offloaded)
+
+    def policy(prim, *avals, **params):
+        return _named(prim, params) and params["name"] in names
+    return policy
+
+
+def offload_dot_with_no_batch_dims(offload_src, offload_dst):
+    """Offload (on the CPU: save) the results of dots without batch dimensions."""
+    _check_offload("offload_dot_with_no_batch_dims", offload_src, offload_dst)
+    return checkpoint_mod.dots_with_no_batch_dims_saveable
 
 
 for _f in (save_only_these_names, save_any_names_but_these, save_anything_except_these_names,
-           save_from_both_policies):
+           save_from_both_policies, save_and_offload_only_these_names,
+           offload_dot_with_no_batch_dims):
     setattr(checkpoint_mod.checkpoint_policies, _f.__name__, _f)
-for _what in ("offload_dot_with_no_batch_dims", "save_and_offload_only_these_names"):
-    setattr(checkpoint_mod.checkpoint_policies, _what, _offload(_what))
 
 
 def saved_residuals(f, *args, **kwargs):

@@ -786,7 +786,7 @@ class Jitted:
     def trace(self, *args, **kwargs):
         key, closed, out_tree, leaves, donated = self._trace(
             args, kwargs, _avals_of(args, kwargs, self))
-        return Traced(self, key, closed, out_tree, donated)
+        return Traced(self, key, closed, out_tree, donated, leaves)
 
     @traceback_util.api_boundary
     def lower(self, *args, **kwargs):

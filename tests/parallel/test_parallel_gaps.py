@@ -166,6 +166,16 @@ def test_linear_call_keeps_types_and_call_exported_replicates(mesh, x):
     assert str(pyjax.typeof(out)) == "float32[4]"
 
 
+def test_vmap_of_gamma_over_split_keys(mesh):
+    # JAX 0.10.2: float32[8@X] with these values; pyjax's type is float32[8] (docs/parallel.md)
+    keys = pyjax.random.split(pyjax.random.key(0), 8)
+    out = pyjax.jit(pyjax.vmap(lambda k: pyjax.random.gamma(k, 2.0)))(
+        pyjax.device_put(keys, P("x")))
+    one = pyjax.jit(lambda k: pyjax.random.gamma(k, 2.0))  # compiled once, called per key
+    want = [float(one(keys[i])) for i in range(8)]
+    np.testing.assert_array_equal(np.asarray(out), np.float32(want))
+
+
 # ---- device_put to an AbstractMesh NamedSharding under jit ----
 # JAX 0.10.2, under set_mesh(2x4 Explicit mesh): jax.device_put(a, NamedSharding(
 # mesh.abstract_mesh, P('x'))) inside jit typed float32[8@x,4] and gave P('x', None) on the

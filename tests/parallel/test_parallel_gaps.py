@@ -93,6 +93,25 @@ def test_io_callback_results_of_several_dtypes_and_debug_print(mesh, x, capsys):
     assert capsys.readouterr().out.strip() == f"whole={X}"
 
 
+def test_callback_results_are_exact_and_vmap_follows_jax(mesh, x):
+    # partition 0's result reaches every partition bit for bit (a sum with zeros would turn
+    # -0.0 into 0.0)
+    odd = np.array([-0.0, 1, -0.0, np.nan, np.inf, -np.inf, 2, 3], np.float32)
+    same = lambda v: pyjax.pure_callback(  # noqa: E731
+        np.asarray, pyjax.ShapeDtypeStruct(v.shape, v.dtype), v)
+    out = np.asarray(pyjax.jit(same)(pyjax.device_put(odd, P("x"))))
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(odd))
+    np.testing.assert_array_equal(out, odd)
+    # JAX 0.10.2 on f32[8@x,4@y]: vmap_method="sequential" raises "0th dimension of all xs
+    # should be replicated. Got P('x', 'y')" (its scan); broadcast_all calls once
+    seq = lambda v: pyjax.pure_callback(  # noqa: E731
+        lambda a: np.asarray(a) * 2, pyjax.ShapeDtypeStruct(v.shape, v.dtype), v,
+        vmap_method="sequential")
+    with pytest.raises(ValueError, match=r"0th dimension of all xs should be replicated\. "
+                       r"Got P\('x', 'y'\)"):
+        pyjax.jit(pyjax.vmap(seq))(x)
+
+
 def test_callbacks_inside_loops_and_on_auto_axes():
     auto = pyjax.make_mesh((8,), ("a",), axis_types=(AxisType.Auto,))
     v = pyjax.device_put(np.arange(16, dtype=np.float32), NamedSharding(auto, P("a")))
@@ -167,13 +186,28 @@ def test_linear_call_keeps_types_and_call_exported_replicates(mesh, x):
 
 
 def test_vmap_of_gamma_over_split_keys(mesh):
-    # JAX 0.10.2: float32[8@X] with these values; pyjax's type is float32[8] (docs/parallel.md)
+    # JAX 0.10.2: these values, typed float32[8@x] (it used to raise the scan's "0th dimension
+    # of all xs should be replicated" here, then lose the type across the jit inside gamma)
     keys = pyjax.random.split(pyjax.random.key(0), 8)
     out = pyjax.jit(pyjax.vmap(lambda k: pyjax.random.gamma(k, 2.0)))(
         pyjax.device_put(keys, P("x")))
     one = pyjax.jit(lambda k: pyjax.random.gamma(k, 2.0))  # compiled once, called per key
     want = [float(one(keys[i])) for i in range(8)]
     np.testing.assert_array_equal(np.asarray(out), np.float32(want))
+    assert str(pyjax.typeof(out)) == "float32[8@x]" and out.sharding.spec == P("x")
+
+
+def test_vmap_of_jit_keeps_the_batch_sharding(mesh, x):
+    # vmap of jit, custom_jvp and checkpoint bodies traced on their operands' types, as JAX's
+    f = pyjax.custom_jvp(lambda v: v * 2)
+    f.defjvp(lambda p, t: (f(p[0]), 2 * t[0]))
+    types = [str(t) for t in pyjax.make_jaxpr(pyjax.vmap(pyjax.jit(lambda v: v + 1)))(x).out_avals]
+    types += [str(t) for t in pyjax.make_jaxpr(pyjax.vmap(f))(x).out_avals]
+    types += [str(t) for t in pyjax.make_jaxpr(pyjax.vmap(pyjax.checkpoint(jnp.sin)))(x).out_avals]
+    assert types == ["float32[8@x,4@y]"] * 3
+    out = pyjax.jit(pyjax.vmap(pyjax.jit(lambda v: v.sum())))(x)
+    np.testing.assert_array_equal(np.asarray(out), X.sum(1))
+    assert out.sharding.spec == P("x")
 
 
 # ---- device_put to an AbstractMesh NamedSharding under jit ----

@@ -80,8 +80,10 @@ def _jit_impl(*args, jaxpr, name):
 
 
 def _jit_batch(args, dims, *, jaxpr, name, axis_data):
-    # Batch the body into a new Jaxpr, so that vmap(jit(f)) stays one call.
-    batched, consts, out_dims = batching.batch_jaxpr(jaxpr, dims, axis_data)
+    # Batch the body into a new Jaxpr, so that vmap(jit(f)) stays one call; on operands typed
+    # over Explicit mesh axes, traced on their types (the batch dimension's sharding kept).
+    batched, consts, out_dims = batching.batch_jaxpr(
+        jaxpr, dims, axis_data, typed_avals=batching.typed_avals_of(args))
     return jit_p.bind(*consts, *args, jaxpr=batched, name=name), out_dims
 
 

@@ -247,14 +247,16 @@ def on_whole_operands(block, operands, out_avals, emit, once=True):
     """In a program partitioned by XLA (outside any manual region): ``emit(block, operands)``
     (a host call, an FFI call) run on the whole operands, its results replicated. With
     ``once`` (side effects) partition 0 alone runs it and sends its results to every
-    partition; else every partition runs it (its own copy of the same values). JAX gives a host callback a maximal sharding (one call per
-    execution that sees the global values, results replicated); the plugin's partitioner
-    refuses a side-effecting op that is not manual ("Side-effect ops cannot be replicated")
-    and ignores Shardy's maximal meshes, so this writes out what XLA makes of a maximal
-    sharding: a manual region over the whole mesh whose operands are gathered (replicated
-    in), a ``stablehlo.if`` on ``partition_id() == 0`` around the call, and a
-    gather from which every partition keeps partition 0's slot (exact for every dtype, unlike
-    a sum; the CPU plugin has no ``collective_broadcast``)."""
+    partition; else every partition runs it (its own copy of the same values).
+
+    JAX gives a host callback a maximal sharding (one call per execution that sees the
+    global values, results replicated); the plugin's partitioner refuses a side-effecting op
+    that is not manual ("Side-effect ops cannot be replicated") and ignores Shardy's maximal
+    meshes, so this writes out what XLA makes of a maximal sharding: a manual region over the
+    whole mesh whose operands are gathered (replicated in), a ``stablehlo.if`` on
+    ``partition_id() == 0`` around the call, and a gather from which every partition keeps
+    partition 0's slot (exact for every dtype, unlike a sum; the CPU plugin has no
+    ``collective_broadcast``)."""
     mesh = _spmd.program_mesh
     body = block.region([v.aval for v in operands])
     if once:

@@ -261,3 +261,17 @@ def test_lowered_as_text_is_the_spmd_module(mesh):
     assert out.sharding == NamedSharding(mesh, P("x"))
     hlo = compiled.as_text()  # XLA's partitioned module: one partition's shapes
     assert "num_partitions=8" in hlo and "f32[4,4]" in hlo
+
+
+def test_a_trace_is_per_current_mesh():
+    # a PartitionSpec in the body resolves against the current mesh at trace time, so the
+    # trace cache is keyed by it (it used to reuse the first mesh's trace under another)
+    f = pyjax.jit(lambda a: lax.with_sharding_constraint(a * 2, P("x")))
+    wide = pyjax.make_mesh((2, 4), ("x", "y"))
+    tall = pyjax.make_mesh((4, 2), ("x", "y"))
+    for m, rows in ((wide, 4), (tall, 2), (wide, 4)):
+        with pyjax.sharding.set_mesh(m):
+            out = f(X)
+        assert out.sharding.mesh == m
+        assert {s.data.shape for s in out.addressable_shards} == {(rows, 4)}
+        np.testing.assert_array_equal(np.asarray(out), 2 * X)

@@ -111,6 +111,10 @@ def _put_leaf(leaf, device, donate, may_alias):
         copy = "DONATE_INPUT" if donate else "ALWAYS_COPY" if may_alias is False else \
             "REUSE_INPUT"
         return bind_device_put([leaf], device, copy)[0]
+    if isinstance(device, NamedSharding) and isinstance(device.mesh, sharding_mod.AbstractMesh):
+        # JAX 0.10.2's text: an abstract mesh has no devices to put a value on
+        raise ValueError("is_fully_addressable is not implemented for "
+                         "`jax.sharding.AbstractMesh`.")
     if type(leaf) is ArrayImpl and leaf.is_deleted():
         # at once, as JAX: the transfer would only fail when the result is read
         leaf._buf.block_until_ready()  # raises DeletedBufferError naming the array

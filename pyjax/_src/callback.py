@@ -173,15 +173,17 @@ def _debug_jvp(primals, tangents, **params):
     return debug_callback_p.bind(*primals, **params), []
 
 
-from pyjax._src.core.sharding_rules import FROM_BODY, UNSHARDED_ONLY  # noqa: E402
+# On Explicit mesh axes the callbacks take split operands (the host sees them whole) and give
+# replicated results, JAX 0.10.2's types (lax/base.host_call runs them once, on partition 0).
+from pyjax._src.core.sharding_rules import FROM_BODY, replicated_results  # noqa: E402
 pure_callback_p = Primitive(
     "pure_callback", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
-    impl=_impl, batch=_pure_batch, sharding_rule=UNSHARDED_ONLY,
+    impl=_impl, batch=_pure_batch, sharding_rule=replicated_results,
     jvp=_no_jvp("Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use "
                 "callbacks while taking gradients."))
 io_callback_p = Primitive(
     "io_callback", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,
-    impl=_impl, batch=_io_batch, effectful=True, sharding_rule=UNSHARDED_ONLY,
+    impl=_impl, batch=_io_batch, effectful=True, sharding_rule=replicated_results,
     jvp=_no_jvp("IO callbacks do not support JVP."))
 debug_callback_p = Primitive(
     "debug_callback", abstract_eval=_abstract_eval, lower=_lower, multiple_results=True,

@@ -359,7 +359,9 @@ def _batch(args, dims, *, exported):
     return batch_by_loop(call_exported_p, args, dims, dict(exported=exported))
 
 
-from pyjax._src.core.sharding_rules import UNSHARDED_ONLY  # noqa: E402
+# a one-device export called on split operands gives replicated results (JAX 0.10.2's types;
+# pyjax exports have nr_devices 1)
+from pyjax._src.core.sharding_rules import replicated_results  # noqa: E402
 call_exported_p = Primitive("call_exported", abstract_eval=_abstract_eval, lower=_lower,
-                            sharding_rule=UNSHARDED_ONLY,
+                            sharding_rule=replicated_results,
                             multiple_results=True, jvp=_jvp, batch=_batch)

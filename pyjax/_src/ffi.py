@@ -31,7 +31,8 @@ from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import not_mapped
 from pyjax._src.core.trace import aval_of
 from pyjax._src.lax import batch_util, shape_ops
-from pyjax._src.core.sharding_rules import UNSHARDED_ONLY
+from pyjax._src.lax import collective_lowering as cl
+from pyjax._src.core.sharding_rules import replicated_results
 
 __all__ = ["ffi_call", "ffi_lowering", "build_ffi_lowering_function", "include_dir",
            "pycapsule", "register_ffi_target", "register_ffi_target_as_batch_partitionable",
@@ -214,7 +215,15 @@ def custom_call(ctx, target_name, operands, result_avals, attributes=(),
     attrs = {"call_target_name": f'"{target_name}"', "api_version": "4 : i32",
              "has_side_effect": "true" if has_side_effect else "false",
              "backend_config": "{" + config + "}"}
-    return ctx.op("stablehlo.custom_call", list(operands), list(result_avals), attrs=attrs)
+
+    def emit(block, args):
+        return block.op("stablehlo.custom_call", list(args), list(result_avals), attrs=attrs)
+    if cl.partitioned_by_xla():
+        # in an SPMD program the handler sees whole operands, as JAX's (results replicated);
+        # one with side effects runs once per execution, on partition 0
+        return cl.on_whole_operands(ctx.block, operands, result_avals, emit,
+                                    once=has_side_effect)
+    return emit(ctx.block, operands)
 
 
 def _lower(ctx, *operands, target_name, result_avals, has_side_effect, attributes,
@@ -255,7 +264,7 @@ def _batch(args, dims, **params):
 # a value); XLA itself may drop one without has_side_effect.
 ffi_call_p = Primitive("ffi_call", abstract_eval=_abstract_eval, lower=_lower,
                        multiple_results=True, effectful=True, jvp=_jvp, batch=_batch,
-                       sharding_rule=UNSHARDED_ONLY)
+                       sharding_rule=replicated_results)  # JAX 0.10.2's result types
 
 
 def _result_avals(result_shape_dtypes):

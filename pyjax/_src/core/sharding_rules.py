@@ -58,7 +58,8 @@ FROM_BODY = _Declaration("FROM_BODY")
 
 def replicated_results(avals_in, avals_out, **_):
     """A rule: operands may be split anyhow, the results are replicated (JAX 0.10.2's
-    ``random_gamma`` under one key; ``dce_sink``, which has none)."""
+    ``random_gamma`` under one key; host callbacks, ``ffi_call`` and a one-device
+    ``call_exported``, which see whole operands; ``dce_sink``, which has none)."""
     outs = avals_out if isinstance(avals_out, (list, tuple)) else [avals_out]
     specs = [((),) * len(a.shape) for a in outs]
     return specs if isinstance(avals_out, (list, tuple)) else specs[0]
@@ -137,13 +138,19 @@ def as_named_sharding(s, what):
 
 # ---- applying the rules ----
 
+def _asked(params):
+    """The NamedShardings a primitive's params ask for: an ``out_sharding``/``sharding``, or
+    ``device_put``'s targets (``devices``)."""
+    asked = [params.get(k) for k in _SHARDING_PARAMS]
+    asked += list(params.get("devices") or ())
+    return [s for s in asked if isinstance(s, NamedSharding) and s.mesh.axis_names]
+
+
 def _mesh_of(avals, params):
     """The mesh of the result's type: an ``out_sharding``'s (a reshard may move a value to
     another mesh), else the typed operands' (which must agree)."""
-    for k in _SHARDING_PARAMS:
-        s = params.get(k)
-        if isinstance(s, NamedSharding) and s.mesh.axis_names:
-            return s.mesh
+    for s in _asked(params):
+        return s.mesh
     mesh = None
     for a in avals:
         if type(a) is ShardedShapedArray:
@@ -157,11 +164,7 @@ def _mesh_of(avals, params):
 
 
 def _wants_sharding(params):
-    for k in _SHARDING_PARAMS:
-        s = params.get(k)
-        if isinstance(s, NamedSharding) and s.mesh.axis_names:
-            return True
-    return False
+    return bool(_asked(params))
 
 
 def typed_abstract_eval(primitive, avals, params):
@@ -171,8 +174,8 @@ def typed_abstract_eval(primitive, avals, params):
         if type(a) is ShardedShapedArray:
             break
     else:  # the common case: nothing typed, nothing asked for
-        if not params or (params.get("out_sharding") is None
-                          and params.get("sharding") is None) or not _wants_sharding(params):
+        if not params or (params.get("out_sharding") is None and params.get("sharding") is None
+                          and params.get("devices") is None) or not _wants_sharding(params):
             return out
     rule = primitive.sharding_rule
     if rule is FROM_BODY:

@@ -26,6 +26,7 @@ from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.jaxpr import cache_for, eval_jaxpr
 from pyjax._src.core.rules import not_mapped
 from pyjax._src.core.trace import Trace, Tracer, get_aval
+from pyjax._src.core.sharded_array import ShardedShapedArray
 from pyjax._src.interpreters import staging
 from pyjax._src.lax import batch_util
 
@@ -138,21 +139,33 @@ def _batched_aval(aval, dim, size):
     return aval.update(shape=s[:dim] + (size,) + s[dim:])
 
 
-def batch_jaxpr(closed, dims, axis_data: AxisData, force=None):
+def typed_avals_of(args):
+    """The avals of a call's batched operands when some are split over Explicit mesh axes
+    (``batch_jaxpr``'s ``typed_avals``), else None (the common case, unchanged)."""
+    avals = [_aval(x) for x in args]
+    return avals if any(type(a) is ShardedShapedArray for a in avals) else None
+
+
+def batch_jaxpr(closed, dims, axis_data: AxisData, force=None, typed_avals=None):
     """The Jaxpr that computes ``closed`` on a batch: its inputs are batched at ``dims``
     (``not_mapped`` for unbatched ones) and its batched outputs are batched at axis 0. Output
     ``j`` is batched even when it need not be if ``force[j]`` (loops force their carries).
 
     Returns ``(batched ClosedJaxpr without consts, its leading const values, out_dims)``; the
-    const values must be passed (unbatched) before the inputs. Cached per ``closed``."""
+    const values must be passed (unbatched) before the inputs. Cached per ``closed``.
+    ``typed_avals``: the batched inputs' own avals when some are split over Explicit mesh axes
+    (sharding in types: the body is traced on them, so its results keep their shardings)."""
     if force is not None:
         force = tuple(force) if any(force) else None
     key = (tuple(dims), axis_data, force)
+    if typed_avals is not None:
+        key = key + (tuple(typed_avals),)
     per = cache_for(_jaxpr_cache, closed)
     hit = per.get(key)
     if hit is not None:
         return hit
-    in_avals = [_batched_aval(a, d, axis_data.size) for a, d in zip(closed.in_avals, dims)]
+    in_avals = list(typed_avals) if typed_avals is not None else \
+        [_batched_aval(a, d, axis_data.size) for a, d in zip(closed.in_avals, dims)]
     out_dims = []
 
     def fun(*xs):

@@ -148,8 +148,14 @@ def host_call(ctx, fn, operands, out_avals, *, side_effect=True, key=None):
     runtime.ffi.ensure_registered(runtime.get_client()._api)
     ident = runtime.ffi.register_target(fn, [(v.aval.dtype, v.aval.shape) for v in operands],
                                         [(a.dtype, a.shape) for a in out_avals], key=key)
-    id_val = ctx.constant(np.int64(ident), ShapedArray((), np.dtype(np.int64)))
     attrs = {"call_target_name": f'"{runtime.ffi.TARGET.decode()}"',
              "api_version": "4 : i32",
              "has_side_effect": "true" if side_effect else "false", "backend_config": "{}"}
-    return ctx.op("stablehlo.custom_call", [id_val, *operands], list(out_avals), attrs=attrs)
+
+    def emit(block, args):
+        id_val = block.constant(np.int64(ident), ShapedArray((), np.dtype(np.int64)))
+        return block.op("stablehlo.custom_call", [id_val, *args], list(out_avals), attrs=attrs)
+    from pyjax._src.lax import collective_lowering as cl
+    if side_effect and cl.partitioned_by_xla():  # once, on the whole operands (as JAX)
+        return cl.on_whole_operands(ctx.block, operands, out_avals, emit)
+    return emit(ctx.block, operands)

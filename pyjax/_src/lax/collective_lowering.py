@@ -198,14 +198,16 @@ class spmd_lowering:
 
     def __enter__(self):
         _spmd.depth += 1
-        self._saved = getattr(_spmd, "meshes", None), getattr(_spmd, "program_ids", None)
+        self._saved = (getattr(_spmd, "meshes", None), getattr(_spmd, "program_ids", None),
+                       getattr(_spmd, "program_mesh", None))
         _spmd.meshes = {}
+        _spmd.program_mesh = self.mesh
         _spmd.program_ids = [d.id for d in self.mesh._flat_devices]
         return self
 
     def __exit__(self, *exc):
         _spmd.depth -= 1
-        _spmd.meshes, _spmd.program_ids = self._saved
+        _spmd.meshes, _spmd.program_ids, _spmd.program_mesh = self._saved
         return False
 
 
@@ -239,6 +241,75 @@ def sdy_mesh_decls():
                              "devices are not all the program's")
         out.append(sdy_mesh(mesh, sym, [pos[i] for i in ids]))
     return out
+
+
+def on_whole_operands(block, operands, out_avals, emit, once=True):
+    """In a program partitioned by XLA (outside any manual region): ``emit(block, operands)``
+    (a host call, an FFI call) run on the whole operands, its results replicated. With
+    ``once`` (side effects) partition 0 alone runs it and sends its results to every
+    partition; else every partition runs it (its own copy of the same values).
+
+    JAX gives a host callback a maximal sharding (one call per execution that sees the
+    global values, results replicated); the plugin's partitioner refuses a side-effecting op
+    that is not manual ("Side-effect ops cannot be replicated") and ignores Shardy's maximal
+    meshes, so this writes out what XLA makes of a maximal sharding: a manual region over the
+    whole mesh whose operands are gathered (replicated in), a ``stablehlo.if`` on
+    ``partition_id() == 0`` around the call, and a gather from which every partition keeps
+    partition 0's slot (exact for every dtype, unlike a sum; the CPU plugin has no
+    ``collective_broadcast``)."""
+    mesh = _spmd.program_mesh
+    body = block.region([v.aval for v in operands])
+    if once:
+        body.ret(_on_partition_zero(body, out_avals, emit, mesh.size), "sdy.return")
+    else:
+        body.ret(list(emit(body, body.args)), "sdy.return")
+    sym = mesh_symbol(mesh)
+    replicated = lambda avals: "#sdy.sharding_per_value<[" + ", ".join(  # noqa: E731
+        f"<@{sym}, [{', '.join(['{}'] * len(a.shape))}]>" for a in avals) + "]>"
+    manual = ", ".join(f'"{a}"' for a in mesh.axis_names)
+    return block.op("sdy.manual_computation", list(operands), list(out_avals), regions=[body],
+                    attrs={"in_shardings": replicated([v.aval for v in operands]),
+                           "out_shardings": replicated(out_avals),
+                           "manual_axes": f"#sdy<manual_axes{{{manual}}}>"})
+
+
+def _on_partition_zero(body, out_avals, emit, n):
+    u32, pred = ShapedArray((), np.dtype(np.uint32)), ShapedArray((), np.dtype(np.bool_))
+    pid = body.op("stablehlo.partition_id", [], u32)
+    first = body.op("stablehlo.compare", [pid, body.constant(np.uint32(0), u32)], pred,
+                    attrs={"comparison_direction": "#stablehlo<comparison_direction EQ>"})
+    call = body.region([])
+    call.ret(list(emit(call, body.args)), "stablehlo.return")
+    skip = body.region([])
+    skip.ret([skip.op("stablehlo.broadcast_in_dim",
+                      [skip.constant(np.zeros((), a.dtype), a.update(shape=()))], a,
+                      attrs={"broadcast_dimensions": "array<i64>"}) for a in out_avals],
+             "stablehlo.return")
+    outs = body.op("stablehlo.if", [first], list(out_avals), regions=[call, skip])
+    sent = []
+    for x in outs:  # partition 0's value to all: gathered, then its slot (exact for any dtype)
+        a = x.aval
+        one = a.update(shape=(1,) + a.shape)
+        _channel[0] += 1
+        every = body.op("stablehlo.all_gather", [body.op("stablehlo.reshape", [x], one)],
+                        a.update(shape=(n,) + a.shape), attrs={
+                            "all_gather_dim": "0 : i64",
+                            "replica_groups": _groups_attr([list(range(n))]),
+                            "channel_handle": f"#stablehlo.channel_handle<handle = "
+                                              f"{_channel[0]}, type = 1>",
+                            "use_global_device_ids": "unit"})
+        ones = ", ".join(["1"] * (a.ndim + 1))
+        first_slot = body.op("stablehlo.slice", [every], one, attrs={
+            "start_indices": f"array<i64: {', '.join(['0'] * (a.ndim + 1))}>",
+            "limit_indices": f"array<i64: {', '.join(str(d) for d in (1,) + a.shape)}>",
+            "strides": f"array<i64: {ones}>"})
+        sent.append(body.op("stablehlo.reshape", [first_slot], a))
+    return sent
+
+
+def partitioned_by_xla():
+    """Lowering an SPMD program's ops that XLA partitions (not a manual region's)?"""
+    return _spmd.depth > 0 and not any(f[2] for f in _bound.frames)
 
 
 def lowering_context():

@@ -15,7 +15,8 @@ from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.sharded_array import shard_host_value
-from pyjax._src.core.sharding import NamedSharding, PartitionSpec, current_mesh
+from pyjax._src.core.sharding import (AbstractMesh, Mesh, NamedSharding, PartitionSpec,
+                                     current_mesh)
 from pyjax._src.runtime.client import Device
 from pyjax._src.lax import collective_lowering as cl
 from pyjax._src.lax.base import aval_of
@@ -147,8 +148,30 @@ device_put_p = Primitive("device_put", abstract_eval=_dp_abstract_eval, lower=_d
                          transpose=_dp_transpose, batch=_dp_batch)
 
 
+def on_concrete_mesh(s, aval=None):
+    """A NamedSharding over an ``AbstractMesh`` (``NamedSharding(mesh.abstract_mesh, P(...))``
+    under ``jit``) on the current concrete mesh, as JAX 0.10.2 resolves it: the current mesh
+    when its abstract mesh is that one, else the current mesh's devices in the abstract
+    mesh's shape (observed: an abstract ('x': 4, 'y': 2) under a ('x': 2, 'y': 4) mesh gave
+    a result on Mesh('x': 4, 'y': 2)). Other shardings are returned as they are."""
+    if not (isinstance(s, NamedSharding) and isinstance(s.mesh, AbstractMesh)):
+        return s
+    amesh, mesh = s.mesh, current_mesh()
+    if mesh is None or mesh.size != amesh.size:
+        what = f" of aval {aval.str_short()}" if aval is not None else ""
+        raise ValueError(
+            f"Length of device assignment {1 if mesh is None else mesh.size} is not equal to "
+            f"the size of the mesh {amesh.size}{what} ({s!r}). Please enter your `jit` into "
+            "a mesh context via `jax.set_mesh`.")
+    if mesh.abstract_mesh != amesh:
+        mesh = Mesh(np.array(mesh._flat_devices, dtype=object).reshape(amesh.axis_sizes),
+                    amesh.axis_names, axis_types=amesh.axis_types)
+    return NamedSharding(mesh, s.spec, memory_kind=s.memory_kind)
+
+
 def bind_device_put(leaves, target, copy_semantics="REUSE_INPUT"):
     """``jax.device_put`` of traced ``leaves`` to one ``target`` (NamedSharding or Device)."""
+    target = on_concrete_mesh(target, aval_of(leaves[0]) if leaves else None)
     n = len(leaves)
     return device_put_p.bind(*leaves, devices=(target,) * n, srcs=(None,) * n,
                              copy_semantics=(copy_semantics,) * n)
@@ -165,7 +188,7 @@ def _resolve(s):
     if not isinstance(s, NamedSharding):
         raise TypeError(f"with_sharding_constraint expects a NamedSharding or a "
                         f"PartitionSpec, got {s!r}")
-    return s
+    return on_concrete_mesh(s)
 
 
 def with_sharding_constraint(x, shardings):

@@ -129,8 +129,30 @@ def _random_gamma_batch(args, dims, *, log_space):
     # unbatched
     size = batch_util.batch_size(args, dims)
     kd, a = [batch_util.bdim_to(x, d, 0, size) for x, d in zip(args, dims)]
-    return lax_map(lambda ka: random_gamma_p.bind(ka[0], ka[1], log_space=log_space),
-                   (kd, a)), 0
+    split = _split_batch(kd) or _split_batch(a)
+    if split is not None:  # the loop runs over a whole batch, laid out as it came after
+        mesh, axes = split
+        kd, a = [_constrained(x, mesh, None) for x in (kd, a)]
+    out = lax_map(lambda ka: random_gamma_p.bind(ka[0], ka[1], log_space=log_space), (kd, a))
+    if split is not None:  # JAX 0.10.2 types vmap(gamma) over keys on P('X'): f32[8@X]
+        out = _constrained(out, mesh, axes)
+    return out, 0
+
+
+def _split_batch(x):
+    """(mesh, Explicit axes) of ``x``'s leading (batch) dimension when it is split, else None."""
+    from pyjax._src.core.sharding_rules import explicit_spec
+    spec = explicit_spec(aval_of(x))
+    return (aval_of(x).sharding.mesh, spec[0]) if spec and spec[0] else None
+
+
+def _constrained(x, mesh, lead_axes):
+    """``x`` laid out with its leading dimension on ``lead_axes`` (None: unsplit), the others
+    unsplit."""
+    from pyjax._src.core.sharding import NamedSharding, PartitionSpec
+    from pyjax._src.lax.sharding_constraint import sharding_constraint_p
+    lead = None if not lead_axes else lead_axes[0] if len(lead_axes) == 1 else tuple(lead_axes)
+    return sharding_constraint_p.bind(x, sharding=NamedSharding(mesh, PartitionSpec(lead)))
 
 
 random_gamma_p = Primitive(

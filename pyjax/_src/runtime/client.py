@@ -276,13 +276,14 @@ class Client:
                           portable=portable, num_replicas=num_replicas,
                           num_partitions=num_partitions)
 
-    def optimized_hlo(self, mlir_text, env_option_overrides=None):
-        """XLA's optimized HLO module, as text, of a single-device program: PJRT hands it out
-        only as a proto, so the program is compiled once more (outside the persistent cache,
-        where a hit would dump nothing) with XLA's dump options into a temporary directory,
-        and the after-optimizations file is read back."""
+    def optimized_hlo(self, mlir_text, env_option_overrides=None, **build):
+        """XLA's optimized HLO module, as text: PJRT hands it out only as a proto, so the
+        program is compiled once more (outside the persistent cache, where a hit would dump
+        nothing) with XLA's dump options into a temporary directory, and the
+        after-optimizations file is read back. ``build``: ``compile``'s partitioning keywords
+        for a multi-device program (its text is then one partition's program)."""
         return self._dumped_hlo(mlir_text, env_option_overrides, "after_optimizations",
-                                as_proto=False)[0]
+                                as_proto=False, build=build)[0]
 
     def unoptimized_hlo(self, mlir_text, env_option_overrides=None):
         """XLA's own translation of a single-device StableHLO program into an HLO module,
@@ -293,7 +294,7 @@ class Client:
         overrides = dict(env_option_overrides or {}, xla_backend_optimization_level=0)
         return self._dumped_hlo(mlir_text, overrides, "before_optimizations", as_proto=True)
 
-    def _dumped_hlo(self, mlir_text, env_option_overrides, stage, as_proto):
+    def _dumped_hlo(self, mlir_text, env_option_overrides, stage, as_proto, build=None):
         """(text, proto bytes or None) of the ``stage`` HLO dump of one compile."""
         import glob
         import tempfile
@@ -302,8 +303,8 @@ class Client:
                              xla_dump_hlo_as_text=True, xla_dump_hlo_module_re=".*")
             if as_proto:
                 overrides["xla_dump_hlo_as_proto"] = True
-            options = build_compile_options(1, 1, device_assignment=[self.devices[0].id],
-                                            env_option_overrides=overrides)
+            build = build or dict(device_assignment=[self.devices[0].id])
+            options = build_compile_options(env_option_overrides=overrides, **build)
             code = mlir_text.encode() if isinstance(mlir_text, str) else bytes(mlir_text)
             self._compile_loaded(code, options, counted=False)  # freed when dropped
             found = [f for f in sorted(glob.glob(os.path.join(tmp, f"*{stage}.txt")))

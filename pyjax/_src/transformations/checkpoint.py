@@ -216,7 +216,8 @@ def _transpose(cts, *args, jaxpr, **params):
 
 
 def _batch(args, dims, *, jaxpr, axis_data, **params):
-    batched, consts, out_dims = batching.batch_jaxpr(jaxpr, dims, axis_data)
+    batched, consts, out_dims = batching.batch_jaxpr(
+        jaxpr, dims, axis_data, typed_avals=batching.typed_avals_of(args))
     return checkpoint_p.bind(*consts, *args, jaxpr=batched, **params), out_dims
 
 

@@ -264,7 +264,8 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symb
 
 def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros,
                            axis_data):
-    batched, consts, out_dims = batching.batch_jaxpr(call_jaxpr, dims, axis_data)
+    batched, consts, out_dims = batching.batch_jaxpr(
+        call_jaxpr, dims, axis_data, typed_avals=batching.typed_avals_of(args))
     rule = _BatchedJVPRule(jvp, dims[num_consts:], out_dims, axis_data, call_jaxpr.out_avals)
     outs = custom_jvp_call_p.bind(*consts, *args, call_jaxpr=batched, jvp=rule,
                                   num_consts=len(consts) + num_consts,
@@ -423,7 +424,8 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, rules, num_consts):
 
 
 def _custom_vjp_call_batch(args, dims, *, call_jaxpr, rules, num_consts, axis_data):
-    batched, consts, out_dims = batching.batch_jaxpr(call_jaxpr, dims, axis_data)
+    batched, consts, out_dims = batching.batch_jaxpr(
+        call_jaxpr, dims, axis_data, typed_avals=batching.typed_avals_of(args))
     new_rules = _BatchedVJPRules(rules, dims[num_consts:], out_dims, axis_data)
     outs = custom_vjp_call_p.bind(*consts, *args, call_jaxpr=batched, rules=new_rules,
                                   num_consts=len(consts) + num_consts)

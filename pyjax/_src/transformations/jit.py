@@ -24,7 +24,8 @@ from pyjax._src.core.array import ArrayImpl, array_from_buffer
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.sharded_array import ShardedArray
-from pyjax._src.core.sharding import NamedSharding, Sharding, SingleDeviceSharding
+from pyjax._src.core.sharding import (NamedSharding, Sharding, SingleDeviceSharding,
+                                     current_mesh)
 from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import batching, staging
 from pyjax._src.dispatch import cache as cache_mod
@@ -80,8 +81,10 @@ def _jit_impl(*args, jaxpr, name):
 
 
 def _jit_batch(args, dims, *, jaxpr, name, axis_data):
-    # Batch the body into a new Jaxpr, so that vmap(jit(f)) stays one call.
-    batched, consts, out_dims = batching.batch_jaxpr(jaxpr, dims, axis_data)
+    # Batch the body into a new Jaxpr, so that vmap(jit(f)) stays one call; on operands typed
+    # over Explicit mesh axes, traced on their types (the batch dimension's sharding kept).
+    batched, consts, out_dims = batching.batch_jaxpr(
+        jaxpr, dims, axis_data, typed_avals=batching.typed_avals_of(args))
     return jit_p.bind(*consts, *args, jaxpr=batched, name=name), out_dims
 
 
@@ -330,7 +333,7 @@ def _refuse_tracing(name, fun):
 
 
 def _explain_miss(jitted, key, names):
-    """Logs why ``key`` (tree, statics, avals, x64) missed the trace cache of ``jitted``."""
+    """Logs why ``key`` (tree, statics, avals, x64, mesh) missed the trace cache of ``jitted``."""
     fun = jitted.fun
     code = getattr(fun, "__code__", None)
     where = f" defined at {code.co_filename}:{code.co_firstlineno}" if code else ""
@@ -342,6 +345,8 @@ def _explain_miss(jitted, key, names):
             out = []
             if old[3] != key[3]:
                 out.append(f"jax_enable_x64 was {old[3]}, now {key[3]}")
+            if old[4:] != key[4:]:
+                out.append(f"the current mesh was {old[4]!r}, now {key[4]!r}")
             if old[0] != key[0]:
                 out.append(f"the pytree structure of the arguments was {old[0]}, now {key[0]}")
             elif old[2] != key[2]:
@@ -510,7 +515,8 @@ class Jitted:
             in_avals = tuple([_leaf_aval(x) for x in leaves])
             if self._spmd and self.in_shardings is not None:
                 in_avals = spmd.typed_by_in_shardings(self, in_avals, leaves, in_tree)
-        key = (in_tree, statics, in_avals, config.jax_enable_x64)
+        # the current mesh too: a PartitionSpec in the body resolves against it (as JAX's key)
+        key = (in_tree, statics, in_avals, config.jax_enable_x64, current_mesh())
         hit = self._trace_cache.get(key)
         if hit is not None and type(hit[0]) is not ClosedJaxpr:  # it used outer mutable refs
             hit[0].depth = refs.depth() + 1
@@ -786,7 +792,7 @@ class Jitted:
     def trace(self, *args, **kwargs):
         key, closed, out_tree, leaves, donated = self._trace(
             args, kwargs, _avals_of(args, kwargs, self))
-        return Traced(self, key, closed, out_tree, donated)
+        return Traced(self, key, closed, out_tree, donated, leaves)
 
     @traceback_util.api_boundary
     def lower(self, *args, **kwargs):

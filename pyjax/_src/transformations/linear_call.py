@@ -16,7 +16,7 @@ from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, is_undefined_primal
 from pyjax._src.core.trace import aval_of
 from pyjax._src.lax.ad_util import instantiate, zero_cts, zero_tangent
-from pyjax._src.core.sharding_rules import UNSHARDED_ONLY
+from pyjax._src.core.sharding_rules import FROM_BODY
 
 __all__ = ["linear_call", "linear_call_p"]
 
@@ -69,7 +69,7 @@ def _batch(args, dims, **params):
 linear_call_p = Primitive("linear_call", abstract_eval=_abstract_eval, lower=_lower,
                           multiple_results=True, linear=True, jvp=_jvp,
                           transpose=_transpose, batch=_batch,
-                          sharding_rule=UNSHARDED_ONLY)
+                          sharding_rule=FROM_BODY)  # the callee's typed results, as JAX
 
 
 def linear_call(fun, fun_transpose, residual_args, linear_args):

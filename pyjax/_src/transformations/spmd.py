@@ -21,6 +21,7 @@ from pyjax._src import runtime
 from pyjax._src.core import pytree
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.config import config
+from pyjax._src.core.jaxpr import eqn_has_effects
 from pyjax._src.core.sharded_array import ShardedArray, ShardedShapedArray, shard_host_value
 from pyjax._src.core.sharding import (AxisType, Mesh, NamedSharding, PartitionSpec, Sharding,
                                      current_mesh)
@@ -84,7 +85,7 @@ def typed_by_in_shardings(jitted, in_avals, leaves, in_tree):
 
 class _Program:
     __slots__ = ("exe", "mesh", "in_shardings", "out_shardings", "const_shards", "out_avals",
-                 "out_tree")
+                 "out_tree", "text")
 
 
 def _layout_sharding(e):
@@ -121,11 +122,47 @@ def constrains_layout(closed):
 def call(jitted, key, closed, out_tree, leaves, donated):
     """Run the traced ``closed`` (signature ``key``) on ``leaves`` as one SPMD program."""
     arrays = [x if isinstance(x, ArrayImpl) else jitted_to_array(x) for x in leaves]
+    prog = compiled_program(jitted, key, closed, out_tree,
+                            plan(jitted, key, closed, out_tree, arrays), donated)
+    return run(prog, arrays)
+
+
+def compiled_program(jitted, key, closed, out_tree, planned, donated):
+    """The compiled SPMD program of ``planned`` (``plan``'s mesh and layouts), cached."""
+    mesh, in_sh, out_sh = planned
+    pkey = (key, tuple(in_sh), tuple(out_sh))
+    if donated:
+        pkey = pkey + (tuple(donated),)
+    prog = jitted._spmd_cache.get(pkey)
+    if prog is None:
+        prog = _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated)
+        jitted._spmd_cache[pkey] = prog
+    return prog
+
+
+def leaf_sharding(x):
+    """The mesh layout an argument brings: a laid-out array's, or a ShapeDtypeStruct's (the
+    ahead-of-time ``jit(f).lower(ShapeDtypeStruct(..., sharding=...))``)."""
+    s = x._sharding if type(x) is ShardedArray else getattr(x, "sharding", None) \
+        if not isinstance(x, ArrayImpl) else None
+    return s if isinstance(s, NamedSharding) else None
+
+
+def is_spmd_call(jitted, closed, leaves):
+    """Would a call with these arguments (arrays or ShapeDtypeStructs) run as an SPMD
+    program? (What ``Jitted.__call__`` decides, for the ahead-of-time stages.)"""
+    return (jitted._spmd or any(leaf_sharding(x) is not None for x in leaves)
+            or constrains_layout(closed))
+
+
+def plan(jitted, key, closed, out_tree, leaves):
+    """(mesh, input shardings, result shardings) of the SPMD program for ``leaves`` (arrays,
+    or ShapeDtypeStructs when lowering ahead of time)."""
     dyn = jitted._split_dyn_for_shardings
     in_specs = dyn(jitted.in_shardings, leaves, key) if jitted.in_shardings is not None \
-        else [None] * len(arrays)
+        else [None] * len(leaves)
     mesh = None
-    for s in list(in_specs) + [x._sharding for x in arrays if type(x) is ShardedArray]:
+    for s in list(in_specs) + [leaf_sharding(x) for x in leaves]:
         if isinstance(s, NamedSharding):
             if mesh is None:
                 mesh = s.mesh
@@ -140,12 +177,10 @@ def call(jitted, key, closed, out_tree, leaves, donated):
         raise ValueError("jit with PartitionSpec shardings but no mesh is set: use "
                          "pyjax.sharding.set_mesh(mesh)")
     in_sh = []
-    for x, s in zip(arrays, in_specs):
+    for x, s in zip(leaves, in_specs):
         s = _bind(s, mesh, "in_shardings")
         if s is None:
-            s = (x._sharding if type(x) is ShardedArray and isinstance(x._sharding,
-                                                                       NamedSharding)
-                 else NamedSharding(mesh, PartitionSpec()))
+            s = leaf_sharding(x) or NamedSharding(mesh, PartitionSpec())
         s.shard_shape(x.shape)  # raises when a dimension does not divide
         in_sh.append(s)
     out_avals = closed.out_avals
@@ -171,18 +206,11 @@ def call(jitted, key, closed, out_tree, leaves, donated):
         if s is None and all(t is AxisType.Explicit for t in mesh.axis_types):
             s = NamedSharding(mesh, PartitionSpec())  # untyped on Explicit axes: replicated
         if s is None:
-            s = next((si for x, si in zip(arrays, in_sh) if x.shape == av.shape
+            s = next((si for x, si in zip(leaves, in_sh) if x.shape == av.shape
                       and not si.is_fully_replicated), NamedSharding(mesh, PartitionSpec()))
         s.shard_shape(av.shape)
         out_sh.append(s)
-    pkey = (key, tuple(in_sh), tuple(out_sh))
-    if donated:
-        pkey = pkey + (tuple(donated),)
-    prog = jitted._spmd_cache.get(pkey)
-    if prog is None:
-        prog = _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated)
-        jitted._spmd_cache[pkey] = prog
-    return run(prog, arrays)
+    return mesh, in_sh, out_sh
 
 
 def jitted_to_array(x):
@@ -190,7 +218,9 @@ def jitted_to_array(x):
     return eager.to_array(x)
 
 
-def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated=()):
+def lower_text(jitted, closed, mesh, in_sh, out_sh, donated=()):
+    """The SPMD program's StableHLO (Shardy's annotations: ``sdy.mesh``, ``sdy.sharding`` on
+    ``@main``'s arguments and results), with what compiling and running it need."""
     from pyjax._src.interpreters import staging
     call_closed, consts = staging.convert_constvars_jaxpr(closed)
     jaxpr = call_closed.jaxpr
@@ -198,11 +228,6 @@ def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated=()):
     const_sh = [NamedSharding(mesh, PartitionSpec()) for _ in consts]
     all_in = const_sh + list(in_sh)
     in_avals = [v.aval for v in jaxpr.constvars] + list(jaxpr.in_avals)
-    n = mesh.size
-    compiler.compile_count[0] += 1
-    if config.jax_log_compiles:
-        _log.warning("Compiling %s for a mesh of %d devices with global shapes and types %s.",
-                     jitted.__name__, n, [a.str_short() for a in in_avals])
     with cl.spmd_lowering(mesh):  # sharding constraints become annotations
         arg_attrs = {i: f"sdy.sharding = {cl.sdy_sharding(s, a.ndim)}"
                      for i, (s, a) in enumerate(zip(all_in, in_avals))}
@@ -213,22 +238,40 @@ def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated=()):
                                       zip(out_sh, jaxpr.outvars))
                       for d, s, a in zip(donated, in_sh, jaxpr.in_avals[len(consts):]))
         text = lowering.lower_module(
-            jaxpr, jitted.__name__, num_partitions=n, arg_shardings=arg_attrs,
+            jaxpr, jitted.__name__, num_partitions=mesh.size, arg_shardings=arg_attrs,
             result_shardings=res_attrs,
             donated_invars=((False,) * len(consts) + alias) if any(alias) else ())
+    return text, jaxpr, consts, const_sh, in_avals
+
+
+def compile_options(mesh):
+    """The build options of an SPMD program over ``mesh`` (client.compile's keywords)."""
+    return dict(num_partitions=mesh.size, use_spmd_partitioning=True,
+                use_shardy_partitioner=True, device_assignment=[d.id for d in mesh._flat_devices])
+
+
+def _compile(jitted, closed, mesh, in_sh, out_sh, out_tree, donated=()):
+    text, jaxpr, consts, const_sh, in_avals = lower_text(jitted, closed, mesh, in_sh, out_sh,
+                                                         donated)
+    all_in = const_sh + list(in_sh)
+    compiler.compile_count[0] += 1
+    if config.jax_log_compiles:
+        _log.warning("Compiling %s for a mesh of %d devices with global shapes and types %s.",
+                     jitted.__name__, mesh.size, [a.str_short() for a in in_avals])
     in_types = [(a.dtype, s.shard_shape(a.shape)) for a, s in zip(in_avals, all_in)]
     out_types = [(a.dtype, s.shard_shape(a.shape)) for a, s in zip(jaxpr.out_avals, out_sh)]
     client = runtime.get_client()
-    exe = client.compile(text, in_types, out_types, num_partitions=n,
-                         use_spmd_partitioning=True, use_shardy_partitioner=True,
-                         device_assignment=[d.id for d in mesh._flat_devices],
+    exe = client.compile(text, in_types, out_types, **compile_options(mesh),
                          env_option_overrides=jitted._option_overrides)
+    if any(eqn_has_effects(e) for e in jaxpr.eqns):
+        exe.synchronous = True  # host callbacks have run when the call returns (as compiler.py)
     prog = _Program()
     prog.exe, prog.mesh = exe, mesh
     prog.in_shardings, prog.out_shardings = tuple(in_sh), tuple(out_sh)
     prog.const_shards = [shard_host_value(c, s)._shards for c, s in zip(consts, const_sh)]
     prog.out_avals = tuple(jaxpr.out_avals)
     prog.out_tree = out_tree
+    prog.text = text
     return prog
 
 

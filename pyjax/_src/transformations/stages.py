@@ -14,6 +14,7 @@ from pyjax._src.dispatch import eager as dispatch
 from pyjax._src.interpreters import lowering
 from pyjax._src.lowering import hlo_text
 from pyjax._src.runtime.compile_options import DEFAULT_OPTION_OVERRIDES, option_overrides
+from pyjax._src.transformations import spmd
 
 
 def _leaf_aval(x):
@@ -113,9 +114,18 @@ class Traced(_Stage):
     """A jitted function traced for some arguments (``jitted.trace(...)``): its ``jaxpr``,
     its output structure (``out_info``) and ``lower()``."""
 
-    def __init__(self, jitted, key, closed, out_tree, donated):
+    def __init__(self, jitted, key, closed, out_tree, donated, leaves=()):
         self.jaxpr = closed
         self._jitted, self._key, self._out_tree, self._donated = jitted, key, out_tree, donated
+        # an SPMD program: its arguments' shapes and layouts (what spmd.plan reads), else None
+        self._spmd_args = None
+        if spmd.is_spmd_call(jitted, closed, leaves):
+            self._spmd_args = [ShapeDtypeStruct(a.shape, a.dtype,
+                                                sharding=spmd.leaf_sharding(x))
+                               for x, a in zip(leaves, key[2])]
+
+    def _spmd_plan(self):
+        return spmd.plan(self._jitted, self._key, self.jaxpr, self._out_tree, self._spmd_args)
 
     _trace = property(lambda self: self)
 
@@ -140,6 +150,11 @@ class Lowered(_Stage):
         _check_dialect(dialect)
         if dialect == "hlo":
             return self.compiler_ir("hlo").as_hlo_text()
+        t = self._traced
+        if self._text is None and t._spmd_args is not None:  # the module that is compiled
+            mesh, in_sh, out_sh = t._spmd_plan()
+            self._text = spmd.lower_text(t._jitted, t.jaxpr, mesh, in_sh, out_sh,
+                                         t._donated or ())[0]
         if self._text is None:
             self._text = lowering.lower_module(self._traced.jaxpr.jaxpr,
                                                self._traced._jitted.__name__,
@@ -169,6 +184,14 @@ class Lowered(_Stage):
         """The executable; ``compiler_options`` (XLA options, over the jit's own) compile a
         separate one."""
         t = self._traced
+        if t._spmd_args is not None:
+            if compiler_options is not None:
+                raise NotImplementedError("Lowered.compile(compiler_options=...) of an SPMD "
+                                          "program (arguments laid out over a mesh)")
+            return Compiled(t._jitted, spmd.compiled_program(t._jitted, t._key, t.jaxpr,
+                                                             t._out_tree, t._spmd_plan(),
+                                                             t._donated),
+                            t._key, t)
         if compiler_options is not None:
             merged = dict(t._jitted.compiler_options or {}, **compiler_options)
             entry = t._jitted._compile(t._key, t.jaxpr, t._out_tree, t._donated,
@@ -207,7 +230,11 @@ class Compiled(_Stage):
         in_avals = tuple(_leaf_aval(x) for x in leaves)
         if (in_tree, statics, in_avals) != self._key[:3]:
             _check_call_matches(self._key, in_tree, statics, in_avals)
-        out = j._run(self._entry, [dispatch.to_array(x) for x in leaves])
+        arrays = [dispatch.to_array(x) for x in leaves]
+        if isinstance(self._entry, spmd._Program):
+            out = spmd.run(self._entry, arrays)
+        else:
+            out = j._run(self._entry, arrays)
         donated = j._donated_leaves(dyn_args, dyn_kwargs, len(args))
         if donated:
             _forget_host_copies(leaves, donated)
@@ -216,6 +243,11 @@ class Compiled(_Stage):
     def as_text(self):
         """XLA's optimized HLO of the program (as JAX's ``Compiled.as_text()``); the StableHLO
         that went in is ``Lowered.as_text()``. Made on first use by one more compile."""
+        if getattr(self, "_hlo_text", None) is None and isinstance(self._entry, spmd._Program):
+            prog = self._entry  # XLA's partitioned module (one partition's program)
+            self._hlo_text = runtime.get_client().optimized_hlo(
+                prog.text, self._jitted._option_overrides or DEFAULT_OPTION_OVERRIDES,
+                **spmd.compile_options(prog.mesh))
         if getattr(self, "_hlo_text", None) is None:
             exe = self._entry.exe
             if getattr(exe, "num_replicas", 1) * getattr(exe, "num_partitions", 1) != 1:

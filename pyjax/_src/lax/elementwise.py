@@ -13,6 +13,7 @@ from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE, lower_fun
 from pyjax._src.lax import ad_util
 from pyjax._src.lax import base
+from pyjax._src.lax import key_ops
 from pyjax._src.lax import batch_util
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
 
@@ -890,6 +891,8 @@ def _make_nary(name):
                         return p.bind(x, y)
                 elif type(y) in _PY_SCALAR_TYPES and _natural_dtype(type(y)) == xa.dtype:
                     return p.bind(x, y)
+        if name in ("eq", "ne") and any(map(key_ops.is_key, args)):  # keys compare their data
+            return key_ops.compare(name, p, *args)
         return p.bind(*_weak_coerce(name, args))
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (the ``{name}`` primitive); dtypes must agree."
@@ -955,6 +958,8 @@ def pow(x, y):  # noqa: A001 - JAX's name
 
 
 def select_n(which, *cases):
+    if cases and (key_ops.is_key(cases[0]) or key_ops.is_key(cases[-1])):
+        return key_ops.bind(select_n_p, which, *cases)
     return select_n_p.bind(which, *_weak_coerce("select_n", cases))
 
 

@@ -48,7 +48,7 @@ _PY_SCALARS = (bool, int, float, complex)
 
 def asarray(x):
     """``x`` as a pyjax array (or tracer). Python scalars keep their weak type."""
-    if isinstance(x, (ArrayImpl, Tracer)):
+    if isinstance(x, (ArrayImpl, Tracer)) or key_arrays.is_key_array(x):
         return x
     if hasattr(x, "__jax_array__"):
         return asarray(x.__jax_array__())

@@ -18,8 +18,10 @@ _SCALARS = (bool, int, float, complex)
 
 
 def is_arraylike(x) -> bool:
+    # key arrays too, as in JAX: the shape functions move their key data, and a numeric
+    # primitive refuses them (lax/key_ops.py)
     return isinstance(x, (ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float, complex)) \
-        or hasattr(x, "__jax_array__")
+        or hasattr(x, "__jax_array__") or getattr(type(x), "_pyjax_key_array", False)
 
 
 def check_arraylike(fun_name: str, *args):

@@ -904,6 +904,9 @@ def convert_element_type(operand, new_dtype, weak_type=False):
     """Convert ``operand`` to ``new_dtype`` (canonicalized for the x64 setting)."""
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     if not hasattr(operand, "aval"):  # host value: convert on the host, then stage/upload it
+        if key_ops.is_key(operand):  # JAX's error
+            raise ValueError(f"Cannot convert_element_type from {operand.dtype} to "
+                             f"{new_dtype.name}")
         val = np.asarray(operand)
         if dtypes.is_bool(new_dtype):
             val = val != 0

@@ -134,6 +134,11 @@ def _select_n(data, p, ks, in_avals, out):
     return [which] + data[1:], p
 
 
+def _tile(data, p, ks, in_avals, out):
+    p["reps"] = p["reps"] + (1,) * len(ks)
+    return data, p
+
+
 def _gather(data, p, ks, in_avals, out):
     from pyjax._src.lax.slicing import GatherScatterMode
     dn = p["dimension_numbers"]
@@ -159,7 +164,7 @@ _PHYSICAL = {  # primitive name -> (operand positions that are keys (-1: all), p
     "slice": ((0,), _slice), "dynamic_slice": ((0,), _dynamic_slice),
     "dynamic_update_slice": ((0, 1), _dynamic_update_slice),
     "concatenate": (-1, _same), "select_n": ("cases", _select_n),
-    "gather": ((0,), _gather), "scatter": ((0, 2), _scatter),
+    "gather": ((0,), _gather), "scatter": ((0, 2), _scatter), "tile": ((0,), _tile),
 }
 
 
@@ -200,3 +205,21 @@ def compare(name, prim, x, y):
     words = prim.bind(xd, yd)
     reduce = reductions.reduce_and if name == "eq" else reductions.reduce_or
     return reduce(words, _trailing(len(out.shape), ks))
+
+
+def full_like(x, fill_value, shape):
+    """Keys like the key array ``x`` (its dtype, ``shape``) filled with the scalar key
+    ``fill_value``, or whose key data words all are the integer ``fill_value`` (as JAX's
+    ``full_like(keys, 0)`` / ``ones_like(keys)``)."""
+    from pyjax._src.lax import shape_ops
+    ks = x.dtype.key_shape
+    shape = tuple(shape)
+    if is_key(fill_value):
+        if fill_value.dtype != x.dtype or fill_value.ndim:
+            raise TypeError(f"full_like: a key array of dtype {x.dtype} is filled with a scalar "
+                            f"key of the same dtype, got {_describe(fill_value)}")
+        data = shape_ops.broadcast_in_dim(fill_value._base_array, shape + ks,
+                                          _trailing(len(shape), ks))
+    else:
+        data = shape_ops.full(shape + ks, fill_value, _U32)
+    return x._rewrap(data)

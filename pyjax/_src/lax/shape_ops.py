@@ -1063,6 +1063,10 @@ def full(shape, fill_value, dtype=None, out_sharding=None, *, sharding=None):
         out_sharding = sharding
     shape = _shape_arg(shape, "shape", "full")
     _scalar_check("full", fill_value)
+    if key_ops.is_key(fill_value) and dtype in (None, fill_value.dtype):
+        if out_sharding is not None:
+            raise NotImplementedError("full of a key array with out_sharding=")
+        return key_ops.full_like(fill_value, fill_value, shape)
     weak = dtype is None and dtypes.is_weakly_typed(fill_value)
     dtype = dtypes.canonicalize_dtype(aval_of(fill_value).dtype if dtype is None else dtype)
     return broadcast(_as_scalar_of(fill_value, dtype, weak), shape, out_sharding=out_sharding)
@@ -1076,6 +1080,10 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
         shape = tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
     shape = _shape_arg(shape, "shape", "full_like")
     _scalar_check("full_like", fill_value)
+    if key_ops.is_key(x) and dtype in (None, x.dtype) or key_ops.is_key(fill_value):
+        if sharding is not None:
+            raise NotImplementedError("full_like of a key array with sharding=")
+        return key_ops.full_like(x if key_ops.is_key(x) else fill_value, fill_value, shape)
     weak = dtype is None and dtypes.is_weakly_typed(x)
     if dtype is None:
         dtype = x.dtype if hasattr(x, "dtype") else aval_of(x).dtype

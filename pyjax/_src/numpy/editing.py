@@ -121,7 +121,7 @@ def insert(arr, obj, values, axis=None):
     ind = ind.astype(np.int64)
     if ind.size and (ind.min() < -n or ind.max() > n):
         raise IndexError(f"index {ind} is out of bounds for axis {axis} with size {n}")
-    vals = asarray(values).astype(a.dtype)
+    vals = asarray(values, dtype=a.dtype)  # (key arrays have no astype method, as in JAX)
     if ind.ndim == 0:
         # a block of values before one index: values get a's rank, their first axis at axis
         vals = reshape(vals, (1,) * (a.ndim - vals.ndim) + tuple(vals.shape))

@@ -489,6 +489,8 @@ def unstack(x, /, *, axis=0):
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
                          "passed.")
     axis = axes_mod.canonicalize_axis(axis, x.ndim, fun="unstack")
+    if key_arrays.is_key_array(x):
+        return tuple(lax_shape.index_in_dim(x, i, axis, False) for i in range(x.shape[axis]))
     return tuple(lax_composite.unstack(x, axis))  # one primitive: JAX's sharding rule
 
 

@@ -36,14 +36,31 @@ def ndim_of(x):
     return len(shape_of(x))
 
 
+def _is_key(x):
+    return getattr(type(x), "_pyjax_key_array", False)
+
+
 def dtype_of(x):
-    return aval_of(x).dtype
+    return x.dtype if _is_key(x) else aval_of(x).dtype
+
+
+def _keys_unpromoted(args):
+    """Key arrays take part in promotion only with keys of their own key dtype (JAX's rule
+    and error)."""
+    kdt = next(a.dtype for a in args if _is_key(a))
+    if not all(_is_key(a) and a.dtype == kdt for a in args):
+        bad = next(a.dtype for a in args if _is_key(a) and a.dtype != kdt) if all(
+            map(_is_key, args)) else kdt
+        raise ValueError(f"dtype={bad} is not a valid dtype for JAX type promotion.")
+    return list(args)
 
 
 def promote_dtypes(*args):
     """Convert arguments to their JAX result type (weak types respected); no broadcasting."""
     if len(args) < 2:
         return list(args)
+    if any(map(_is_key, args)):
+        return _keys_unpromoted(args)
     avals = [aval_of(a) for a in args]
     to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
     out = []

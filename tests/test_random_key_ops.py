@@ -114,7 +114,8 @@ def test_lax_eq_ne_compare_all_key_words():
 JNP_CASES = {
     "flip": (lambda k: jnp.flip(k, 1), lambda d: d[:, ::-1]),
     "roll": (lambda k: jnp.roll(k, 1, axis=1), lambda d: np.roll(d, 1, axis=1)),
-    "roll_flat": (lambda k: jnp.roll(k, 2), lambda d: np.roll(d.reshape(6, 2), 2, 0).reshape(d.shape)),
+    "roll_flat": (lambda k: jnp.roll(k, 2),
+                  lambda d: np.roll(d.reshape(6, 2), 2, 0).reshape(d.shape)),
     "tile": (lambda k: jnp.tile(k, 2), lambda d: np.tile(d, (1, 2, 1))),
     "repeat": (lambda k: jnp.repeat(k, 2, axis=0), lambda d: np.repeat(d, 2, axis=0)),
     "swapaxes": (lambda k: jnp.swapaxes(k, 0, 1), lambda d: d.swapaxes(0, 1)),
@@ -138,13 +139,15 @@ JNP_CASES = {
     "at_set": (lambda k: k.at[:, 1].set(K1), lambda d: _set(d, (slice(None), 1), D1)),
     "at_set_array": (lambda k: k.at[1, np.array([0, 2])].set(k[0, :2]),
                      lambda d: _set(d, (1, [0, 2]), d[0, :2])),
-    "append": (lambda k: jnp.append(k.ravel(), K1), lambda d: np.concatenate([d.reshape(6, 2), [D1]])),
+    "append": (lambda k: jnp.append(k.ravel(), K1),
+               lambda d: np.concatenate([d.reshape(6, 2), [D1]])),
     "insert": (lambda k: jnp.insert(k.ravel(), 1, K1),
                lambda d: np.insert(d.reshape(6, 2), 1, D1, axis=0)),
     "delete": (lambda k: jnp.delete(k, 1, axis=1), lambda d: np.delete(d, 1, axis=1)),
     "triu": (lambda k: jnp.triu(k), lambda d: d * np.triu(np.ones((2, 3), bool))[..., None]),
     "diagonal": (lambda k: jnp.diagonal(k), lambda d: d[[0, 1], [0, 1]]),
-    "broadcast_to": (lambda k: jnp.broadcast_arrays(k[:1], k)[0], lambda d: np.broadcast_to(d[:1], d.shape)),
+    "broadcast_arrays": (lambda k: jnp.broadcast_arrays(k[:1], k)[0],
+                         lambda d: np.broadcast_to(d[:1], d.shape)),
     "atleast_3d": (lambda k: jnp.atleast_3d(k), lambda d: d[:, :, None]),
     "array_of_list": (lambda k: jnp.array([k[0], k[1]]), lambda d: d),
     "ones_like": (lambda k: jnp.ones_like(k), lambda d: np.ones_like(d)),
@@ -180,8 +183,20 @@ def test_key_dtype_queries_and_constructors():
     # asking for another dtype gives that dtype's array, as in JAX
     np.testing.assert_array_equal(np.asarray(jnp.zeros_like(GRID, dtype=np.float32)),
                                   np.zeros((2, 3), np.float32))
-    # JAX: isnan/isinf of keys are all False, isfinite all True
+    # JAX: isnan/isinf of keys are all False, isfinite all True, isclose is equality,
+    # iscomplexobj False; iscomplex refuses
     assert not np.asarray(jnp.isnan(GRID)).any() and np.asarray(jnp.isfinite(GRID)).all()
+    np.testing.assert_array_equal(np.asarray(jnp.isclose(GRID, GRID[:, :1])),
+                                  (D == D[:, :1]).all(-1))
+    assert not jnp.iscomplexobj(GRID) and jnp.isrealobj(GRID)
+    with pytest.raises(TypeError, match="iscomplex takes numeric arrays"):
+        jnp.iscomplex(GRID)
+    rows = jnp.unstack(GRID, axis=1)
+    assert len(rows) == 3
+    _check_keys(rows[2], D[:, 2])
+    _check_keys(jnp.full_like(GRID, OTHER[0]), np.broadcast_to(E[0], D.shape))
+    with pytest.raises(NotImplementedError, match="order='K'"):
+        jnp.copy(GRID, order="C")
 
 
 def test_rbg_keys_keep_their_four_words():

@@ -27,7 +27,7 @@ def is_key(x):
     return getattr(type(x), "_pyjax_key_array", False)
 
 
-def _logical_aval(x):
+def logical_aval(x):
     """What the primitive's checks see for a key array: its own shape (uint32 stands in for the
     key dtype, which the key-position check below has already settled)."""
     return ShapedArray(tuple(x.shape), _U32) if is_key(x) else get_aval(x)
@@ -62,7 +62,7 @@ def _bind(prim, args, key_pos, params, physical):
     logical avals, bound on the key data with ``physical(params, ks, in_avals, out_aval)``'s
     params, wrapped as a key array of the first key operand's dtype."""
     first = _check_keys(prim.name, [args[i] for i in key_pos])
-    in_avals = [_logical_aval(a) for a in args]
+    in_avals = [logical_aval(a) for a in args]
     if any(is_key(a) for i, a in enumerate(args) if i not in key_pos):
         raise TypeError(f"{prim.name}: a key array cannot be used as operand "
                         f"{[i for i, a in enumerate(args) if is_key(a)][0]}")
@@ -195,7 +195,7 @@ def compare(name, prim, x, y):
         dts = [str(v.dtype) if is_key(v) else get_aval(v).dtype.name for v in (x, y)]
         raise TypeError(f"{name} does not accept dtypes {', '.join(dts)}: key arrays compare "
                         "only with key arrays of the same key dtype")
-    out = prim.abstract_eval(_logical_aval(x), _logical_aval(y))
+    out = prim.abstract_eval(logical_aval(x), logical_aval(y))
     from pyjax._src.lax import reductions, shape_ops
     ks = x.dtype.key_shape
     full = tuple(out.shape) + ks

@@ -1013,7 +1013,7 @@ def concatenate(operands, dimension):
     if len(operands) == 1 and _is_array(operands[0]):
         op = operands[0]
         if not 0 <= dimension < op.ndim:  # still report a bad dimension
-            _concatenate_abstract_eval(op.aval, dimension=int(dimension))
+            _concatenate_abstract_eval(key_ops.logical_aval(op), dimension=int(dimension))
         return op
     return key_ops.bind(concatenate_p, *operands, dimension=int(dimension))
 

@@ -1,7 +1,8 @@
 """``jnp`` functions applied to key arrays (dtype ``key<fry>``), as JAX allows: the shape
-functions, ``stack``/``concatenate``, ``take``, ``copy``, ``array_equal`` work
-on the key data and give key arrays back (``where``: ``random/prng.where_keys``). Each jnp function tests ``is_key_array`` on its first argument (one class
-attribute lookup) and hands key arrays here."""
+functions, ``stack``/``concatenate``, ``take``, ``copy``, ``array_equal`` work on the key data
+and give key arrays back (``where``: ``random/prng.where_keys``; the lax primitives under the
+other jnp functions: ``lax/key_ops.py``). Each jnp function tests ``is_key_array`` on its
+first argument (one class attribute lookup) and hands key arrays here."""
 import numpy as np
 
 from pyjax._src.core import axes as axes_mod

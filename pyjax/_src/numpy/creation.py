@@ -711,7 +711,7 @@ def diag(v, k=0):
         rows = lax_shape.broadcasted_iota(np.int32, (size, size), 0)
         cols = lax_shape.broadcasted_iota(np.int32, (size, size), 1)
         mask = lax_ew.eq(lax_ew.sub(cols, rows), np.int32(k))
-        vpad = lax_shape.pad(v, 0, [(0, _abs(k), 0)])
+        vpad = v if k == 0 else lax_shape.pad(v, 0, [(0, _abs(k), 0)])  # (k=0: keys too)
         vals = lax_shape.broadcast_in_dim(vpad, (size, size), (0,) if k >= 0 else (1,))
         return lax_ew.select(mask, vals, lax_shape.full_like(vals, 0))
     if nd == 2:

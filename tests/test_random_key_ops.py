@@ -275,6 +275,8 @@ def test_grad_with_key_arguments_and_aux_outputs():
     (lambda: lax.rev(GRID, (2,)), TypeError, "rank 2"),
     (lambda: lax.slice(GRID, (0, 0, 0), (1, 1, 1)), TypeError, "start_indices"),
     (lambda: GRID == 1, TypeError, "equal does not accept dtypes key<fry>, int"),
+    # JAX: "multiply does not accept dtypes key<fry>, float32."
+    (lambda: jnp.multiply(GRID, 2.0), TypeError, "multiply does not accept dtypes key<fry>, float"),
     (lambda: jnp.concatenate([GRID, jnp.zeros((2, 3), np.uint32)]), ValueError,
      "not a valid dtype"),
     (lambda: jnp.array([K1, random.key(0, impl="rbg")]), ValueError, "not a valid dtype"),

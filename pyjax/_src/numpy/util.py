@@ -250,6 +250,10 @@ def _promote_and_broadcast(kind, fun_name, args):
         return _run_plan(args, plan)
     check_arraylike(fun_name, *args)
     if key is None or None in key:
+        if any(map(_is_key, args)) and len({str(dtype_of(a)) for a in args}) > 1:
+            names = ", ".join(str(dtype_of(a)) if _is_key(a) else dtypes.result_type(a).name
+                              for a in args)  # JAX's elementwise error for keys and non-keys
+            raise TypeError(f"{fun_name} does not accept dtypes {names}.")
         promote = {"": promote_dtypes, "inexact": promote_dtypes_inexact,
                    "numeric": promote_dtypes_numeric}[kind]
         return broadcast_arrays(*promote(*args))

@@ -331,7 +331,8 @@ def test_stack_and_concatenate_key_arrays():
     np.testing.assert_array_equal(_kd(s), np.stack([_kd(KS), _kd(KS)[::-1]], axis=1))
     c = pyjax.jit(lambda a, b: jnp.concatenate([a, b]))(KS, KS[:1])
     np.testing.assert_array_equal(_kd(c), np.concatenate([_kd(KS), _kd(KS)[:1]]))
-    with pytest.raises(TypeError, match="same key dtype"):
+    # JAX 0.10.2: ValueError "dtype=key<fry> is not a valid dtype for JAX type promotion."
+    with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
         jnp.stack([KS, jnp.ones(3)])
 
 

@@ -16,12 +16,14 @@ from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.lax import dot as lax_dot
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import key_ops
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import shape_ops
 from pyjax._src.lax import slicing
 from pyjax._src.lax import sorting
 from pyjax._src.lax import split_stack_tile as sst
 from pyjax._src.lax.base import aval_of
+from pyjax._src.core.trace import shape_of
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, lower_fun
@@ -36,13 +38,13 @@ __all__ = ["tile", "stack", "unstack", "split", "broadcast_shapes", "reciprocal"
 def tile(operand, reps):
     """``operand`` repeated ``reps[i]`` times along each dimension ``i`` (``len(reps)`` must be
     ``operand.ndim``)."""
-    shape = tuple(aval_of(operand).shape)
+    shape = tuple(shape_of(operand))
     reps = axes_mod.canonicalize_shape(reps, "reps", "lax.tile")
     if len(reps) != len(shape):
         raise ValueError(f"lax.tile: len(reps) must equal operand.ndim, got reps={reps} for an "
                          f"operand of shape {shape}")
     # (r0, d0, r1, d1, ...) then merge each pair
-    return sst.tile_p.bind(operand, reps=tuple(reps))
+    return key_ops.bind(sst.tile_p, operand, reps=tuple(reps))
 
 
 def stack(operands, axis=0):

@@ -13,6 +13,7 @@ from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE, lower_fun
 from pyjax._src.lax import ad_util
 from pyjax._src.lax import base
+from pyjax._src.lax import key_ops
 from pyjax._src.lax import batch_util
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
 
@@ -890,6 +891,8 @@ def _make_nary(name):
                         return p.bind(x, y)
                 elif type(y) in _PY_SCALAR_TYPES and _natural_dtype(type(y)) == xa.dtype:
                     return p.bind(x, y)
+        if name in ("eq", "ne") and any(map(key_ops.is_key, args)):  # keys compare their data
+            return key_ops.compare(name, p, *args)
         return p.bind(*_weak_coerce(name, args))
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (the ``{name}`` primitive); dtypes must agree."
@@ -901,6 +904,9 @@ def convert_element_type(operand, new_dtype, weak_type=False):
     """Convert ``operand`` to ``new_dtype`` (canonicalized for the x64 setting)."""
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     if not hasattr(operand, "aval"):  # host value: convert on the host, then stage/upload it
+        if key_ops.is_key(operand):  # JAX's error
+            raise ValueError(f"Cannot convert_element_type from {operand.dtype} to "
+                             f"{new_dtype.name}")
         val = np.asarray(operand)
         if dtypes.is_bool(new_dtype):
             val = val != 0
@@ -955,6 +961,8 @@ def pow(x, y):  # noqa: A001 - JAX's name
 
 
 def select_n(which, *cases):
+    if cases and (key_ops.is_key(cases[0]) or key_ops.is_key(cases[-1])):
+        return key_ops.bind(select_n_p, which, *cases)
     return select_n_p.bind(which, *_weak_coerce("select_n", cases))
 
 

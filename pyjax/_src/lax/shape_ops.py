@@ -22,6 +22,7 @@ from pyjax._src.core.rules import NOT_DIFFERENTIABLE, Zero
 from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import key_ops
 from pyjax._src.lax import reductions as _red
 from pyjax._src.lax.ad_util import is_undefined_primal, linear_jvp, typed_zeros, zero_cts, zeros
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
@@ -749,8 +750,8 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
     if (out_sharding is None and _is_array(operand) and operand.shape == shape
             and bdims == tuple(range(len(shape)))):
         return operand
-    return _place(broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=bdims,
-                                          sharding=out_sharding), out_sharding)
+    return _place(key_ops.bind(broadcast_in_dim_p, operand, shape=shape,
+                               broadcast_dimensions=bdims, sharding=out_sharding), out_sharding)
 
 
 def broadcast(operand, sizes, out_sharding=None):
@@ -785,8 +786,8 @@ def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
     if (dimensions is None and out_sharding is None and _is_array(operand)
             and tuple(shape) == new_sizes):
         return operand
-    return _place(reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dimensions,
-                                 sharding=out_sharding), out_sharding)
+    return _place(key_ops.bind(reshape_p, operand, new_sizes=new_sizes, dimensions=dimensions,
+                               sharding=out_sharding), out_sharding)
 
 
 def squeeze(array, dimensions):
@@ -797,7 +798,7 @@ def squeeze(array, dimensions):
                                                    allow_none=False, unique=False)))
     if not dims and _is_array(array):
         return array
-    return squeeze_p.bind(array, dimensions=dims)
+    return key_ops.bind(squeeze_p, array, dimensions=dims)
 
 
 def expand_dims(array, dimensions):
@@ -819,12 +820,12 @@ def transpose(operand, permutation):
     perm = _shape_arg(permutation, "permutation", "transpose")
     if perm == tuple(range(_ndim(operand))) and _is_array(operand):
         return operand
-    return transpose_p.bind(operand, permutation=perm)
+    return key_ops.bind(transpose_p, operand, permutation=perm)
 
 
 def rev(operand, dimensions):
     """Reverse ``operand`` along each of ``dimensions``."""
-    return rev_p.bind(operand, dimensions=_shape_arg(dimensions, "dimensions", "rev"))
+    return key_ops.bind(rev_p, operand, dimensions=_shape_arg(dimensions, "dimensions", "rev"))
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - JAX's name
@@ -837,7 +838,8 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
     if (_is_array(operand) and strides is None and all(s == 0 for s in start)
             and limit == tuple(operand.shape)):
         return operand
-    return slice_p.bind(operand, start_indices=start, limit_indices=limit, strides=strides)
+    return key_ops.bind(slice_p, operand, start_indices=start, limit_indices=limit,
+                        strides=strides)
 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
@@ -941,7 +943,7 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
     shape = shape_of(operand)
     idx = _dynamic_indices(shape, start_indices, allow_negative_indices)
     sizes = _shape_arg(slice_sizes, "slice_sizes", "dynamic_slice")
-    return dynamic_slice_p.bind(operand, *idx, slice_sizes=sizes)
+    return key_ops.bind(dynamic_slice_p, operand, *idx, slice_sizes=sizes)
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
@@ -971,9 +973,10 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
     """``operand`` with ``update`` written at (possibly traced) ``start_indices``; starts are
     clamped so ``update`` fits inside ``operand``."""
     shape = shape_of(operand)
-    update = _match_dtype(update, aval_of(operand).dtype, "dynamic_update_slice")
+    if not key_ops.is_key(operand):
+        update = _match_dtype(update, aval_of(operand).dtype, "dynamic_update_slice")
     idx = _dynamic_indices(shape, start_indices, allow_negative_indices)
-    return dynamic_update_slice_p.bind(operand, update, *idx)
+    return key_ops.bind(dynamic_update_slice_p, operand, update, *idx)
 
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
@@ -1010,9 +1013,9 @@ def concatenate(operands, dimension):
     if len(operands) == 1 and _is_array(operands[0]):
         op = operands[0]
         if not 0 <= dimension < op.ndim:  # still report a bad dimension
-            _concatenate_abstract_eval(op.aval, dimension=int(dimension))
+            _concatenate_abstract_eval(key_ops.logical_aval(op), dimension=int(dimension))
         return op
-    return concatenate_p.bind(*operands, dimension=int(dimension))
+    return key_ops.bind(concatenate_p, *operands, dimension=int(dimension))
 
 
 def pad(operand, padding_value, padding_config):
@@ -1060,6 +1063,10 @@ def full(shape, fill_value, dtype=None, out_sharding=None, *, sharding=None):
         out_sharding = sharding
     shape = _shape_arg(shape, "shape", "full")
     _scalar_check("full", fill_value)
+    if key_ops.is_key(fill_value) and dtype in (None, fill_value.dtype):
+        if out_sharding is not None:
+            raise NotImplementedError("full of a key array with out_sharding=")
+        return key_ops.full_like(fill_value, fill_value, shape)
     weak = dtype is None and dtypes.is_weakly_typed(fill_value)
     dtype = dtypes.canonicalize_dtype(aval_of(fill_value).dtype if dtype is None else dtype)
     return broadcast(_as_scalar_of(fill_value, dtype, weak), shape, out_sharding=out_sharding)
@@ -1073,6 +1080,10 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
         shape = tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
     shape = _shape_arg(shape, "shape", "full_like")
     _scalar_check("full_like", fill_value)
+    if key_ops.is_key(x) and dtype in (None, x.dtype) or key_ops.is_key(fill_value):
+        if sharding is not None:
+            raise NotImplementedError("full_like of a key array with sharding=")
+        return key_ops.full_like(x if key_ops.is_key(x) else fill_value, fill_value, shape)
     weak = dtype is None and dtypes.is_weakly_typed(x)
     if dtype is None:
         dtype = x.dtype if hasattr(x, "dtype") else aval_of(x).dtype

@@ -26,6 +26,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import base
 from pyjax._src.lax import batch_util as bu
 from pyjax._src.lax import elementwise as lax_ew
+from pyjax._src.lax import key_ops
 from pyjax._src.lax.ad_util import (instantiate, is_undefined_primal, linear_jvp, zero_cts,
                                     typed_zeros, zero_tangent, zeros)
 from pyjax._src.lax.base import aval_of, coerce_scalar, is_python_scalar
@@ -422,10 +423,10 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     parsed = (GatherScatterMode.PROMISE_IN_BOUNDS if mode is None
               else GatherScatterMode.from_any(mode))
     fill = _canonical_fill(fill_value, None) if parsed == GatherScatterMode.FILL_OR_DROP else None
-    return gather_p.bind(operand, start_indices, dimension_numbers=dn,
-                         slice_sizes=_ints(slice_sizes, "slice_sizes"),
-                         indices_are_sorted=bool(indices_are_sorted),
-                         unique_indices=bool(unique_indices), mode=parsed, fill_value=fill)
+    return key_ops.bind(gather_p, operand, start_indices, dimension_numbers=dn,
+                        slice_sizes=_ints(slice_sizes, "slice_sizes"),
+                        indices_are_sorted=bool(indices_are_sorted),
+                        unique_indices=bool(unique_indices), mode=parsed, fill_value=fill)
 
 
 # ---- scatter ----
@@ -721,11 +722,12 @@ def _scatter_bind(prim, operand, scatter_indices, updates, dimension_numbers,
                         f"{type(dimension_numbers).__name__}")
     dn = ScatterDimensionNumbers(*(_ints(f, n) for f, n in zip(dimension_numbers,
                                                                dimension_numbers._fields)))
-    updates = _match_updates(prim.name, operand, updates)
-    return prim.bind(operand, scatter_indices, updates, dimension_numbers=dn,
-                     indices_are_sorted=bool(indices_are_sorted),
-                     unique_indices=bool(unique_indices),
-                     mode=GatherScatterMode.from_any(mode), **extra)
+    if not (key_ops.is_key(operand) or key_ops.is_key(updates)):
+        updates = _match_updates(prim.name, operand, updates)
+    return key_ops.bind(prim, operand, scatter_indices, updates, dimension_numbers=dn,
+                        indices_are_sorted=bool(indices_are_sorted),
+                        unique_indices=bool(unique_indices),
+                        mode=GatherScatterMode.from_any(mode), **extra)
 
 
 def _make_scatter_fn(prim, fn_name, what):

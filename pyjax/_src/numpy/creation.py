@@ -221,6 +221,9 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
     ndmin = operator.index(ndmin)
     if _is_key_array(object):
         return _key_array(object, dtype, ndmin)
+    if isinstance(object, (list, tuple)) and _holds_keys(object):  # keys stacked, as in JAX
+        from pyjax._src.numpy import shape as jnp_shape
+        return _key_array(jnp_shape.stack([array(o) for o in object]), dtype, ndmin)
     dt = _check_dtype(dtype, "array")
     if hasattr(object, "__jax_array__"):
         object = object.__jax_array__()
@@ -288,6 +291,25 @@ def _is_key_array(x):
     return isinstance(getattr(dt, "type", None), type) and issubclass(dt.type, dtypes.extended)
 
 
+def _holds_keys(seq):
+    return any(_is_key_array(o) or isinstance(o, (list, tuple)) and _holds_keys(o)
+               for o in seq)
+
+
+def _is_key_dtype(dtype):
+    return getattr(dtype, "type", None) is dtypes.prng_key
+
+
+def _keys_filled(shape, fill, dtype, device, out_sharding, fun):
+    """``zeros``/``ones``/``empty`` of a key dtype: key data whose words all are ``fill``."""
+    if device is not None or out_sharding is not None:
+        raise NotImplementedError(f"{fun} of a key dtype with device= or out_sharding=")
+    from pyjax._src.random import prng
+    shape = axes_mod.canonicalize_shape(shape, "shape", fun)
+    data = lax_shape.full(tuple(shape) + dtype.key_shape, fill, np.dtype(np.uint32))
+    return prng.PRNGKeyArray._wrap(data, dtype)
+
+
 def _key_array(keys, dtype, ndmin):
     """jnp.array/asarray of a key array: the keys themselves (key arrays are immutable, so
     a copy is indistinguishable), as in JAX; another dtype or ndmin is an error."""
@@ -311,6 +333,9 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
 def copy(a, order=None):
     """A copy of ``a`` as a new array."""
     if key_arrays.is_key_array(a):
+        if order not in (None, "K"):
+            raise NotImplementedError(f"copy of a key array: only implemented for order='K', "
+                                      f"got order={order!r}")
         return a.copy()
     util.check_arraylike("copy", a)
     return array(a, copy=True, order=order)
@@ -374,6 +399,8 @@ def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
 
 def zeros(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of zeros (default dtype float32, or float64 with x64)."""
+    if _is_key_dtype(dtype):
+        return _keys_filled(shape, 0, dtype, device, out_sharding, "zeros")
     shape = axes_mod.canonicalize_shape(shape, "shape", "zeros")
     dt = _check_dtype(dtype, "zeros") or dtypes.default_float_dtype()
     return _place(lax_shape.full(shape, 0, dt, out_sharding=out_sharding), device)
@@ -381,6 +408,8 @@ def zeros(shape, dtype=None, *, device=None, out_sharding=None):
 
 def ones(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of ones (default dtype float32, or float64 with x64)."""
+    if _is_key_dtype(dtype):
+        return _keys_filled(shape, 1, dtype, device, out_sharding, "ones")
     shape = axes_mod.canonicalize_shape(shape, "shape", "ones")
     dt = _check_dtype(dtype, "ones") or dtypes.default_float_dtype()
     return _place(lax_shape.full(shape, 1, dt, out_sharding=out_sharding), device)
@@ -388,6 +417,8 @@ def ones(shape, dtype=None, *, device=None, out_sharding=None):
 
 def empty(shape, dtype=None, *, device=None, out_sharding=None):
     """Like ``zeros`` (pyjax arrays are always initialized)."""
+    if _is_key_dtype(dtype):
+        return _keys_filled(shape, 0, dtype, device, out_sharding, "empty")
     shape = axes_mod.canonicalize_shape(shape, "shape", "empty")
     dt = _check_dtype(dtype, "empty") or dtypes.default_float_dtype()
     return _place(lax_shape.full(shape, 0, dt, out_sharding=out_sharding), device)
@@ -396,6 +427,12 @@ def empty(shape, dtype=None, *, device=None, out_sharding=None):
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
     """An array with the shape and dtype of ``a`` (unless ``shape``/``dtype`` are given),
     filled with ``fill_value``; weakly typed when ``a`` is and ``dtype`` is None."""
+    if (key_arrays.is_key_array(a) and dtype in (None, a.dtype)
+            or key_arrays.is_key_array(fill_value)) and device is None and out_sharding is None:
+        if util.ndim_of(fill_value):  # an array of keys broadcast to the result's shape
+            shp = util.shape_of(a) if shape is None else shape
+            return util.broadcast_to(asarray(fill_value), tuple(shp))
+        return lax_shape.full_like(a, fill_value, None, shape)  # keys (lax/key_ops.py)
     if not (hasattr(a, "shape") and hasattr(a, "dtype")):
         util.check_arraylike("full_like", a)
     util.check_arraylike("full_like", fill_value)
@@ -415,8 +452,6 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_shardin
 
 def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Zeros with the shape and dtype of ``a`` (unless given)."""
-    if key_arrays.is_key_array(a) and device is None and out_sharding is None:
-        return key_arrays.zeros_like(a, dtype, shape)
     return full_like(a, 0, dtype, shape, device=device, out_sharding=out_sharding)
 
 
@@ -676,7 +711,7 @@ def diag(v, k=0):
         rows = lax_shape.broadcasted_iota(np.int32, (size, size), 0)
         cols = lax_shape.broadcasted_iota(np.int32, (size, size), 1)
         mask = lax_ew.eq(lax_ew.sub(cols, rows), np.int32(k))
-        vpad = lax_shape.pad(v, 0, [(0, _abs(k), 0)])
+        vpad = v if k == 0 else lax_shape.pad(v, 0, [(0, _abs(k), 0)])  # (k=0: keys too)
         vals = lax_shape.broadcast_in_dim(vpad, (size, size), (0,) if k >= 0 else (1,))
         return lax_ew.select(mask, vals, lax_shape.full_like(vals, 0))
     if nd == 2:

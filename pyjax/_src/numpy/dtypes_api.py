@@ -145,7 +145,17 @@ def _as_dtype_like(x):
 
 def result_type(*args):
     """The dtype of a computation combining ``args`` (arrays, scalars or dtypes) under JAX's
-    promotion rules, canonicalized for the x64 setting. Python scalars are weakly typed."""
+    promotion rules, canonicalized for the x64 setting. Python scalars are weakly typed.
+    Key arrays and key dtypes promote only with their own key dtype."""
+    keys = [a for a in args if getattr(getattr(a, "dtype", a), "type", None) is _dt.prng_key]
+    if keys:
+        kdt = getattr(keys[0], "dtype", keys[0])
+        for a in args:
+            if getattr(a, "dtype", a) != kdt:  # JAX's errors, by what was passed
+                if not any(hasattr(k, "dtype") for k in keys):
+                    raise TypeError(f"Cannot determine dtype of {kdt}")
+                raise ValueError(f"dtype={kdt} is not a valid dtype for JAX type promotion.")
+        return kdt
     return _dt.result_type(*args)
 
 
@@ -195,7 +205,7 @@ def _dtype_of_value(x):
     if x is None:
         return None
     d = getattr(x, "dtype", None)
-    if isinstance(d, np.dtype):
+    if isinstance(d, np.dtype) or getattr(d, "type", None) is _dt.prng_key:  # key<fry> too
         return d
     if isinstance(x, (builtins.bool, int, float, complex)):
         return _dt.dtype_of(x)

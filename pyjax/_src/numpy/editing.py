@@ -19,7 +19,7 @@ from pyjax._src.core import errors
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import sorting as lax_sort
-from pyjax._src.numpy import util
+from pyjax._src.numpy import dtypes_api, util
 from pyjax._src.numpy.creation import asarray, zeros
 from pyjax._src.numpy.indexing import take, take_along_axis
 from pyjax._src.numpy.reductions import argsort, cumsum, nonzero, sort
@@ -121,7 +121,7 @@ def insert(arr, obj, values, axis=None):
     ind = ind.astype(np.int64)
     if ind.size and (ind.min() < -n or ind.max() > n):
         raise IndexError(f"index {ind} is out of bounds for axis {axis} with size {n}")
-    vals = asarray(values).astype(a.dtype)
+    vals = asarray(values, dtype=a.dtype)  # (key arrays have no astype method, as in JAX)
     if ind.ndim == 0:
         # a block of values before one index: values get a's rank, their first axis at axis
         vals = reshape(vals, (1,) * (a.ndim - vals.ndim) + tuple(vals.shape))
@@ -349,11 +349,11 @@ def block(arrays):
     all_leaves = leaves(arrays)
     util.check_arraylike("block", *all_leaves)
     ndim = max([depth] + [leaf.ndim for leaf in all_leaves])
-    dtype = dtypes.result_type(*all_leaves)
+    dtype = dtypes_api.result_type(*all_leaves)  # (a key dtype for blocks of keys)
 
     def build(x, level):
         if not isinstance(x, list):
-            x = asarray(x).astype(dtype)
+            x = asarray(x, dtype=dtype)
             return reshape(x, (1,) * (ndim - x.ndim) + tuple(x.shape))
         return concatenate([build(e, level + 1) for e in x], axis=-(depth - level))
     return build(arrays, 0)

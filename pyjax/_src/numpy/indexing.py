@@ -878,6 +878,8 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     ``take_along_axis``); the other dimensions of ``arr`` and ``indices`` broadcast.
 
     The default ``mode="fill"`` returns ``fill_value`` for out-of-bounds indices."""
+    if key_arrays.is_key_array(arr):
+        return key_arrays.take(arr, indices, axis, mode, fill_value, take_along=True)
     arr = _as_array(arr)
     indices = _int_indices(indices, "take_along_axis")
     ishape = tuple(np.shape(indices)) if isinstance(indices, np.ndarray) else indices.shape

@@ -1,7 +1,10 @@
 """``jnp`` functions applied to key arrays (dtype ``key<fry>``), as JAX allows: the shape
-functions, ``stack``/``concatenate``, ``take``, ``copy``, ``zeros_like``, ``array_equal`` work
-on the key data and give key arrays back (``where``: ``random/prng.where_keys``). Each jnp function tests ``is_key_array`` on its first argument (one class
-attribute lookup) and hands key arrays here."""
+functions, ``stack``/``concatenate``, ``take``, ``copy``, ``array_equal`` work on the key data
+and give key arrays back (``where``: ``random/prng.where_keys``; the lax primitives under the
+other jnp functions: ``lax/key_ops.py``). Each jnp function tests ``is_key_array`` on its
+first argument (one class attribute lookup) and hands key arrays here."""
+import numpy as np
+
 from pyjax._src.core import axes as axes_mod
 from pyjax._src.numpy import util
 
@@ -12,6 +15,13 @@ def is_key_array(x):
 
 def _data(k):
     return k._base_array
+
+
+def refuse(fun, x):
+    """JAX's TypeError for a key array passed where only numeric dtypes make sense."""
+    if is_key_array(x):
+        raise TypeError(f"Cannot interpret '{x.dtype}' as a data type: {fun} takes numeric "
+                        "arrays, got a key array (random.key_data(keys) gives its key data)")
 
 
 def reshape(k, shape, order):
@@ -43,21 +53,25 @@ def broadcast_to(k, shape):
     return k._rewrap(util.broadcast_to(_data(k), tuple(shape) + k.dtype.key_shape))
 
 
-def take(k, indices, axis, mode, fill_value):
-    if mode is not None or fill_value is not None:
-        raise NotImplementedError("take of a key array with mode= or fill_value=")
-    return k.take(indices, axis=axis)
-
-
-def zeros_like(k, dtype, shape):
-    from pyjax._src.lax import shape_ops
-    if dtype is not None and dtype != k.dtype:
-        raise ValueError(f"zeros_like: a key array keeps its dtype {k.dtype}, got "
-                         f"dtype={dtype!r}")
-    shape = k.shape if shape is None else tuple(axes_mod.canonicalize_shape(
-        shape, "shape", "zeros_like"))
-    data = _data(k)
-    return k._rewrap(shape_ops.full(shape + k.dtype.key_shape, data.dtype.type(0), data.dtype))
+def take(k, indices, axis, mode, fill_value, take_along=False):
+    """``jnp.take`` / ``take_along_axis`` of keys: the key data taken along the same axis
+    (out-of-bounds fill: key data of all ones bits, as JAX's uint32 fill)."""
+    from pyjax._src.numpy import indexing
+    if fill_value is not None:  # JAX 0.10.2 fails on it too (an unhashable key)
+        raise TypeError(f"take: fill_value is not supported for key arrays (dtype {k.dtype})")
+    if axis is None:
+        k, axis = k.ravel(), 0
+    axis = axes_mod.canonicalize_axis(axis, k.ndim, fun="take")
+    if take_along:  # the indices' trailing unit dimension broadcasts over the key data's
+        indices = indexing._int_indices(indices, "take_along_axis")
+        nd = len(np.shape(indices)) if isinstance(indices, np.ndarray) else indices.ndim
+        if nd != k.ndim:
+            raise ValueError("indices and arr must have the same number of dimensions; "
+                             f"{nd} vs. {k.ndim}")
+        from pyjax._src.lax import shape_ops
+        return k._rewrap(indexing.take_along_axis(
+            _data(k), shape_ops.expand_dims(indices, (nd,)), axis=axis, mode=mode))
+    return k._rewrap(indexing.take(_data(k), indices, axis=axis, mode=mode))
 
 
 def array_equal(a, b):
@@ -71,10 +85,7 @@ def join(arrays, axis, fun, new_axis):
     """``stack``/``concatenate`` of key arrays (as JAX allows): the key data joined along
     ``axis`` counted on the key arrays' own dims; every operand a key array of one dtype."""
     from pyjax._src.lax import shape_ops as lax_shape
-    if not all(map(is_key_array, arrays)) or len(
-            {a.dtype for a in arrays}) != 1:
-        raise TypeError(f"{fun}: key arrays join only with key arrays of the same key dtype, "
-                        f"got {[getattr(a, 'dtype', type(a).__name__) for a in arrays]}")
+    util.promote_dtypes(*arrays)  # keys join only with keys of their key dtype
     shape0 = arrays[0].shape
     nd = len(shape0) + new_axis
     if nd == 0:

@@ -48,7 +48,7 @@ _PY_SCALARS = (bool, int, float, complex)
 
 def asarray(x):
     """``x`` as a pyjax array (or tracer). Python scalars keep their weak type."""
-    if isinstance(x, (ArrayImpl, Tracer)):
+    if isinstance(x, (ArrayImpl, Tracer)) or key_arrays.is_key_array(x):
         return x
     if hasattr(x, "__jax_array__"):
         return asarray(x.__jax_array__())
@@ -489,6 +489,8 @@ def unstack(x, /, *, axis=0):
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
                          "passed.")
     axis = axes_mod.canonicalize_axis(axis, x.ndim, fun="unstack")
+    if key_arrays.is_key_array(x):
+        return tuple(lax_shape.index_in_dim(x, i, axis, False) for i in range(x.shape[axis]))
     return tuple(lax_composite.unstack(x, axis))  # one primitive: JAX's sharding rule
 
 

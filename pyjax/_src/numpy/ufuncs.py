@@ -898,6 +898,7 @@ def angle(z, deg=False):
 def iscomplex(x, /):
     """True where ``x`` has a nonzero imaginary part."""
     util.check_arraylike("iscomplex", x)
+    key_arrays.refuse("iscomplex", x)
     if not dtypes.is_complex(_dt(x)):
         return _full_like(x, False, np.bool_)
     return lax.ne(lax.imag(x), _const(lax.imag(x), 0))
@@ -906,6 +907,7 @@ def iscomplex(x, /):
 def isreal(x, /):
     """True where ``x`` has a zero imaginary part."""
     util.check_arraylike("isreal", x)
+    key_arrays.refuse("isreal", x)
     if not dtypes.is_complex(_dt(x)):
         return _full_like(x, True, np.bool_)
     return lax.eq(lax.imag(x), _const(lax.imag(x), 0))
@@ -1008,6 +1010,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|a - b| <= atol + rtol * |b|`` elementwise; infinities are close only to equal
     infinities; NaNs are close to each other when ``equal_nan``."""
     util.check_arraylike("isclose", a, b)
+    if key_arrays.is_key_array(a) or key_arrays.is_key_array(b):  # JAX: keys close if equal
+        return equal(a, b)
     a, b = util.promote_args_inexact("isclose", a, b)
     real_dt = dtypes.to_real_dtype(_dt(a))
     rtol = lax_base.coerce_scalar(float(rtol), real_dt)

@@ -18,8 +18,10 @@ _SCALARS = (bool, int, float, complex)
 
 
 def is_arraylike(x) -> bool:
+    # key arrays too, as in JAX: the shape functions move their key data, and a numeric
+    # primitive refuses them (lax/key_ops.py)
     return isinstance(x, (ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float, complex)) \
-        or hasattr(x, "__jax_array__")
+        or hasattr(x, "__jax_array__") or getattr(type(x), "_pyjax_key_array", False)
 
 
 def check_arraylike(fun_name: str, *args):
@@ -34,14 +36,31 @@ def ndim_of(x):
     return len(shape_of(x))
 
 
+def _is_key(x):
+    return getattr(type(x), "_pyjax_key_array", False)
+
+
 def dtype_of(x):
-    return aval_of(x).dtype
+    return x.dtype if _is_key(x) else aval_of(x).dtype
+
+
+def _keys_unpromoted(args):
+    """Key arrays take part in promotion only with keys of their own key dtype (JAX's rule
+    and error)."""
+    kdt = next(a.dtype for a in args if _is_key(a))
+    if not all(_is_key(a) and a.dtype == kdt for a in args):
+        bad = next(a.dtype for a in args if _is_key(a) and a.dtype != kdt) if all(
+            map(_is_key, args)) else kdt
+        raise ValueError(f"dtype={bad} is not a valid dtype for JAX type promotion.")
+    return list(args)
 
 
 def promote_dtypes(*args):
     """Convert arguments to their JAX result type (weak types respected); no broadcasting."""
     if len(args) < 2:
         return list(args)
+    if any(map(_is_key, args)):
+        return _keys_unpromoted(args)
     avals = [aval_of(a) for a in args]
     to_dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
     out = []
@@ -231,6 +250,10 @@ def _promote_and_broadcast(kind, fun_name, args):
         return _run_plan(args, plan)
     check_arraylike(fun_name, *args)
     if key is None or None in key:
+        if any(map(_is_key, args)) and len({str(dtype_of(a)) for a in args}) > 1:
+            names = ", ".join(str(dtype_of(a)) if _is_key(a) else dtypes.result_type(a).name
+                              for a in args)  # JAX's elementwise error for keys and non-keys
+            raise TypeError(f"{fun_name} does not accept dtypes {names}.")
         promote = {"": promote_dtypes, "inexact": promote_dtypes_inexact,
                    "numeric": promote_dtypes_numeric}[kind]
         return broadcast_arrays(*promote(*args))

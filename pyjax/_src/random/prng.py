@@ -480,19 +480,30 @@ class PRNGKeyArray(Array, HasShape):
             raise TypeError(scalar_error)
         return self.shape[0]
 
-    def __getitem__(self, idx):
+    def _data_index(self, idx):
+        """The index of the key data that ``idx`` (an index of the keys) selects: every key
+        dimension spelled out, the key data's own dimension taken whole."""
         if not isinstance(idx, tuple):
             idx = (idx,)
         if any(i is Ellipsis for i in idx):
             k = [j for j, i in enumerate(idx) if i is Ellipsis][0]
             used = sum(1 for i in idx if i is not None and i is not Ellipsis)
             idx = idx[:k] + (slice(None),) * (self.ndim - used) + idx[k + 1:]
-        used = sum(1 for i in idx if i is not None)
+        # a boolean mask covers as many dimensions as it has
+        used = sum(np.ndim(i) if getattr(i, "dtype", None) == np.bool_ else 1
+                   for i in idx if i is not None)
         if used > self.ndim:
             raise IndexError(f"too many indices for a key array: array is {self.ndim}-"
                              f"dimensional, but {used} were indexed")
-        idx = idx + (slice(None),) * (self.ndim - used)
-        return self._rewrap(self._base_array[idx + (slice(None),)])
+        return idx + (slice(None),) * (self.ndim - used + len(self._dtype.key_shape))
+
+    def __getitem__(self, idx):
+        return self._rewrap(self._base_array[self._data_index(idx)])
+
+    @property
+    def at(self):
+        """``keys.at[idx].get()`` / ``.set(keys)``, as JAX allows on key arrays."""
+        return _KeyIndexUpdateHelper(self)
 
     # -- shape manipulation --
     def reshape(self, *shape, order="C"):
@@ -543,29 +554,71 @@ class PRNGKeyArray(Array, HasShape):
         perm[a], perm[b] = perm[b], perm[a]
         return self.transpose(perm)
 
-    def take(self, indices, axis=None):
-        from pyjax._src.numpy import indexing
-        if axis is None:
-            return self.ravel().take(indices, axis=0)
-        return self._rewrap(indexing.take(self._base_array, indices,
-                                                axis=self._axis(axis)))
+    def take(self, indices, axis=None, mode=None, fill_value=None):
+        from pyjax._src.numpy import key_arrays
+        return key_arrays.take(self, indices, axis, mode, fill_value)
 
-    # -- comparisons: keys are equal when their key data are --
+    # -- comparisons: keys are equal when their key data are (lax/key_ops.compare) --
     def __eq__(self, other):
-        return _keys_equal(self, other)
+        return _keys_compare("equal", self, other)
 
     def __ne__(self, other):
-        from pyjax._src.numpy import ufuncs
-        return ufuncs.logical_not(_keys_equal(self, other))
+        return _keys_compare("not_equal", self, other)
 
     __lt__ = __le__ = __gt__ = __ge__ = _arithmetic_error
 
 
-def _keys_equal(a, b):
-    if not isinstance(b, PRNGKeyArray):
-        _arithmetic_error()
-    from pyjax._src.numpy import reductions, ufuncs
-    return reductions.all(ufuncs.equal(a._base_array, b._base_array), axis=-1)
+class _KeyIndexUpdateHelper:
+    __slots__ = ("keys",)
+
+    def __init__(self, keys):
+        self.keys = keys
+
+    def __getitem__(self, idx):
+        return _KeyIndexUpdateRef(self.keys, idx)
+
+
+class _KeyIndexUpdateRef:
+    """``keys.at[idx]``: ``get`` and ``set`` move key data; the arithmetic updates refuse."""
+
+    __slots__ = ("keys", "index")
+
+    def __init__(self, keys, index):
+        self.keys, self.index = keys, index
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None):
+        if fill_value is not None:  # JAX 0.10.2 fails here too (an unhashable key)
+            raise TypeError(f"keys.at[...].get: fill_value is not supported for key arrays "
+                            f"(dtype {self.keys.dtype}), got {fill_value!r}")
+        data = self.keys._base_array.at[self.keys._data_index(self.index)].get(
+            indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+        return self.keys._rewrap(data)
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        keys = self.keys
+        if not isinstance(values, PRNGKeyArray) or values.dtype != keys.dtype:
+            got = values.dtype if hasattr(values, "dtype") else type(values).__name__
+            raise TypeError(f"keys.at[...].set: a key array of dtype {keys.dtype} takes key "
+                            f"values of the same dtype, got {got}")
+        data = keys._base_array.at[keys._data_index(self.index)].set(
+            values._base_array, indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices, mode=mode)
+        return keys._rewrap(data)
+
+    def _no_arithmetic(self, *args, **kwargs):
+        raise TypeError(f"key arrays (dtype {self.keys.dtype}) support only .at[...].get() "
+                        "and .at[...].set(keys): they hold PRNG keys, not numbers")
+
+    add = subtract = multiply = mul = divide = power = min = max = apply = _no_arithmetic
+
+
+def _keys_compare(name, a, b):
+    if not isinstance(b, PRNGKeyArray) or b.dtype != a.dtype:
+        other = b.dtype if isinstance(b, PRNGKeyArray) else dtypes.result_type(b)
+        raise TypeError(f"{name} does not accept dtypes {a.dtype}, {other}.")
+    from pyjax._src.numpy import ufuncs
+    return getattr(ufuncs, name)(a, b)
 
 
 for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "divmod", "pow", "matmul",

@@ -113,13 +113,63 @@ def _monoid_abstract_eval(name, kinds):
 
 def _monoid_lower(name):
     _, identity, make_region = _MONOIDS[name]
+    elementwise = {"reduce_window_max": ew.max, "reduce_window_min": ew.min}.get(name)
 
     def lower(ctx, x, **window):
         dt = x.aval.dtype
+        if elementwise is not None and _sliceable(x.aval, dt, **window):
+            return ctx.lower_fun(_max_min_by_slices, [x], dict(
+                window, op=elementwise, init=identity(dt)))
         init = ctx.constant(identity(dt), _scalar(dt))
         return ctx.op("stablehlo.reduce_window", [x, init], ctx.avals_out[0],
                       regions=[make_region(ctx, dt)], attrs=_window_attrs(**window))
     return lower
+
+
+# ---- max/min windows as elementwise max/min of strided slices ----
+# The plugin does not vectorize a reduce_window whose body is max/min, NaN-checking selects or
+# bare: a 3x3 stride-1 max pool of 8x64x64x32 float32 took 70 ms (JAX 19 ms). Elementwise
+# maximum/minimum are vectorized and propagate NaNs (fast min/max is off, see reductions.py),
+# and as IEEE maximum/minimum they treat +0/-0 symmetrically (+0 for max, -0 for min, in
+# either order, checked against JAX), so any order of combination gives the same bits: the
+# window is reduced one dimension at a time, as the max of its strided slices (1.1 ms).
+# Windows up to _SLICED_WINDOW elements per dimension (larger ones keep reduce_window).
+_SLICED_WINDOW = 32
+
+
+def _sliceable(aval, dt, window_dimensions, window_strides, padding, base_dilation,
+               window_dilation):
+    return (not dtypes.is_complex(dt) and not dtypes.is_bool(dt) and aval.size > 0
+            and all(1 <= w <= _SLICED_WINDOW for w in window_dimensions)
+            and all(lo >= 0 and hi >= 0 for lo, hi in padding))
+
+
+def _window_view(x, d, k, count, stride):
+    """``count`` elements of ``x`` along dimension ``d`` from ``k`` with ``stride``."""
+    shape = bu.shape_of(x)
+    start, limit, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    start[d], limit[d], strides[d] = k, k + (count - 1) * stride + 1, stride
+    return shape_ops.slice(x, tuple(start), tuple(limit), tuple(strides))
+
+
+def _max_min_by_slices(x, *, op, init, window_dimensions, window_strides, padding,
+                       base_dilation, window_dilation):
+    out_shape = reduce_window_shape_tuple(bu.shape_of(x), window_dimensions, window_strides,
+                                          padding, base_dilation, window_dilation)
+    if any(map(any, padding)) or any(d != 1 for d in base_dilation):
+        x = shape_ops.pad(x, np.asarray(init, aval_of(x).dtype),
+                          tuple((lo, hi, b - 1) for (lo, hi), b in zip(padding, base_dilation)))
+    for d, (w, s, wd, n) in enumerate(zip(window_dimensions, window_strides, window_dilation,
+                                          out_shape)):
+        if n == 0:
+            return shape_ops.full_like(x, init, shape=out_shape)
+        if w == 1 and s == 1 and bu.shape_of(x)[d] == n:
+            continue
+        y = _window_view(x, d, 0, n, s)
+        for k in range(1, w):
+            y = op(y, _window_view(x, d, k * wd, n, s))
+        x = y
+    return x
 
 
 def _window_batch_rule():

@@ -249,6 +249,49 @@ def setup_maxpool(lib, np):
     return lambda: lib.block_until_ready(f(x))
 
 
+def _cummax_input(lib, np):
+    rng = np.random.default_rng(6)
+    return lib.device_put(rng.normal(size=(8, 4096)).astype(np.float32))
+
+
+def setup_cummax(lib, np):
+    """lax.cummax along the last axis of 8x4096 float32."""
+    x = _cummax_input(lib, np)
+    f = lib.jit(lambda x: lib.lax.cummax(x, axis=1))
+    return lambda: lib.block_until_ready(f(x))
+
+
+def setup_cummax_grad(lib, np):
+    """Gradient of sum(cummax(x)**2) along the last axis of 8x4096 float32."""
+    x = _cummax_input(lib, np)
+    f = lib.jit(lib.grad(lambda x: (lib.lax.cummax(x, axis=1) ** 2).sum()))
+    return lambda: lib.block_until_ready(f(x))
+
+
+def _pool3(lib, x):
+    return lib.lax.reduce_window(x, -float("inf"), lib.lax.max, (1, 3, 3, 1), (1, 1, 1, 1),
+                                 "SAME")
+
+
+def _pool3_input(lib, np):
+    rng = np.random.default_rng(7)
+    return lib.device_put(rng.normal(size=(8, 64, 64, 32)).astype(np.float32))
+
+
+def setup_maxpool3(lib, np):
+    """3x3 stride-1 'SAME' max pool of 8x64x64x32 NHWC float32, forward."""
+    x = _pool3_input(lib, np)
+    f = lib.jit(lambda x: _pool3(lib, x))
+    return lambda: lib.block_until_ready(f(x))
+
+
+def setup_maxpool3_grad(lib, np):
+    """Gradient of sum(pool(x)**2) for that pool."""
+    x = _pool3_input(lib, np)
+    f = lib.jit(lib.grad(lambda x: (_pool3(lib, x) ** 2).sum()))
+    return lambda: lib.block_until_ready(f(x))
+
+
 # name -> (setup, unit, factor from seconds per run to the unit)
 WORKLOADS = {
     "sgd": (setup_sgd, "ms", 1e3),
@@ -269,6 +312,10 @@ WORKLOADS = {
     "tr_fwd": (setup_transformer_fwd, "ms", 1e3),
     "tr_step": (setup_transformer_step, "ms", 1e3),
     "maxpool": (setup_maxpool, "ms", 1e3),
+    "cummax": (setup_cummax, "ms", 1e3),
+    "cummax_grad": (setup_cummax_grad, "ms", 1e3),
+    "maxpool3": (setup_maxpool3, "ms", 1e3),
+    "maxpool3_grad": (setup_maxpool3_grad, "ms", 1e3),
 }
 DESCRIPTIONS = {
     "sgd": "MLP SGD step 784-512-512-10 b128",
@@ -289,6 +336,10 @@ DESCRIPTIONS = {
     "tr_fwd": "transformer block forward",
     "tr_step": "transformer block SGD step",
     "maxpool": "2x2 max-pool fwd+bwd 64x32x32x32",
+    "cummax": "cummax last axis 8x4096 f32",
+    "cummax_grad": "  its gradient",
+    "maxpool3": "3x3 s1 SAME max pool 8x64x64x32",
+    "maxpool3_grad": "  its gradient",
 }
 
 

@@ -1,12 +1,13 @@
 """Windowed reductions: ``reduce_window`` (pooling) and the max-pooling gradient primitives.
 
-``reduce_window_sum``/``max``/``min`` are the monoid reductions, each lowered to
-``stablehlo.reduce_window`` with a one-op body; ``reduce_window`` with any other computation
+``reduce_window_sum``/``max``/``min`` are the monoid reductions, lowered to
+``stablehlo.reduce_window`` with a one-op body (max/min of small windows: strided slices); ``reduce_window`` with any other computation
 binds the generic ``reduce_window`` primitive, whose body is the user's Python function traced
 where it is lowered (as ``scatter_apply``'s). Gradients as JAX computes them: the sum's
 transpose is a padded, strided sum again; the max/min JVP gathers the tangent at each window's
 chosen element (``select_and_gather_add``), whose transpose scatters the cotangent there
-(``select_and_scatter_add``, lowered to ``stablehlo.select_and_scatter``).
+(``select_and_scatter_add``, lowered as JAX does on CPU: the operand padded with the select
+identity, then ``stablehlo.select_and_scatter``, or strided slices for small windows).
 """
 from __future__ import annotations
 
@@ -113,13 +114,63 @@ def _monoid_abstract_eval(name, kinds):
 
 def _monoid_lower(name):
     _, identity, make_region = _MONOIDS[name]
+    elementwise = {"reduce_window_max": ew.max, "reduce_window_min": ew.min}.get(name)
 
     def lower(ctx, x, **window):
         dt = x.aval.dtype
+        if elementwise is not None and _sliceable(x.aval, dt, **window):
+            return ctx.lower_fun(_max_min_by_slices, [x], dict(
+                window, op=elementwise, init=identity(dt)))
         init = ctx.constant(identity(dt), _scalar(dt))
         return ctx.op("stablehlo.reduce_window", [x, init], ctx.avals_out[0],
                       regions=[make_region(ctx, dt)], attrs=_window_attrs(**window))
     return lower
+
+
+# ---- max/min windows as elementwise max/min of strided slices ----
+# The plugin does not vectorize a reduce_window whose body is max/min, NaN-checking selects or
+# bare: a 3x3 stride-1 max pool of 8x64x64x32 float32 took 70 ms (JAX 19 ms). Elementwise
+# maximum/minimum are vectorized and propagate NaNs (fast min/max is off, see reductions.py),
+# and as IEEE maximum/minimum they treat +0/-0 symmetrically (+0 for max, -0 for min, in
+# either order, checked against JAX), so any order of combination gives the same bits: the
+# window is reduced one dimension at a time, as the max of its strided slices (1.1 ms).
+# Windows up to _SLICED_WINDOW elements per dimension (larger ones keep reduce_window).
+_SLICED_WINDOW = 32
+
+
+def _sliceable(aval, dt, window_dimensions, window_strides, padding, base_dilation,
+               window_dilation):
+    return (not dtypes.is_complex(dt) and not dtypes.is_bool(dt) and aval.size > 0
+            and all(1 <= w <= _SLICED_WINDOW for w in window_dimensions)
+            and all(lo >= 0 and hi >= 0 for lo, hi in padding))
+
+
+def _window_view(x, d, k, count, stride):
+    """``count`` elements of ``x`` along dimension ``d`` from ``k`` with ``stride``."""
+    shape = bu.shape_of(x)
+    start, limit, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    start[d], limit[d], strides[d] = k, k + (count - 1) * stride + 1, stride
+    return shape_ops.slice(x, tuple(start), tuple(limit), tuple(strides))
+
+
+def _max_min_by_slices(x, *, op, init, window_dimensions, window_strides, padding,
+                       base_dilation, window_dilation):
+    out_shape = reduce_window_shape_tuple(bu.shape_of(x), window_dimensions, window_strides,
+                                          padding, base_dilation, window_dilation)
+    if any(map(any, padding)) or any(d != 1 for d in base_dilation):
+        x = shape_ops.pad(x, np.asarray(init, aval_of(x).dtype),
+                          tuple((lo, hi, b - 1) for (lo, hi), b in zip(padding, base_dilation)))
+    for d, (w, s, wd, n) in enumerate(zip(window_dimensions, window_strides, window_dilation,
+                                          out_shape)):
+        if n == 0:
+            return shape_ops.full_like(x, init, shape=out_shape)
+        if w == 1 and s == 1 and bu.shape_of(x)[d] == n:
+            continue
+        y = _window_view(x, d, 0, n, s)
+        for k in range(1, w):
+            y = op(y, _window_view(x, d, k * wd, n, s))
+        x = y
+    return x
 
 
 def _window_batch_rule():
@@ -231,9 +282,6 @@ def _gather_transpose(ct, tangents, operand, *, select, window_dimensions, windo
                                   f"window dilation, got window_dilation={window_dilation}.")
     if type(ct) is Zero:
         return [Zero(tangents.aval), None]
-    if (tuple(window_strides) == tuple(window_dimensions) and not any(map(any, padding))
-            and all(d == 1 for d in base_dilation)):
-        return [_tiled_pool_scatter(ct, operand, select, window_dimensions), None]
     dilated = any(d != 1 for d in base_dilation)
     if dilated:  # the holes of the dilated operand are never selected
         ident = _select_identity(select, aval_of(operand).dtype)
@@ -245,40 +293,6 @@ def _gather_transpose(ct, tangents, operand, *, select, window_dimensions, windo
         shape = bu.shape_of(res)
         res = shape_ops.slice(res, (0,) * len(shape), shape, base_dilation)
     return [res, None]
-
-
-def _tiled_pool_scatter(ct, operand, select, window):
-    """``select_and_scatter_add`` for windows that tile the operand (strides equal to the
-    window, no padding): each window's elements moved into one axis, the first max (min)
-    found by argmax (argmin), the cotangent placed there by a one-hot product. The same
-    result as XLA's select_and_scatter (which keeps the first of tied elements), measured
-    about 10x faster on XLA:CPU for 2x2 pooling."""
-    shape = bu.shape_of(operand)
-    nd = len(shape)
-    outs = [d // k for d, k in zip(shape, window)]
-    used = tuple(o * k for o, k in zip(outs, window))
-    x = operand
-    if used != tuple(shape):  # the rows no window reaches get no gradient
-        x = shape_ops.slice(x, (0,) * nd, used)
-    x = shape_ops.reshape(x, tuple(v for o, k in zip(outs, window) for v in (o, k)))
-    perm = tuple(range(0, 2 * nd, 2)) + tuple(range(1, 2 * nd, 2))
-    size = int(np.prod(window))
-    x = shape_ops.reshape(shape_ops.transpose(x, perm), tuple(outs) + (size,))
-    pick = red.argmax if select == "ge" else red.argmin
-    where = pick(x, nd, np.int32)
-    positions = shape_ops.broadcasted_iota(np.int32, tuple(outs) + (size,), nd)
-    hit = ew.eq(positions, shape_ops.broadcast_in_dim(where, tuple(outs) + (size,),
-                                                      tuple(range(nd))))
-    dt = aval_of(ct).dtype
-    full_ct = shape_ops.broadcast_in_dim(ct, tuple(outs) + (size,), tuple(range(nd)))
-    res = ew.select(hit, full_ct, shape_ops.full_like(full_ct, 0))
-    res = shape_ops.reshape(res, tuple(outs) + tuple(window))
-    res = shape_ops.transpose(res, tuple(int(i) for i in np.argsort(perm)))
-    res = shape_ops.reshape(res, used)
-    if used != tuple(shape):
-        res = shape_ops.pad(res, np.zeros((), dt),
-                            tuple((0, d - u, 0) for d, u in zip(shape, used)))
-    return res
 
 
 def _scatter_abstract_eval(source, operand, *, select, window_dimensions, window_strides,
@@ -293,11 +307,85 @@ def _scatter_abstract_eval(source, operand, *, select, window_dimensions, window
 
 
 def _scatter_lower(ctx, source, operand, *, select, window_dimensions, window_strides, padding):
+    """As JAX lowers it on CPU: the operand padded with the select identity (the padding
+    elements are candidates like any other: a NaN before one passes the selection to it, and
+    its cotangent is dropped), then select_and_scatter, or, for windows of up to
+    _SCATTER_SLICED elements, the same selection written with strided slices."""
+    params = dict(select=select, window_dimensions=window_dimensions,
+                  window_strides=window_strides, padding=padding)
+    if (int(np.prod(window_dimensions)) <= _SCATTER_SLICED and source.aval.size > 0
+            and all(lo >= 0 and hi >= 0 for lo, hi in padding)):
+        return ctx.lower_fun(_scatter_by_slices, [source, operand], params)
+    if any(lo < 0 or hi < 0 for lo, hi in padding):  # (cropping: XLA's padding attribute)
+        return _select_and_scatter_op(ctx, source, operand, select, window_dimensions,
+                                      window_strides, padding, ctx.avals_out[0])
+    shape = operand.aval.shape
+    padded = any(map(any, padding))
+    if padded:
+        operand = ctx.lower_fun(lambda x: _pad_with_identity(x, select, padding), [operand], {})
+    out = _select_and_scatter_op(ctx, source, operand, select, window_dimensions,
+                                 window_strides, ((0, 0),) * len(shape),
+                                 ctx.avals_out[0].update(shape=operand.aval.shape))
+    return ctx.lower_fun(lambda y: _unpad(y, padding, shape), [out], {}) if padded else out
+
+
+def _pad_with_identity(operand, select, padding):
+    ident = np.asarray(_select_identity(select, aval_of(operand).dtype))
+    return shape_ops.pad(operand, ident, tuple((lo, hi, 0) for lo, hi in padding))
+
+
+def _unpad(x, padding, shape):
+    return shape_ops.slice(x, tuple(lo for lo, _ in padding),
+                           tuple(lo + n for (lo, _), n in zip(padding, shape)))
+
+
+# select_and_scatter is not vectorized by the plugin (a 3x3 stride-1 max-pool gradient of
+# 8x64x64x32 float32: about 90 ms of CPU). The same result from strided slices: the window
+# elements visited in row-major order, keeping the selected one unless it is not ``ge``
+# (``le``) the next (XLA's rule: ties keep the first, a NaN gives way to the next element, a
+# NaN next takes over), then each window's cotangent placed at its selected offset with a
+# strided pad and added up in the order of the windows (the order XLA adds them in).
+_SCATTER_SLICED = 64
+
+
+def _scatter_by_slices(source, operand, *, select, window_dimensions, window_strides,
+                       padding):
+    import itertools
+    shape, out_shape = bu.shape_of(operand), bu.shape_of(source)
+    if any(map(any, padding)):
+        operand = _pad_with_identity(operand, select, padding)
+    padded = bu.shape_of(operand)
+    offsets = list(itertools.product(*[range(w) for w in window_dimensions]))
+    limits = [tuple(o + (n - 1) * st + 1 for o, n, st in zip(off, out_shape, window_strides))
+              for off in offsets]
+    prefer = ew.ge if select == "ge" else ew.le
+    best, which = None, None
+    for i, (off, lim) in enumerate(zip(offsets, limits)):
+        v = shape_ops.slice(operand, off, lim, window_strides)
+        if best is None:
+            best, which = v, shape_ops.full_like(source, 0, dtype=np.int32)
+            continue
+        keep = prefer(best, v)
+        best = ew.select(keep, best, v)
+        which = ew.select(keep, which, shape_ops.full_like(which, i))
+    zero = np.zeros((), aval_of(source).dtype)
+    acc = shape_ops.full_like(source, 0, shape=padded)
+    for i in reversed(range(len(offsets))):
+        mine = ew.select(ew.eq(which, shape_ops.full_like(which, i)), source,
+                         shape_ops.full_like(source, 0))
+        acc = ew.add(acc, shape_ops.pad(mine, zero, tuple(
+            (o, p - lim, st - 1) for o, p, lim, st in zip(offsets[i], padded, limits[i],
+                                                          window_strides))))
+    return _unpad(acc, padding, shape) if any(map(any, padding)) else acc
+
+
+def _select_and_scatter_op(ctx, source, operand, select, window_dimensions, window_strides,
+                           padding, out):
     dt = source.aval.dtype
     init = ctx.constant(np.zeros((), dt), _scalar(dt))
     n = len(window_dimensions)
     pads = np.asarray(padding, np.int64).reshape(n, 2)
-    return ctx.op("stablehlo.select_and_scatter", [operand, source, init], ctx.avals_out[0],
+    return ctx.op("stablehlo.select_and_scatter", [operand, source, init], out,
                   regions=[_select_region(ctx, operand.aval.dtype, select),
                            red._binary_region(ctx, dt, "stablehlo.add")],
                   attrs={"window_dimensions": mlir.i64_array(window_dimensions),

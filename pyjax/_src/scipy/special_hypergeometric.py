@@ -22,7 +22,8 @@ series short and its terms of one sign where possible:
 JAX documents both for positive arguments only; these keep SciPy's values on the whole real
 domain above except where noted. Derivatives in x: d/dx 1F1 = a/b 1F1(a+1, b+1, x),
 d/dx 2F1 = ab/c 2F1(a+1, b+1; c+1; x). 1F1's derivatives in a and b are forward-mode sums
-over the same series (and asymptotic series) as the value; 2F1's in a, b, c raise.
+over the same series (and asymptotic series) as the value; 2F1's in a, b, c are forward mode
+through the value's branches (see ``_hyp2f1_core``).
 """
 from __future__ import annotations
 
@@ -122,14 +123,6 @@ def _hyp1f1_jvp(primals, tangents):
 
 
 hyp1f1.defjvp(_hyp1f1_jvp, symbolic_zeros=True)
-
-
-def _no_parameter_tangents(name, *pairs):
-    for t, arg in pairs:
-        if not ad_util.is_zero(t):
-            raise NotImplementedError(
-                f"{name}: differentiation with respect to {arg} is not implemented (only "
-                "with respect to x)")
 
 
 def _x_tangent(tx, out, slope):
@@ -271,10 +264,32 @@ def hyp2f1(a, b, c, x):
 def _hyp2f1_jvp(primals, tangents):
     a, b, c, x = primals
     ta, tb, tc, tx = tangents
-    _no_parameter_tangents("hyp2f1", (ta, "a"), (tb, "b"), (tc, "c"))
     out = hyp2f1(a, b, c, x)
     a, b, c, x = [jnp.asarray(v) for v in promote_args_inexact("hyp2f1", a, b, c, x)]
-    return out, _x_tangent(tx, out, (a * b / c) * hyp2f1(a + 1.0, b + 1.0, c + 1.0, x))
+    tangent = _x_tangent(tx, out, (a * b / c) * hyp2f1(a + 1.0, b + 1.0, c + 1.0, x))
+    if not (ad_util.is_zero(ta) and ad_util.is_zero(tb) and ad_util.is_zero(tc)):
+        for t, d in zip((ta, tb, tc), _hyp2f1_parameter_derivatives(a, b, c, x)):
+            if not ad_util.is_zero(t):
+                tangent = tangent + t * d
+    return out, tangent
+
+
+@compiled_when_eager()
+def _hyp2f1_parameter_derivatives(a, b, c, x):
+    """(d/da, d/db, d/dc) of 2F1(a, b; c; x): forward mode through the value's own branches,
+    the three directions stacked on a leading axis (one while loop). NaN where the value is
+    not finite, and in a (b) where a (b) is a non-positive integer (as JAX)."""
+    from pyjax._src.transformations.grad import jvp
+    a, b, c, x = jnp.broadcast_arrays(a, b, c, x)
+    stack3 = lambda v: jnp.stack([v, v, v])  # noqa: E731
+    unit = [jnp.stack([jnp.full_like(x, float(i == j)) for j in range(3)]) for i in range(3)]
+    value, (da, db, dc) = jvp(lambda *p: _hyp2f1_core(*p, for_derivatives=True),
+                              tuple(stack3(v) for v in (a, b, c, x)),
+                              (*unit, jnp.zeros((3, *x.shape), x.dtype)))
+    bad = ~jnp.isfinite(value[0])
+    da = jnp.where(bad | _is_nonpos_int(a), jnp.nan, da)
+    db = jnp.where(bad | _is_nonpos_int(b), jnp.nan, db)
+    return da, db, jnp.where(bad, jnp.nan, dc)
 
 
 hyp2f1.defjvp(_hyp2f1_jvp, symbolic_zeros=True)
@@ -343,10 +358,25 @@ def _limit_formula(a, b, m, v):
 @compiled_when_eager()
 def _hyp2f1(a, b, c, x):
     a, b, c, x = [jnp.asarray(v) for v in promote_args_inexact("hyp2f1", a, b, c, x)]
-    a, b, c, x = jnp.broadcast_arrays(a, b, c, x)
+    return _hyp2f1_core(*jnp.broadcast_arrays(a, b, c, x))
+
+
+def _hyp2f1_core(a, b, c, x, for_derivatives=False):
+    """2F1 on broadcast arrays of one float dtype. ``for_derivatives``: the branches whose
+    forward-mode derivatives in a, b, c would be wrong (the integer-(c - a - b) limit formula,
+    which holds c - a - b fixed; Gamma-function poles, whose 1/Gamma factors carry a zero
+    derivative in log form) take the series at the argument itself instead (NaN where it
+    cannot converge, above about 0.9998)."""
     poly = _is_nonpos_int(a) | _is_nonpos_int(b)
     # Pfaff for x < 0: 2F1(a, b; c; x) = (1-x)^-a 2F1(a, c-b; c; w), w = x/(x-1) in (0, 1)
     pfaff = (x < 0) & ~poly
+    if for_derivatives:
+        # c - b a non-positive integer ends the series after Pfaff, not its derivatives (the
+        # loop stops on the value): Pfaff on b instead (2F1 is symmetric), or none at all
+        ends = _is_nonpos_int(c - b)
+        swap = pfaff & ends & ~_is_nonpos_int(c - a)
+        a, b = jnp.where(swap, b, a), jnp.where(swap, a, b)
+        pfaff = pfaff & ~(ends & ~swap)
     xm = jnp.where(x < 1, x, 0.0)
     w = jnp.where(pfaff, xm / (xm - 1.0), xm)
     bb = jnp.where(pfaff, c - b, b)
@@ -359,8 +389,14 @@ def _hyp2f1(a, b, c, x):
     exact = degenerate & (d == m_int)
     # near-integer c - a - b: the series at w itself; an integer: the limit formula
     direct = poly | (w <= 0.5) | (degenerate & ~exact)
+    if for_derivatives:
+        direct = direct | exact | _is_nonpos_int(c - a) | _is_nonpos_int(c - bb)
+        direct = direct | _is_nonpos_int(a) | _is_nonpos_int(bb)
     use_limit = ~direct & exact
-    limit = _limit_formula(a, bb, m_int, jnp.where(use_limit, one_minus_w, 0.25))
+    if for_derivatives:  # (use_limit is all False)
+        limit = jnp.zeros_like(x)
+    else:
+        limit = _limit_formula(a, bb, m_int, jnp.where(use_limit, one_minus_w, 0.25))
     degenerate = degenerate & ~use_limit
     direct = direct | use_limit
     # every series of this function runs in one while loop: stack the three argument sets
@@ -391,6 +427,8 @@ def _hyp2f1(a, b, c, x):
     dpos = jnp.where(c - a - b > 0, c - a - b, 1.0)
     gauss = s_c * gammasgn(dpos) * gs1 * gs2 * jnp.exp(l_c + gammaln(dpos) + gl1 + gl2)
     gauss = jnp.where(c - a - b > 0, gauss, jnp.inf)
+    if for_derivatives:  # (a zero of Gauss's value at a pole of Gamma(c - a) or Gamma(c - b))
+        gauss = jnp.where(gs1 * gs2 == 0, jnp.nan, gauss)
     out = jnp.where(x == 1, jnp.where(poly, sums[0], gauss), out)
     out = jnp.where(x > 1, jnp.nan, out)
     out = jnp.where(_is_nonpos_int(c) & ~poly, jnp.inf, out)

@@ -433,7 +433,8 @@ def _vector_norm(x, axis, ord, keepdims=False):
         sq = uf.real(x * uf.conj(x)) if dtypes.is_complex(x.dtype) else x * x
         return uf.sqrt(jr.sum(sq, axis=axis, keepdims=keepdims))
     if ord == np.inf:
-        return jr.max(ax, axis=axis, keepdims=keepdims)
+        # JAX's max starts from 0: at x == 0 the tie with that initial halves the gradient
+        return jr.max(ax, axis=axis, keepdims=keepdims, initial=0.0)
     if ord == -np.inf:
         return jr.min(ax, axis=axis, keepdims=keepdims)
     if ord == 0:
@@ -476,20 +477,21 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     if ord is None or ord in ("fro", "f"):
         return _vector_norm(x, axis, 2, keepdims)
     if ord == 1:
-        out = jr.max(jr.sum(ax, axis=r, keepdims=True), axis=c, keepdims=True)
+        out = jr.max(jr.sum(ax, axis=r, keepdims=True), axis=c, keepdims=True, initial=0.0)
     elif ord == -1:
         out = jr.min(jr.sum(ax, axis=r, keepdims=True), axis=c, keepdims=True)
     elif ord == np.inf:
-        out = jr.max(jr.sum(ax, axis=c, keepdims=True), axis=r, keepdims=True)
+        out = jr.max(jr.sum(ax, axis=c, keepdims=True), axis=r, keepdims=True, initial=0.0)
     elif ord == -np.inf:
         out = jr.min(jr.sum(ax, axis=c, keepdims=True), axis=r, keepdims=True)
     elif ord in (2, -2, "nuc"):
         y = js.moveaxis(x, (r, c), (-2, -1))
         s = svd(y, compute_uv=False)
+        # reductions, not s[..., 0]: tied singular values share the gradient, as in JAX
         if ord == 2:
-            out = s[..., 0]
+            out = jr.max(s, axis=-1, initial=0.0)
         elif ord == -2:
-            out = s[..., -1]
+            out = jr.min(s, axis=-1)
         else:
             out = jr.sum(s, axis=-1)
         if keepdims:

@@ -496,7 +496,9 @@ def hypot(x1, x2, /):
 
 
 def _replace_inf(x):
-    return _where(lax.eq(lax.abs(x), _const(x, np.inf)), _const(x, 0), x)
+    # only +inf: a -inf input keeps weight exp(-inf - out) == 0 (softplus'(-inf) == 0), and
+    # both at -inf give nan, as JAX's
+    return _where(lax.eq(x, _const(x, np.inf)), _const(x, 0), x)
 
 
 def _logaddexp_tangent(x1, x2, t1, t2, out, exp):
@@ -626,6 +628,24 @@ def frexp(x, /):
     (x,) = util.promote_args_inexact("frexp", x)
     if type(x) is float:
         x = _asarray(x)
+    return _frexp_mantissa(x), _frexp_bits(x)[1]
+
+
+@custom_jvp
+def _frexp_mantissa(x):
+    return _frexp_bits(x)[0]
+
+
+@_frexp_mantissa.defjvp
+def _frexp_mantissa_jvp(primals, tangents):
+    # m == x * 2**-e, so dm/dx == 2**-e (1 at zeros, infinities, NaNs; inf for the subnormals
+    # whose 2**-e overflows), as JAX's; the bit manipulation alone would give 0
+    (x,), (t,) = primals, tangents
+    m, e = _frexp_bits(x)
+    return m, lax.mul(t, lax.exp2(lax.neg(lax.convert_element_type(e, _dt(x)))))
+
+
+def _frexp_bits(x):
     dt = _dt(x)
     info, int_dt, bias, nmant = _float_bits(dt)
     c = lambda v: np.asarray(v, int_dt)[()]  # noqa: E731

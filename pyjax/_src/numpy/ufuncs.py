@@ -558,7 +558,35 @@ def sinc(x, /):
     zero = lax.eq(x, _const(x, 0))
     pix = lax.mul(x, _const(x, np.pi))
     safe = _where(zero, _const(x, 1), pix)
-    return _where(zero, _const(x, 1), lax.div(lax.sin(safe), safe))
+    return _where(zero, _sinc_at_zero(0, x), lax.div(lax.sin(safe), safe))
+
+
+def _sinc_at_zero_value(k, x):
+    # the k-th derivative of sinc at 0: (-1)^(k/2) pi^k / (k + 1) for even k, 0 for odd k
+    v = 0.0 if k % 2 else (-1) ** (k // 2) * np.pi ** k / (k + 1)
+    return lax.mul(x, _const(x, 0)) if v == 0 else lax.add(lax.mul(x, _const(x, 0)), _const(x, v))
+
+
+def _make_sinc_at_zero(k):
+    @custom_jvp
+    def at_zero(x):
+        return _sinc_at_zero_value(k, x)
+
+    @at_zero.defjvp
+    def at_zero_jvp(primals, tangents):
+        return at_zero(primals[0]), lax.mul(tangents[0], _sinc_at_zero(k + 1, primals[0]))
+    return at_zero
+
+
+_SINC_AT_ZERO = {}
+
+
+def _sinc_at_zero(k, x):
+    """sinc's value at 0 whose derivatives of every order are sinc's at 0 (-pi^2/3 for the
+    second, as JAX), where differentiating the guarded quotient would give 0."""
+    if k not in _SINC_AT_ZERO:
+        _SINC_AT_ZERO[k] = _make_sinc_at_zero(k)
+    return _SINC_AT_ZERO[k](x)
 
 
 deg2rad = _real_inexact("deg2rad", lambda x: lax.mul(x, _const(x, np.pi / 180)),

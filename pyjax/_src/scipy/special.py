@@ -251,9 +251,12 @@ def ndtri(p):
 
 @ndtri.defjvp
 def _ndtri_jvp(primals, tangents):
-    # d ndtri / dp = 1 / phi(ndtri(p)) (not the derivative of the Newton iteration)
-    x = ndtri(*primals)
-    return x, tangents[0] * (float(np.sqrt(2 * np.pi)) * jnp.exp(0.5 * x * x))
+    # d ndtri / dp = 1 / phi(ndtri(p)) (not the derivative of the Newton iteration); JAX's
+    # derivative is 0 (not inf) at p = 0 and 1, where its ndtri selects a constant -inf/inf
+    p, = _promote("ndtri", *primals)
+    x = ndtri(p)
+    d = jnp.where((p == 0) | (p == 1), 0.0, float(np.sqrt(2 * np.pi)) * jnp.exp(0.5 * x * x))
+    return x, tangents[0] * d.astype(x.dtype)
 
 
 @compiled_when_eager()

@@ -184,7 +184,8 @@ class uniform:
     @staticmethod
     def cdf(x, loc=0, scale=1):
         y, _ = _std("uniform.cdf", x, loc, scale)
-        return jnp.clip(y, 0, 1)
+        # not clip: JAX's derivative is 1 at both ends of the support (clip's ties give 1/2)
+        return jnp.where(y < 0, 0.0, jnp.where(y > 1, 1.0, y)).astype(y.dtype)
 
     @staticmethod
     def ppf(q, loc=0, scale=1):
@@ -244,8 +245,9 @@ def _cauchy_quantile(q):
 class expon:
     @staticmethod
     def logpdf(x, loc=0, scale=1):
+        # ``y < 0`` tests (not ``y >= 0``) so that NaN stays NaN, as JAX's
         y, scale = _std("expon.logpdf", x, loc, scale)
-        return jnp.where(y >= 0, -y - jnp.log(scale), _NEG_INF)
+        return jnp.where(y < 0, _NEG_INF, -y - jnp.log(scale))
 
     @staticmethod
     def pdf(x, loc=0, scale=1):
@@ -254,7 +256,8 @@ class expon:
     @staticmethod
     def cdf(x, loc=0, scale=1):
         y, _ = _std("expon.cdf", x, loc, scale)
-        return jnp.where(y >= 0, -jnp.expm1(-jnp.maximum(y, 0)), 0.0).astype(y.dtype)
+        # derivative 1 at 0 as JAX's (a max(y, 0) tie would give 1/2); NaN stays NaN
+        return jnp.where(y < 0, 0.0, -jnp.expm1(-jnp.where(y < 0, 0.0, y))).astype(y.dtype)
 
     @staticmethod
     def logcdf(x, loc=0, scale=1):
@@ -267,7 +270,7 @@ class expon:
     @staticmethod
     def logsf(x, loc=0, scale=1):
         y, _ = _std("expon.logsf", x, loc, scale)
-        return jnp.where(y >= 0, -y, 0.0).astype(y.dtype)
+        return jnp.where(y < 0, 0.0, -y).astype(y.dtype)
 
     @staticmethod
     def ppf(q, loc=0, scale=1):

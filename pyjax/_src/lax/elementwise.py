@@ -306,7 +306,10 @@ def _trigamma(x):
         iw2, _c(x, 1 / 30)))))))
     psi1 = add(acc, add(add(iw, mul(iw2, _c(x, 0.5))), mul(mul(iw2, iw), tail)))
     s = sin_p.bind(mul(x, _c(x, np.pi)))
-    return select_n_p.bind(reflect, psi1, sub(div(_c(x, np.pi ** 2), mul(s, s)), psi1))
+    out = select_n_p.bind(reflect, psi1, sub(div(_c(x, np.pi ** 2), mul(s, s)), psi1))
+    # the poles 0, -1, -2, ...: sin(pi x) is not exactly 0 there, so say inf (as JAX)
+    pole = and_p.bind(le_p.bind(x, _c(x, 0)), eq_p.bind(x, floor_p.bind(x)))
+    return select_n_p.bind(pole, out, _full(x, np.inf))
 
 
 def _abs_tangent(t, x, y):

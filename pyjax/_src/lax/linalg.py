@@ -256,14 +256,14 @@ def _cholesky_lower(ctx, a):
 
     def clean(l):
         # The expansion leaves the upper triangle unspecified and gives NaNs somewhere on a
-        # matrix that is not positive definite: as JAX (LAPACK's info != 0), all NaN then.
-        l = tril(l)
+        # matrix that is not positive definite: as JAX (LAPACK's info != 0), the whole lower
+        # triangle NaN then, the upper one still 0.
         nd = len(_shape(l))
         ok = red.reduce_and(ew.is_finite(_real(l)), (nd - 2, nd - 1))
         if dtypes.is_complex(_dtype(l)):
             ok = ew.bitwise_and(ok, red.reduce_and(ew.is_finite(ew.imag(l)), (nd - 2, nd - 1)))
         ok = shape_ops.broadcast_in_dim(ok, _shape(l), tuple(range(nd - 2)))
-        return ew.select(ok, l, _full_like(l, np.nan))
+        return tril(ew.select(ok, l, _full_like(l, np.nan)))
     return ctx.lower_fun(clean, [l])
 
 

@@ -79,8 +79,8 @@ def _finite(flat):
 
 def cholesky(a):
     """LAPACK's lower Cholesky factor (``potrf``) of every matrix of ``a``; a failed
-    factorization (not positive definite, non-finite input) gives NaNs for that matrix, as
-    JAX."""
+    factorization (not positive definite, non-finite input) gives NaNs in that matrix's lower
+    triangle, as JAX."""
     flat = _flat(a)
     out = np.full(flat.shape, _nan(flat.dtype), flat.dtype)
     if _one_by_one(flat.shape[-1]):
@@ -100,6 +100,7 @@ def cholesky(a):
                 except np.linalg.LinAlgError:
                     pass
     out[~_finite(out)] = _nan(out.dtype)
+    out = np.tril(out)  # a failed factor is NaN below the diagonal, 0 above (as JAX)
     return [out.reshape(a.shape).astype(a.dtype, copy=False)]
 
 

@@ -108,7 +108,9 @@ def _attention_xla(query, key, value, bias, mask, scale, is_causal, q_len, kv_le
         logits = (logits + bias).astype(logits.dtype)
     combined = _combined_mask(B, T, S, mask, is_causal, q_len, kv_len, window)
     if combined is not None:
-        logits = jnp.where(combined, logits, _large_negative(logits.dtype))
+        # float32's large negative: the softmax runs in float32, where float64's would be -inf
+        # (and a fully masked row NaN instead of uniform)
+        logits = jnp.where(combined, logits, _large_negative(np.float32).astype(logits.dtype))
     probs = softmax(logits.astype(np.float32), axis=-1).astype(key.dtype)
     probs = jnp.reshape(probs, (B, K, G, T, S))
     encoded = jnp.einsum("BKGTS,BSKH->BTKGH", probs, value)

@@ -23,6 +23,7 @@ from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.indexing import take_along_axis
 from pyjax._src.numpy.util import check_arraylike, promote_dtypes_inexact
+from pyjax._src.transformations.custom_derivatives import custom_jvp
 
 __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
            "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
@@ -211,10 +212,57 @@ def _lu_parts(a):
     return lu, perm, parity
 
 
-@compiled_when_eager()
+@custom_jvp
 def _det(a):
+    return _det_value(a)
+
+
+@compiled_when_eager()
+def _det_value(a):
     lu, _, parity = _lu_parts(a)
     return parity * jr.prod(_diag(lu), axis=-1)
+
+
+@_det.defjvp
+def _det_jvp(primals, tangents):
+    # d det = trace(adj(a) da). Differentiating through the LU divides by its pivots (NaN for a
+    # singular a); the adjugate below stays exact there, as JAX's: the rank n-1 matrix's
+    # adjugate, 0 below that.
+    (a,), (t,) = primals, tangents
+    return _det(a), _det_tangent(a, t)
+
+
+@compiled_when_eager()
+def _det_tangent(a, t):
+    n = a.shape[-1]
+    if n == 0:
+        return jr.sum(t, axis=(-2, -1))
+    return jr.sum(_adjugate(a) * _mT(t), axis=(-2, -1))
+
+
+def _adjugate(a):
+    """adj(a) from a[perm] = L U: adj(a) = parity adj(U) L^-1 P. With the smallest pivot u_k set
+    to 1 (U'), and W = U'^-1, Sherman-Morrison gives exactly, with no division by u_k,
+    adj(U) = c (u_k W + (1 - u_k) W e_k e_k^T W), c the product of the other pivots; other
+    zero pivots are set to 1 as well (then c = 0: the adjugate of rank <= n-2 is 0)."""
+    lu, perm, parity = _lu_parts(a)
+    n = a.shape[-1]
+    u = _diag(lu)
+    cols = jc.arange(n)
+    e_k = uf.equal(cols, jr.argmin(uf.abs(u), axis=-1)[..., None])
+    u_k = jr.sum(uf.where(e_k, u, 0), axis=-1)[..., None, None]
+    c = jr.prod(uf.where(e_k, 1, u), axis=-1)[..., None, None]
+    eye = uf.equal(cols[:, None], cols)
+    u_safe = uf.where(e_k | uf.equal(u, 0), 1, u).astype(a.dtype)
+    u_prime = uf.where(eye, u_safe[..., None, :], lu)
+    p = uf.equal(perm[..., :, None], cols).astype(a.dtype)
+    x = lax_linalg.triangular_solve(lu, p, left_side=True, lower=True, unit_diagonal=True)
+    x = lax_linalg.triangular_solve(u_prime, x, left_side=True, lower=False)
+    w_k = lax_linalg.triangular_solve(u_prime, e_k[..., :, None].astype(a.dtype),
+                                      left_side=True, lower=False)
+    x_k = jr.sum(uf.where(e_k[..., :, None], x, 0), axis=-2, keepdims=True)
+    adj_u = u_k * x + (1 - u_k) * w_k * x_k
+    return parity[..., None, None] * c * adj_u
 
 
 def det(a):
@@ -342,7 +390,28 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
         return jc.zeros(a.shape[:-2] + (n, m), a.dtype)
     if rtol is None:
         rtol = 10.0 * max(m, n) * float(np.finfo(dtypes.to_real_dtype(a.dtype)).eps)
-    return _pinv(a, jc.asarray(rtol), bool(hermitian))
+    return _pinv_differentiable(a, jc.asarray(rtol), bool(hermitian))
+
+
+def _pinv_differentiable(a, rtol, hermitian):
+    return _pinv(a, rtol, hermitian)
+
+
+_pinv_differentiable = custom_jvp(_pinv_differentiable, nondiff_argnums=(1, 2))
+
+
+@_pinv_differentiable.defjvp
+def _pinv_jvp(rtol, hermitian, primals, tangents):
+    # the derivative of the pseudo-inverse at constant rank (Golub & Pereyra), as JAX's:
+    # 0 at the zero matrix, where differentiating the SVD gives NaN
+    (a,), (t,) = primals, tangents
+    p = _pinv(a, rtol, hermitian)
+    m, n = a.shape[-2:]
+    th, ph = _H(t), _H(p)
+    out = -(p @ t @ p)
+    out = out + p @ ph @ th @ (jc.eye(m, dtype=a.dtype) - a @ p)
+    out = out + (jc.eye(n, dtype=a.dtype) - p @ a) @ th @ ph @ p
+    return p, out
 
 
 @compiled_when_eager("hermitian")
@@ -433,7 +502,8 @@ def _vector_norm(x, axis, ord, keepdims=False):
         sq = uf.real(x * uf.conj(x)) if dtypes.is_complex(x.dtype) else x * x
         return uf.sqrt(jr.sum(sq, axis=axis, keepdims=keepdims))
     if ord == np.inf:
-        return jr.max(ax, axis=axis, keepdims=keepdims)
+        # JAX's max starts from 0: at x == 0 the tie with that initial halves the gradient
+        return jr.max(ax, axis=axis, keepdims=keepdims, initial=0.0)
     if ord == -np.inf:
         return jr.min(ax, axis=axis, keepdims=keepdims)
     if ord == 0:
@@ -476,20 +546,21 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     if ord is None or ord in ("fro", "f"):
         return _vector_norm(x, axis, 2, keepdims)
     if ord == 1:
-        out = jr.max(jr.sum(ax, axis=r, keepdims=True), axis=c, keepdims=True)
+        out = jr.max(jr.sum(ax, axis=r, keepdims=True), axis=c, keepdims=True, initial=0.0)
     elif ord == -1:
         out = jr.min(jr.sum(ax, axis=r, keepdims=True), axis=c, keepdims=True)
     elif ord == np.inf:
-        out = jr.max(jr.sum(ax, axis=c, keepdims=True), axis=r, keepdims=True)
+        out = jr.max(jr.sum(ax, axis=c, keepdims=True), axis=r, keepdims=True, initial=0.0)
     elif ord == -np.inf:
         out = jr.min(jr.sum(ax, axis=c, keepdims=True), axis=r, keepdims=True)
     elif ord in (2, -2, "nuc"):
         y = js.moveaxis(x, (r, c), (-2, -1))
         s = svd(y, compute_uv=False)
+        # reductions, not s[..., 0]: tied singular values share the gradient, as in JAX
         if ord == 2:
-            out = s[..., 0]
+            out = jr.max(s, axis=-1, initial=0.0)
         elif ord == -2:
-            out = s[..., -1]
+            out = jr.min(s, axis=-1)
         else:
             out = jr.sum(s, axis=-1)
         if keepdims:

@@ -496,7 +496,9 @@ def hypot(x1, x2, /):
 
 
 def _replace_inf(x):
-    return _where(lax.eq(lax.abs(x), _const(x, np.inf)), _const(x, 0), x)
+    # only +inf: a -inf input keeps weight exp(-inf - out) == 0 (softplus'(-inf) == 0), and
+    # both at -inf give nan, as JAX's
+    return _where(lax.eq(x, _const(x, np.inf)), _const(x, 0), x)
 
 
 def _logaddexp_tangent(x1, x2, t1, t2, out, exp):
@@ -556,7 +558,35 @@ def sinc(x, /):
     zero = lax.eq(x, _const(x, 0))
     pix = lax.mul(x, _const(x, np.pi))
     safe = _where(zero, _const(x, 1), pix)
-    return _where(zero, _const(x, 1), lax.div(lax.sin(safe), safe))
+    return _where(zero, _sinc_at_zero(0, x), lax.div(lax.sin(safe), safe))
+
+
+def _sinc_at_zero_value(k, x):
+    # the k-th derivative of sinc at 0: (-1)^(k/2) pi^k / (k + 1) for even k, 0 for odd k
+    v = 0.0 if k % 2 else (-1) ** (k // 2) * np.pi ** k / (k + 1)
+    return lax.mul(x, _const(x, 0)) if v == 0 else lax.add(lax.mul(x, _const(x, 0)), _const(x, v))
+
+
+def _make_sinc_at_zero(k):
+    @custom_jvp
+    def at_zero(x):
+        return _sinc_at_zero_value(k, x)
+
+    @at_zero.defjvp
+    def at_zero_jvp(primals, tangents):
+        return at_zero(primals[0]), lax.mul(tangents[0], _sinc_at_zero(k + 1, primals[0]))
+    return at_zero
+
+
+_SINC_AT_ZERO = {}
+
+
+def _sinc_at_zero(k, x):
+    """sinc's value at 0 whose derivatives of every order are sinc's at 0 (-pi^2/3 for the
+    second, as JAX), where differentiating the guarded quotient would give 0."""
+    if k not in _SINC_AT_ZERO:
+        _SINC_AT_ZERO[k] = _make_sinc_at_zero(k)
+    return _SINC_AT_ZERO[k](x)
 
 
 deg2rad = _real_inexact("deg2rad", lambda x: lax.mul(x, _const(x, np.pi / 180)),
@@ -626,6 +656,24 @@ def frexp(x, /):
     (x,) = util.promote_args_inexact("frexp", x)
     if type(x) is float:
         x = _asarray(x)
+    return _frexp_mantissa(x), _frexp_bits(x)[1]
+
+
+@custom_jvp
+def _frexp_mantissa(x):
+    return _frexp_bits(x)[0]
+
+
+@_frexp_mantissa.defjvp
+def _frexp_mantissa_jvp(primals, tangents):
+    # m == x * 2**-e, so dm/dx == 2**-e (1 at zeros, infinities, NaNs; inf for the subnormals
+    # whose 2**-e overflows), as JAX's; the bit manipulation alone would give 0
+    (x,), (t,) = primals, tangents
+    m, e = _frexp_bits(x)
+    return m, lax.mul(t, lax.exp2(lax.neg(lax.convert_element_type(e, _dt(x)))))
+
+
+def _frexp_bits(x):
     dt = _dt(x)
     info, int_dt, bias, nmant = _float_bits(dt)
     c = lambda v: np.asarray(v, int_dt)[()]  # noqa: E731

@@ -251,9 +251,12 @@ def ndtri(p):
 
 @ndtri.defjvp
 def _ndtri_jvp(primals, tangents):
-    # d ndtri / dp = 1 / phi(ndtri(p)) (not the derivative of the Newton iteration)
-    x = ndtri(*primals)
-    return x, tangents[0] * (float(np.sqrt(2 * np.pi)) * jnp.exp(0.5 * x * x))
+    # d ndtri / dp = 1 / phi(ndtri(p)) (not the derivative of the Newton iteration); JAX's
+    # derivative is 0 (not inf) at p = 0 and 1, where its ndtri selects a constant -inf/inf
+    p, = _promote("ndtri", *primals)
+    x = ndtri(p)
+    d = jnp.where((p == 0) | (p == 1), 0.0, float(np.sqrt(2 * np.pi)) * jnp.exp(0.5 * x * x))
+    return x, tangents[0] * d.astype(x.dtype)
 
 
 @compiled_when_eager()
@@ -285,37 +288,92 @@ def expit(x):
     return lax.logistic(x)
 
 
-@compiled_when_eager()
+@custom_jvp
 def logit(x):
+    return _logit(x)
+
+
+@logit.defjvp
+def _logit_jvp(primals, tangents):
+    # 1 / (x (1 - x)): inf at 0 and 1 where the quotient's derivative would give nan, as JAX
+    x, = _promote("logit", *primals)
+    return _logit(x), _tangent(tangents[0], x) / (x * (1.0 - x))
+
+
+@compiled_when_eager()
+def _logit(x):
     x, = _promote("logit", x)
     return jnp.log(x / (1.0 - x))
 
 
+def _tangent(t, like):
+    return jnp.asarray(t).astype(like.dtype)
+
+
 # ---- information theory ----
 
-@compiled_when_eager()
+# Their derivatives are JAX's: xlogy's is ``log(y) dx + x / y dy`` everywhere (so -inf and nan
+# at x == y == 0, not the 0 of differentiating the guarded formula), entr's is ``-(log x + 1)``
+# (inf at 0), and kl_div's ``- x + y`` stays differentiable outside its support.
+
+@custom_jvp
 def xlogy(x, y):
-    """x * log(y), 0 where x == 0."""
-    x, y = _promote("xlogy", x, y)
-    safe_y = jnp.where(x == 0, 1.0, y).astype(y.dtype)
-    return jnp.where(x == 0, 0.0, x * jnp.log(safe_y)).astype(x.dtype)
+    """x * log(y), 0 where x == 0 (but nan where y is nan)."""
+    return _xlogy(x, y)
+
+
+@xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    x, y = _promote("xlogy", *primals)
+    tx, ty = (_tangent(t, x) for t in tangents)
+    return _xlogy(x, y), tx * jnp.log(y) + ty * x / y
 
 
 @compiled_when_eager()
+def _xlogy(x, y):
+    x, y = _promote("xlogy", x, y)
+    keep = (x != 0) | jnp.isnan(y)
+    safe_y = jnp.where(keep, y, 1.0).astype(y.dtype)
+    return jnp.where(keep, x * jnp.log(safe_y), 0.0).astype(x.dtype)
+
+
+@custom_jvp
 def xlog1py(x, y):
-    """x * log1p(y), 0 where x == 0."""
+    """x * log1p(y), 0 where x == 0 (but nan where y is nan)."""
+    return _xlog1py(x, y)
+
+
+@xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    x, y = _promote("xlog1py", *primals)
+    tx, ty = (_tangent(t, x) for t in tangents)
+    return _xlog1py(x, y), tx * jnp.log1p(y) + ty * x / (1.0 + y)
+
+
+@compiled_when_eager()
+def _xlog1py(x, y):
     x, y = _promote("xlog1py", x, y)
-    safe_y = jnp.where(x == 0, 0.0, y).astype(y.dtype)
-    return jnp.where(x == 0, 0.0, x * jnp.log1p(safe_y)).astype(x.dtype)
+    keep = (x != 0) | jnp.isnan(y)
+    safe_y = jnp.where(keep, y, 0.0).astype(y.dtype)
+    return jnp.where(keep, x * jnp.log1p(safe_y), 0.0).astype(x.dtype)
+
+
+@custom_jvp
+def _xlogx(x):
+    return _xlogy(x, x)
+
+
+@_xlogx.defjvp
+def _xlogx_jvp(primals, tangents):
+    x, = primals
+    return _xlogx(x), tangents[0] * (jnp.log(x) + 1.0)
 
 
 @compiled_when_eager()
 def entr(x):
     """-x log(x) for x > 0, 0 at 0, -inf for x < 0."""
     x, = _promote("entr", x)
-    safe = jnp.where(x > 0, x, 1.0).astype(x.dtype)
-    out = jnp.where(x > 0, -x * jnp.log(safe), jnp.where(x == 0, 0.0, -jnp.inf))
-    return jnp.where(jnp.isnan(x), jnp.nan, out).astype(x.dtype)
+    return jnp.where(x < 0, -jnp.inf, -_xlogx(x)).astype(x.dtype)
 
 
 @compiled_when_eager()
@@ -336,8 +394,8 @@ def kl_div(x, y):
     both = (x > 0) & (y > 0)
     sx = jnp.where(both, x, 1.0).astype(x.dtype)
     sy = jnp.where(both, y, 1.0).astype(x.dtype)
-    out = jnp.where(both, sx * jnp.log(sx / sy) - sx + sy,
-                    jnp.where((x == 0) & (y >= 0), y, jnp.inf))
+    out = jnp.where(both, sx * jnp.log(sx / sy), jnp.where((x == 0) & (y >= 0), 0.0, jnp.inf))
+    out = out - x + y
     return jnp.where(jnp.isnan(x) | jnp.isnan(y), jnp.nan, out).astype(x.dtype)
 
 

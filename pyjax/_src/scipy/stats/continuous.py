@@ -13,6 +13,21 @@ _LOG_2PI = float(float(np.log(2 * np.pi)))
 _NEG_INF = -np.inf
 
 
+def _guarded(y, lo, hi, below, above, f):
+    """``f(y)`` strictly inside (lo, hi), the constants ``below``/``above`` from its ends on
+    and NaN for NaN. ``f`` sees a safe point outside, so the gradient there and at the ends is
+    0 (not the NaN of an incomplete gamma/beta's derivative at 0), as JAX's."""
+    inside = (y > lo) & (y < hi)
+    ys = jnp.where(inside, y, lo + 1.0 if hi == np.inf else 0.5 * (lo + hi)).astype(y.dtype)
+    out = jnp.where(y <= lo, below, jnp.where(y >= hi, above, f(ys)))
+    return jnp.where(jnp.isnan(y), jnp.nan, out).astype(y.dtype)
+
+
+def _keep_nan(y, out):
+    """``out`` with NaN where ``y`` is NaN (a support test alone turns NaN into -inf)."""
+    return jnp.where(jnp.isnan(y), jnp.nan, out).astype(out.dtype)
+
+
 def _std(name, x, loc, scale, *more):
     """Promote, and standardize ``x``: returns (y, scale, *more)."""
     x, loc, scale, *more = _promote(name, x, loc, scale, *more)
@@ -72,7 +87,7 @@ class beta:
         inside = (y >= 0) & (y <= 1)
         ys = jnp.where(inside, y, 0.5)
         out = sp.xlogy(a - 1, ys) + sp.xlog1py(b - 1, -ys) - sp.betaln(a, b) - jnp.log(scale)
-        return jnp.where(inside, out, _NEG_INF)
+        return _keep_nan(y, jnp.where(inside, out, _NEG_INF))
 
     @staticmethod
     def pdf(x, a, b, loc=0, scale=1):
@@ -81,20 +96,22 @@ class beta:
     @staticmethod
     def cdf(x, a, b, loc=0, scale=1):
         y, _, a, b = _std("beta.cdf", x, loc, scale, a, b)
-        return sp.betainc(a, b, jnp.clip(y, 0, 1))
+        return _guarded(y, 0, 1, 0.0, 1.0, lambda ys: sp.betainc(a, b, ys))
 
     @staticmethod
     def logcdf(x, a, b, loc=0, scale=1):
-        return jnp.log(beta.cdf(x, a, b, loc, scale))
+        y, _, a, b = _std("beta.logcdf", x, loc, scale, a, b)
+        return _guarded(y, 0, 1, _NEG_INF, 0.0, lambda ys: jnp.log(sp.betainc(a, b, ys)))
 
     @staticmethod
     def sf(x, a, b, loc=0, scale=1):
         y, _, a, b = _std("beta.sf", x, loc, scale, a, b)
-        return sp.betainc(b, a, 1 - jnp.clip(y, 0, 1))
+        return _guarded(y, 0, 1, 1.0, 0.0, lambda ys: sp.betainc(b, a, 1 - ys))
 
     @staticmethod
     def logsf(x, a, b, loc=0, scale=1):
-        return jnp.log(beta.sf(x, a, b, loc, scale))
+        y, _, a, b = _std("beta.logsf", x, loc, scale, a, b)
+        return _guarded(y, 0, 1, 0.0, _NEG_INF, lambda ys: jnp.log(sp.betainc(b, a, 1 - ys)))
 
 
 class gamma:
@@ -112,11 +129,12 @@ class gamma:
     @staticmethod
     def cdf(x, a, loc=0, scale=1):
         y, _, a = _std("gamma.cdf", x, loc, scale, a)
-        return sp.gammainc(a, jnp.maximum(y, 0))
+        return _guarded(y, 0, np.inf, 0.0, 1.0, lambda ys: sp.gammainc(a, ys))
 
     @staticmethod
     def logcdf(x, a, loc=0, scale=1):
-        return jnp.log(gamma.cdf(x, a, loc, scale))
+        y, _, a = _std("gamma.logcdf", x, loc, scale, a)
+        return _guarded(y, 0, np.inf, _NEG_INF, 0.0, lambda ys: jnp.log(sp.gammainc(a, ys)))
 
     @staticmethod
     def sf(x, a, loc=0, scale=1):
@@ -132,7 +150,7 @@ class chi2:
     @staticmethod
     def logpdf(x, df, loc=0, scale=1):
         x, df, loc, scale = _promote("chi2.logpdf", x, df, loc, scale)
-        return gamma.logpdf(x, df / 2, loc, 2 * scale)
+        return _keep_nan(x, gamma.logpdf(x, df / 2, loc, 2 * scale))
 
     @staticmethod
     def pdf(x, df, loc=0, scale=1):
@@ -145,16 +163,19 @@ class chi2:
 
     @staticmethod
     def logcdf(x, df, loc=0, scale=1):
-        return jnp.log(chi2.cdf(x, df, loc, scale))
+        x, df, loc, scale = _promote("chi2.logcdf", x, df, loc, scale)
+        return gamma.logcdf(x, df / 2, loc, 2 * scale)
 
     @staticmethod
     def sf(x, df, loc=0, scale=1):
-        x, df, loc, scale = _promote("chi2.sf", x, df, loc, scale)
-        return gamma.sf(x, df / 2, loc, 2 * scale)
+        y, _, df = _std("chi2.sf", x, loc, 2 * scale, df)
+        return _guarded(y, 0, np.inf, 1.0, 0.0, lambda ys: sp.gammaincc(df / 2, ys))
 
     @staticmethod
     def logsf(x, df, loc=0, scale=1):
-        return jnp.log(chi2.sf(x, df, loc, scale))
+        y, _, df = _std("chi2.logsf", x, loc, 2 * scale, df)
+        return _guarded(y, 0, np.inf, 0.0, _NEG_INF,
+                        lambda ys: jnp.log(sp.gammaincc(df / 2, ys)))
 
 
 class t:
@@ -184,7 +205,8 @@ class uniform:
     @staticmethod
     def cdf(x, loc=0, scale=1):
         y, _ = _std("uniform.cdf", x, loc, scale)
-        return jnp.clip(y, 0, 1)
+        # not clip: JAX's derivative is 1 at both ends of the support (clip's ties give 1/2)
+        return jnp.where(y < 0, 0.0, jnp.where(y > 1, 1.0, y)).astype(y.dtype)
 
     @staticmethod
     def ppf(q, loc=0, scale=1):
@@ -244,8 +266,9 @@ def _cauchy_quantile(q):
 class expon:
     @staticmethod
     def logpdf(x, loc=0, scale=1):
+        # ``y < 0`` tests (not ``y >= 0``) so that NaN stays NaN, as JAX's
         y, scale = _std("expon.logpdf", x, loc, scale)
-        return jnp.where(y >= 0, -y - jnp.log(scale), _NEG_INF)
+        return jnp.where(y < 0, _NEG_INF, -y - jnp.log(scale))
 
     @staticmethod
     def pdf(x, loc=0, scale=1):
@@ -254,7 +277,8 @@ class expon:
     @staticmethod
     def cdf(x, loc=0, scale=1):
         y, _ = _std("expon.cdf", x, loc, scale)
-        return jnp.where(y >= 0, -jnp.expm1(-jnp.maximum(y, 0)), 0.0).astype(y.dtype)
+        # derivative 1 at 0 as JAX's (a max(y, 0) tie would give 1/2); NaN stays NaN
+        return jnp.where(y < 0, 0.0, -jnp.expm1(-jnp.where(y < 0, 0.0, y))).astype(y.dtype)
 
     @staticmethod
     def logcdf(x, loc=0, scale=1):
@@ -267,7 +291,7 @@ class expon:
     @staticmethod
     def logsf(x, loc=0, scale=1):
         y, _ = _std("expon.logsf", x, loc, scale)
-        return jnp.where(y >= 0, -y, 0.0).astype(y.dtype)
+        return jnp.where(y < 0, 0.0, -y).astype(y.dtype)
 
     @staticmethod
     def ppf(q, loc=0, scale=1):
@@ -418,7 +442,7 @@ class pareto:
         y, scale, b = _std("pareto.logpdf", x, loc, scale, b)
         ys = jnp.where(y >= 1, y, 1.0)
         out = jnp.log(b) - jnp.log(scale) - (b + 1) * jnp.log(ys)
-        return jnp.where(y >= 1, out, _NEG_INF)
+        return _keep_nan(y, jnp.where(y >= 1, out, _NEG_INF))
 
     @staticmethod
     def pdf(x, b, loc=0, scale=1):
@@ -427,7 +451,8 @@ class pareto:
     @staticmethod
     def logsf(x, b, loc=0, scale=1):
         y, _, b = _std("pareto.logsf", x, loc, scale, b)
-        return jnp.where(y >= 1, -b * jnp.log(jnp.maximum(y, 1)), 0.0).astype(y.dtype)
+        # derivative -b at y = 1 as JAX's (a maximum(y, 1) tie would halve it); NaN stays NaN
+        return jnp.where(y < 1, 0.0, -b * jnp.log(jnp.where(y < 1, 1.0, y))).astype(y.dtype)
 
     @staticmethod
     def sf(x, b, loc=0, scale=1):
@@ -457,10 +482,16 @@ class truncnorm:
                          _log_diff(sp.log_ndtr(b), sp.log_ndtr(a)))
 
     @staticmethod
+    def _safe(y, a, b):
+        # y on [a, b]; the midpoint outside, where clip's a or b would make the unselected
+        # branch's log(0) poison the gradient with NaN (JAX: 0 there)
+        return jnp.where((y >= a) & (y <= b), y, jnp.clip(0.5 * (a + b), a, b))
+
+    @staticmethod
     def logpdf(x, a, b, loc=0, scale=1):
         y, scale, a, b = _std("truncnorm.logpdf", x, loc, scale, a, b)
         out = -0.5 * y * y - 0.5 * _LOG_2PI - jnp.log(scale) - truncnorm._log_mass(a, b)
-        return jnp.where((y >= a) & (y <= b), out, _NEG_INF)
+        return _keep_nan(y, jnp.where((y >= a) & (y <= b), out, _NEG_INF))
 
     @staticmethod
     def pdf(x, a, b, loc=0, scale=1):
@@ -469,9 +500,9 @@ class truncnorm:
     @staticmethod
     def logcdf(x, a, b, loc=0, scale=1):
         y, _, a, b = _std("truncnorm.logcdf", x, loc, scale, a, b)
-        yc = jnp.clip(y, a, b)
+        yc = truncnorm._safe(y, a, b)
         out = truncnorm._log_mass(a, yc) - truncnorm._log_mass(a, b)
-        return jnp.where(y <= a, _NEG_INF, jnp.where(y >= b, 0.0, out))
+        return _keep_nan(y, jnp.where(y <= a, _NEG_INF, jnp.where(y >= b, 0.0, out)))
 
     @staticmethod
     def cdf(x, a, b, loc=0, scale=1):
@@ -480,9 +511,9 @@ class truncnorm:
     @staticmethod
     def logsf(x, a, b, loc=0, scale=1):
         y, _, a, b = _std("truncnorm.logsf", x, loc, scale, a, b)
-        yc = jnp.clip(y, a, b)
+        yc = truncnorm._safe(y, a, b)
         out = truncnorm._log_mass(yc, b) - truncnorm._log_mass(a, b)
-        return jnp.where(y <= a, 0.0, jnp.where(y >= b, _NEG_INF, out))
+        return _keep_nan(y, jnp.where(y <= a, 0.0, jnp.where(y >= b, _NEG_INF, out)))
 
     @staticmethod
     def sf(x, a, b, loc=0, scale=1):
@@ -493,8 +524,8 @@ class vonmises:
     @staticmethod
     def logpdf(x, kappa):
         x, kappa = _promote("vonmises.logpdf", x, kappa)
-        out = kappa * (jnp.cos(x) - 1) - _LOG_2PI - jnp.log(sp.i0e(kappa))
-        return jnp.where(jnp.abs(x) <= np.pi, out, _NEG_INF)
+        # periodic: defined for every x, as JAX's and SciPy's (vonmises.pdf(4., 1.) ~ 0.0654)
+        return kappa * (jnp.cos(x) - 1) - _LOG_2PI - jnp.log(sp.i0e(kappa))
 
     @staticmethod
     def pdf(x, kappa):

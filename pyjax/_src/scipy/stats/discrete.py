@@ -15,6 +15,11 @@ def _is_int(k):
     return k == jnp.floor(k)
 
 
+def _keep_nan(y, out):
+    """``out`` with NaN where ``y`` is NaN (the support test alone says -inf), as JAX's."""
+    return jnp.where(jnp.isnan(y), jnp.nan, out).astype(out.dtype)
+
+
 class poisson:
     @staticmethod
     def logpmf(k, mu, loc=0):
@@ -31,7 +36,8 @@ class poisson:
     def cdf(k, mu, loc=0):
         k, mu, loc = _promote("poisson.cdf", k, mu, loc)
         y = jnp.floor(k - loc)
-        return jnp.where(y >= 0, sp.gammaincc(jnp.maximum(y, 0) + 1, mu), 0.0).astype(k.dtype)
+        out = jnp.where(y >= 0, sp.gammaincc(jnp.maximum(y, 0) + 1, mu), 0.0).astype(k.dtype)
+        return _keep_nan(y, out)
 
 
     @staticmethod
@@ -59,7 +65,7 @@ class bernoulli:
         k, p, loc = _promote("bernoulli.logpmf", k, p, loc)
         y = k - loc
         out = jnp.where(y == 1, jnp.log(p), jnp.log1p(-p))
-        return jnp.where((y == 0) | (y == 1), out, _NEG_INF)
+        return _keep_nan(y, jnp.where((y == 0) | (y == 1), out, _NEG_INF))
 
     @staticmethod
     def pmf(k, p, loc=0):
@@ -100,7 +106,7 @@ class betabinom:
         y = k - loc
         out = (-jnp.log(n + 1) - sp.betaln(n - y + 1, y + 1) + sp.betaln(y + a, n - y + b)
                - sp.betaln(a, b))
-        return jnp.where(_is_int(y) & (y >= 0) & (y <= n), out, _NEG_INF)
+        return _keep_nan(y, jnp.where(_is_int(y) & (y >= 0) & (y <= n), out, _NEG_INF))
 
     @staticmethod
     def pmf(k, n, a, b, loc=0):
@@ -113,7 +119,7 @@ class geom:
         k, p, loc = _promote("geom.logpmf", k, p, loc)
         y = k - loc
         out = sp.xlog1py(y - 1, -p) + jnp.log(p)
-        return jnp.where(_is_int(y) & (y >= 1), out, _NEG_INF)
+        return _keep_nan(y, jnp.where(_is_int(y) & (y >= 1), out, _NEG_INF))
 
     @staticmethod
     def pmf(k, p, loc=0):
@@ -127,7 +133,7 @@ class nbinom:
         y = k - loc
         out = (sp.gammaln(n + y) - sp.gammaln(n) - sp.gammaln(y + 1) + sp.xlogy(n, p)
                + sp.xlog1py(y, -p))
-        return jnp.where(_is_int(y) & (y >= 0), out, _NEG_INF)
+        return _keep_nan(y, jnp.where(_is_int(y) & (y >= 0), out, _NEG_INF))
 
     @staticmethod
     def pmf(k, n, p, loc=0):

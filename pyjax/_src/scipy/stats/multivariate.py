@@ -4,37 +4,28 @@ from __future__ import annotations
 import numpy as np
 
 import pyjax.numpy as jnp
+from pyjax._src.lax import linalg as lax_linalg
 from pyjax._src.numpy.util import promote_dtypes_inexact
 from pyjax._src.scipy import special as sp
 
 
 def _cholesky(a):
-    """Lower Cholesky factor of the trailing (d, d) matrices, unrolled over d in jnp.
-    Stopgap until ``lax.linalg.cholesky`` lands (the linear-algebra issue): O(d^3) ops traced
-    one column at a time, fine for the small d of densities."""
-    d = a.shape[-1]
-    cols = []
-    for j in range(d):
-        s = a[..., :, j]
-        for k, c in enumerate(cols):
-            s = s - c * c[..., j:j + 1]
-        diag = jnp.sqrt(s[..., j:j + 1])
-        col = s / diag
-        col = jnp.where(jnp.arange(d) >= j, col, 0.0)
-        cols.append(col)
-    return jnp.stack(cols, axis=-1)
+    """Lower Cholesky factor of the trailing (d, d) matrices of the symmetrized ``a``: as JAX,
+    so a covariance's gradient is symmetric."""
+    return jnp.linalg.cholesky(a)
 
 
 def _solve_lower(L, b):
-    """L^-1 b for lower-triangular L (..., d, d) and b (..., d), by forward substitution."""
+    """L^-1 b for lower-triangular L (..., d, d) and vectors b (..., d), batches broadcast."""
     d = L.shape[-1]
-    xs = []
-    for i in range(d):
-        s = b[..., i]
-        for j, xj in enumerate(xs):
-            s = s - L[..., i, j] * xj
-        xs.append(s / L[..., i, i])
-    return jnp.stack(xs, axis=-1)
+    if L.ndim == 2:  # one factor: every vector of b as a column of one solve
+        cols = jnp.reshape(b, (-1, d)).T
+        return jnp.reshape(lax_linalg.triangular_solve(L, cols, left_side=True, lower=True).T,
+                           b.shape)
+    shape = jnp.broadcast_shapes(L.shape[:-2], b.shape[:-1])
+    L = jnp.broadcast_to(L, shape + (d, d))
+    b = jnp.broadcast_to(b, shape + (d,))
+    return lax_linalg.triangular_solve(L, b[..., None], left_side=True, lower=True)[..., 0]
 
 
 class multivariate_normal:
@@ -60,8 +51,7 @@ class multivariate_normal:
                              f"{mean.shape}, cov {cov.shape}")
         L = _cholesky(cov)
         y = x - mean
-        shape = jnp.broadcast_shapes(y.shape, L.shape[:-1])
-        z = _solve_lower(jnp.broadcast_to(L, shape[:-1] + (d, d)), jnp.broadcast_to(y, shape))
+        z = _solve_lower(L, y)
         log_det = jnp.sum(jnp.log(jnp.diagonal(L, axis1=-2, axis2=-1)), axis=-1)
         return -0.5 * jnp.sum(z * z, axis=-1) - log_det - 0.5 * d * float(np.log(2 * np.pi))
 

@@ -272,14 +272,18 @@ def reshard(x, out_shardings):
 
 
 class ensure_compile_time_eval:
-    """Evaluate eagerly inside this block even while tracing (as ``jax.ensure_compile_time_eval``)."""
+    """Evaluate eagerly inside this block even while tracing (as ``jax.ensure_compile_time_eval``):
+    an operation on concrete values gives a concrete array; one on a tracer is traced as
+    usual (JAX stages it too; equinox's `error_if` applies its own primitive to the traced
+    predicate inside such a block)."""
 
     def __enter__(self):
-        self._ctx = trace_mod.set_current_trace(None)
-        self._ctx.__enter__()
+        self._prev = trace_mod._state.compile_time_eval
+        trace_mod._state.compile_time_eval = True
 
     def __exit__(self, *exc):
-        return self._ctx.__exit__(*exc)
+        trace_mod._state.compile_time_eval = self._prev
+        return False
 
 
 def process_indices(backend=None):

@@ -353,3 +353,59 @@ def test_out_sharding_of_an_unsharded_value_is_accepted():
     assert laid.sharding.mesh == mesh
     np.testing.assert_array_equal(laid, lax.conv_general_dilated(x, k, (1, 1), "SAME",
                                                                  dimension_numbers=dn))
+
+
+def test_ensure_compile_time_eval_stages_traced_operands():
+    # JAX 0.10.2 (observed): inside the block, jnp.sin(3.0) is a concrete array under jit,
+    # while `x * 2` on a traced x is staged (a DynamicJaxprTracer), not an escaped-tracer error;
+    # under grad and vmap likewise. equinox's error_if relies on it.
+    kinds = []
+
+    def f(x):
+        with pyjax.ensure_compile_time_eval():
+            y = jnp.sin(3.0)
+            z = x * y
+            kinds.append((isinstance(y, pyjax.core.Tracer), isinstance(z, pyjax.core.Tracer)))
+            positive = bool(y > 0)  # concrete: usable in Python control flow
+        return z if positive else -z
+
+    np.testing.assert_allclose(pyjax.jit(f)(2.0), 2 * np.sin(3.0), rtol=1e-6)
+    np.testing.assert_allclose(pyjax.grad(f)(2.0), np.sin(3.0), rtol=1e-6)
+    np.testing.assert_allclose(pyjax.vmap(f)(jnp.arange(3.0)), np.arange(3) * np.sin(3.0),
+                               rtol=1e-6)
+    assert kinds == [(False, True)] * 3
+    # after the block, constants are staged again
+    g = pyjax.jit(lambda x: (kinds.append(isinstance(jnp.sin(3.0), pyjax.core.Tracer)), x)[1])
+    g(1.0)
+    assert kinds[-1] is True
+
+
+def test_custom_vjp_primal_is_a_pytree_leaf():
+    # JAX's CustomVJPPrimal is a dataclass, a leaf: equinox's symbolic-zeros fwd rules
+    # tree_map over the argument and read `.perturbed` / `.value` of each leaf
+    from pyjax.custom_derivatives import CustomVJPPrimal
+
+    @pyjax.custom_vjp
+    def f(p):
+        return p["a"] * p["b"]
+
+    def fwd(p):
+        perturbed = pyjax.tree_util.tree_map(lambda x: x.perturbed, p)
+        vals = pyjax.tree_util.tree_map(lambda x: x.value, p)
+        assert perturbed == {"a": True, "b": True}
+        return f(vals), vals
+
+    f.defvjp(fwd, lambda v, ct: ({"a": ct * v["b"], "b": ct * v["a"]},), symbolic_zeros=True)
+    leaf = CustomVJPPrimal(jnp.ones(2), True)
+    assert pyjax.tree_util.tree_leaves([leaf]) == [leaf]
+    g = pyjax.grad(f)({"a": 2.0, "b": 5.0})
+    assert (float(g["a"]), float(g["b"])) == (5.0, 2.0)
+
+
+def test_shaped_array_to_tangent_aval():
+    from pyjax.core import ShapedArray
+    f = ShapedArray((2, 3), np.float32, weak_type=True)
+    assert f.to_tangent_aval() == f
+    t = ShapedArray((4,), np.int32).to_tangent_aval()
+    assert t.shape == (4,) and t.dtype == pyjax.dtypes.float0
+    assert pyjax.typeof(pyjax.random.key(0)).to_tangent_aval().dtype == pyjax.dtypes.float0

@@ -409,3 +409,65 @@ def test_shaped_array_to_tangent_aval():
     t = ShapedArray((4,), np.int32).to_tangent_aval()
     assert t.shape == (4,) and t.dtype == pyjax.dtypes.float0
     assert pyjax.typeof(pyjax.random.key(0)).to_tangent_aval().dtype == pyjax.dtypes.float0
+
+
+def test_single_device_array_shards_memories_and_format():
+    # JAX: a single-device array's addressable_shards is one Shard with the full index
+    x = jnp.arange(6.0).reshape(2, 3)
+    (sh,) = x.addressable_shards
+    assert sh.device == x.device and sh.replica_id == 0
+    assert sh.index == (slice(None), slice(None))
+    np.testing.assert_array_equal(sh.data, np.arange(6.0).reshape(2, 3))
+    dev = pyjax.devices()[0]
+    assert [m.kind for m in dev.addressable_memories()] == ["device"]
+    assert dev.default_memory() == dev.memory("device")
+    with pytest.raises(NotImplementedError, match="pinned_host"):
+        dev.memory("pinned_host")
+    assert dev.client.runtime_type != "pathways"
+    from pyjax.experimental.layout import Format, Layout
+    s = pyjax.sharding.SingleDeviceSharding(pyjax.devices()[1])
+    y = pyjax.device_put(x, Format(None, s))
+    assert y.sharding == s and s._addressable_device_assignment == [pyjax.devices()[1]]
+    with pytest.raises(NotImplementedError, match="default layout"):
+        pyjax.device_put(x, Format(Layout((1, 0)), s))
+
+
+def test_monitoring_listeners():
+    from pyjax import monitoring
+    got = []
+    ev, dur = (lambda e, **kw: got.append((e, kw))), (lambda e, d, **kw: got.append((e, d)))
+    monitoring.register_event_listener(ev)
+    monitoring.register_event_duration_secs_listener(dur)
+    monitoring.record_event("/a", tag=1)
+    monitoring.record_event_duration_secs("/b", 0.5)
+    monitoring.unregister_event_listener(ev)
+    monitoring.record_event("/c")
+    monitoring.unregister_event_duration_listener(dur)
+    assert got == [("/a", {"tag": 1}), ("/b", 0.5)]
+    with pytest.raises(AssertionError):
+        monitoring.unregister_event_listener(ev)
+
+
+def test_multihost_utils_and_mesh_utils_in_one_process():
+    from pyjax.experimental import mesh_utils, multihost_utils
+    tree = {"a": jnp.arange(3), "b": 2.0}
+    out = multihost_utils.broadcast_one_to_all(tree)
+    assert isinstance(out["a"], np.ndarray) and out["a"].tolist() == [0, 1, 2]
+    assert multihost_utils.broadcast_one_to_all(tree, is_source=False)["a"].tolist() == [0] * 3
+    assert multihost_utils.process_allgather(jnp.ones((2, 3))).shape == (1, 2, 3)
+    assert multihost_utils.process_allgather(jnp.ones((2, 3)), tiled=True).shape == (2, 3)
+    multihost_utils.sync_global_devices("barrier")
+    with pytest.raises(RuntimeError, match="Preemption sync manager"):
+        multihost_utils.reached_preemption_sync_point(0)
+    devs = mesh_utils.create_device_mesh((2, 4))
+    assert devs.shape == (2, 4) and list(devs.flat) == pyjax.devices()[:8]
+    with pytest.raises(ValueError, match="must equal the product"):
+        mesh_utils.create_device_mesh((3, 3))
+    mesh = pyjax.sharding.Mesh(devs, ("x", "y"))
+    g = multihost_utils.host_local_array_to_global_array(
+        jnp.arange(8.0), mesh, pyjax.sharding.PartitionSpec("x"))
+    assert g.sharding.spec == pyjax.sharding.PartitionSpec("x")
+    np.testing.assert_array_equal(g, np.arange(8.0))
+    from pyjax.experimental import colocated_python
+    with pytest.raises(NotImplementedError, match="Pathways"):
+        colocated_python.colocated_cpu_devices(pyjax.devices())

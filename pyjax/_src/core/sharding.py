@@ -39,6 +39,11 @@ class Sharding:
     def addressable_devices(self):
         return {d for d in self.device_set if d.process_index == 0}
 
+    @property
+    def _addressable_device_assignment(self):
+        """This process's devices in assignment order (JAX's private name; orbax reads it)."""
+        return [d for d in self._device_assignment if d.process_index == 0]
+
     def shard_shape(self, global_shape):
         raise NotImplementedError
 

@@ -471,3 +471,20 @@ def test_multihost_utils_and_mesh_utils_in_one_process():
     from pyjax.experimental import colocated_python
     with pytest.raises(NotImplementedError, match="Pathways"):
         colocated_python.colocated_cpu_devices(pyjax.devices())
+
+
+def test_einsum_dot_general_override():
+    # JAX's jnp.einsum takes a private `_dot_general=` (flax's attention passes it) and calls
+    # it as `f(lhs, rhs, dimension_numbers, precision, preferred_element_type=...)`
+    calls = []
+
+    def dot(lhs, rhs, dims, precision=None, preferred_element_type=None):
+        calls.append(dims)
+        return pyjax.lax.dot_general(lhs, rhs, dims, precision,
+                                     preferred_element_type=preferred_element_type)
+
+    rng = np.random.RandomState(0)
+    q, k = rng.randn(2, 3, 4, 5).astype(np.float32), rng.randn(2, 6, 4, 5).astype(np.float32)
+    got = jnp.einsum("...qhd,...khd->...hqk", q, k, _dot_general=dot)
+    np.testing.assert_allclose(got, np.einsum("bqhd,bkhd->bhqk", q, k), rtol=1e-5, atol=1e-5)
+    assert len(calls) == 1

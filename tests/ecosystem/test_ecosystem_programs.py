@@ -310,6 +310,34 @@ def test_linen_lstm_scan_vmap_batchnorm_train_state():
         np.testing.assert_array_equal(a, b)
 
 
+def test_linen_self_attention_decode_cache_equals_causal_pass():
+    # flax's attention calls jnp.einsum(..., _dot_general=...) (pyjax's einsum lacked it)
+    nn = import_library("flax.linen")
+    import jax
+    import jax.numpy as jnp
+
+    class Causal(nn.Module):
+        decode: bool = False
+
+        @nn.compact
+        def __call__(self, x):
+            mask = None if self.decode else nn.make_causal_mask(jnp.ones(x.shape[:2]))
+            return nn.SelfAttention(num_heads=2, qkv_features=8, decode=self.decode,
+                                    deterministic=True)(x, mask=mask)
+
+    x = jax.random.normal(jax.random.PRNGKey(0), (2, 4, 8))
+    params = Causal().init(jax.random.PRNGKey(1), x)["params"]
+    full = jax.jit(Causal().apply)({"params": params}, x)
+    cache = Causal(decode=True).init(jax.random.PRNGKey(1), x)["cache"]
+    decode = jax.jit(lambda v, xt: Causal(decode=True).apply(v, xt, mutable=["cache"]))
+    steps = []
+    for t in range(4):  # one token at a time through the key/value cache
+        y, upd = decode({"params": params, "cache": cache}, x[:, t:t + 1])
+        cache = upd["cache"]
+        steps.append(y)
+    np.testing.assert_allclose(jnp.concatenate(steps, 1), full, rtol=1e-5, atol=1e-6)
+
+
 def test_optax_lbfgs_with_zoom_linesearch_reaches_scipy_minimum():
     optax = import_library("optax")
     import jax

@@ -226,6 +226,36 @@ def test_nnx_transformer_scanned_over_vmapped_layers():
     assert "Block" in repr(nnx.graphdef(model))
 
 
+def test_nnx_optimizer_with_partitioned_optax_state():
+    # optax.partition/multi_transform (and muon, built on it) keep a NamedTuple holding a dict;
+    # nnx updates it in place only if it knows dict is a pytree node: it asks
+    # `type(x) in jax._src.tree_util._registry`, which lacked the built-in containers
+    nnx = import_library("flax.nnx")
+    optax = import_library("optax")
+    import jax
+    import jax.numpy as jnp
+
+    assert all(t in jax._src.tree_util._registry for t in (dict, list, tuple, type(None)))
+    model = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
+    kernel0 = np.asarray(model.kernel[...])
+    labels = nnx.State({"kernel": "sgd", "bias": "frozen"})
+    tx = optax.multi_transform({"sgd": optax.sgd(0.1), "frozen": optax.set_to_zero()},
+                               lambda params: labels)
+    opt = nnx.Optimizer(model, tx, wrt=nnx.Param)
+    x = np.random.RandomState(0).randn(4, 3).astype(np.float32)
+
+    @nnx.jit
+    def step(model, opt):
+        grads = nnx.grad(lambda m: jnp.sum(m(x) ** 2))(model)
+        opt.update(model, grads)
+
+    step(model, opt)
+    out0 = x @ kernel0  # the bias starts at zero and stays frozen
+    np.testing.assert_allclose(model.kernel[...], kernel0 - 0.1 * (x.T @ (2 * out0)), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_array_equal(model.bias[...], np.zeros(2))
+
+
 def test_linen_lstm_scan_vmap_batchnorm_train_state():
     nn = import_library("flax.linen")
     optax = import_library("optax")

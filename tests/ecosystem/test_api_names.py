@@ -488,3 +488,12 @@ def test_einsum_dot_general_override():
     got = jnp.einsum("...qhd,...khd->...hqk", q, k, _dot_general=dot)
     np.testing.assert_allclose(got, np.einsum("bqhd,bkhd->bhqk", q, k), rtol=1e-5, atol=1e-5)
     assert len(calls) == 1
+
+
+def test_dtypes_bfloat16_is_the_scalar_type():
+    # JAX: jax.dtypes.bfloat16 is ml_dtypes.bfloat16, a type (equinox: isinstance(x, it))
+    import ml_dtypes
+    assert pyjax.dtypes.bfloat16 is ml_dtypes.bfloat16
+    assert isinstance(np.ones(1, ml_dtypes.bfloat16)[0], pyjax.dtypes.bfloat16)
+    assert not isinstance(0.5, pyjax.dtypes.bfloat16)
+    assert jnp.ones(2, pyjax.dtypes.bfloat16).dtype == np.dtype(ml_dtypes.bfloat16)

@@ -51,6 +51,36 @@ def test_equinox_error_if_checkpointed_while_loop_and_batchnorm_state():
     np.testing.assert_allclose(var, 0.99 * x1.var(0) + 0.01 * x2.var(0), rtol=1e-4)
 
 
+def test_equinox_stacked_layers_serialisation_and_callbacks(tmp_path):
+    eqx = import_library("equinox")
+    import jax
+    import jax.numpy as jnp
+
+    k = jax.random.split(jax.random.PRNGKey(0), 4)
+    layers = eqx.filter_vmap(lambda key: eqx.nn.Linear(8, 8, key=key))(jax.random.split(k[0], 3))
+    params, static = eqx.partition(layers, eqx.is_array)
+    x = jax.random.normal(k[1], (8,))
+    scanned, _ = jax.lax.scan(lambda h, p: (jnp.tanh(eqx.combine(p, static)(h)), None), x, params)
+    h = np.asarray(x, np.float64)
+    for i in range(3):  # oracle: the stacked weights applied in a NumPy loop
+        h = np.tanh(np.asarray(layers.weight[i]) @ h + np.asarray(layers.bias[i]))
+    np.testing.assert_allclose(scanned, h, rtol=1e-5, atol=1e-6)
+
+    # a float field (Dropout.p) reached `isinstance(x, jax.dtypes.bfloat16)`, which needs the
+    # scalar type, not a dtype
+    def model(key):
+        return eqx.nn.Sequential([eqx.nn.Linear(8, 4, key=key), eqx.nn.Dropout(0.5)])
+    eqx.tree_serialise_leaves(tmp_path / "m.eqx", model(k[2]))
+    back = eqx.tree_deserialise_leaves(tmp_path / "m.eqx", model(k[3]))
+    np.testing.assert_array_equal(back.layers[0].weight, model(k[2]).layers[0].weight)
+    assert back.layers[1].p == 0.5
+
+    got = eqx.filter_jit(lambda v: eqx.filter_pure_callback(
+        lambda a: np.sin(np.asarray(a)), v,
+        result_shape_dtypes=jax.ShapeDtypeStruct((8,), jnp.float32)))(x)
+    np.testing.assert_allclose(got, np.sin(np.asarray(x)), rtol=1e-6)
+
+
 def test_chex_variants_with_pmap_and_cpu_device_count(monkeypatch):
     chex = import_library("chex")
     import unittest

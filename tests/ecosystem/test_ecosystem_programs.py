@@ -382,8 +382,8 @@ def test_linen_self_attention_decode_cache_equals_causal_pass():
         @nn.compact
         def __call__(self, x):
             mask = None if self.decode else nn.make_causal_mask(jnp.ones(x.shape[:2]))
-            return nn.SelfAttention(num_heads=2, qkv_features=8, decode=self.decode,
-                                    deterministic=True)(x, mask=mask)
+            return nn.MultiHeadDotProductAttention(
+                num_heads=2, qkv_features=8, decode=self.decode, deterministic=True)(x, mask=mask)
 
     x = jax.random.normal(jax.random.PRNGKey(0), (2, 4, 8))
     params = Causal().init(jax.random.PRNGKey(1), x)["params"]

@@ -497,3 +497,26 @@ def test_dtypes_bfloat16_is_the_scalar_type():
     assert isinstance(np.ones(1, ml_dtypes.bfloat16)[0], pyjax.dtypes.bfloat16)
     assert not isinstance(0.5, pyjax.dtypes.bfloat16)
     assert jnp.ones(2, pyjax.dtypes.bfloat16).dtype == np.dtype(ml_dtypes.bfloat16)
+
+
+def test_sharding_over_the_abstract_mesh_is_concretized():
+    # flax.core.spmd builds NamedSharding(get_abstract_mesh(), spec) and asks the mesh's
+    # are_all_axes_explicit / are_all_axes_auto (JAX's AbstractMesh properties)
+    from pyjax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(pyjax.devices()[:4]).reshape(2, 2), ("a", "b"),
+                axis_types=(AxisType.Auto,) * 2)
+    am = mesh.abstract_mesh
+    assert am.are_all_axes_auto and not am.are_all_axes_explicit and not am.are_all_axes_manual
+    assert am.auto_axes == ("a", "b") and am.manual_axes == () and am._axis_size("b") == 2
+    x = jnp.arange(8.0).reshape(4, 2)
+    with pyjax.sharding.set_mesh(mesh):
+        for f in (lambda v: pyjax.lax.with_sharding_constraint(v, NamedSharding(am, P("a"))),
+                  pyjax.jit(lambda v: pyjax.lax.with_sharding_constraint(
+                      v * 1, NamedSharding(am, P("a"))))):
+            y = f(x)
+            assert y.sharding == NamedSharding(mesh, P("a"))
+            np.testing.assert_array_equal(y, np.arange(8.0).reshape(4, 2))
+    other = Mesh(np.array(pyjax.devices()[:2]), ("a",)).abstract_mesh
+    with pyjax.sharding.set_mesh(mesh):
+        with pytest.raises(ValueError, match="abstract mesh"):
+            pyjax.lax.with_sharding_constraint(x, NamedSharding(other, P("a")))

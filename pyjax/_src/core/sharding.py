@@ -246,6 +246,20 @@ class AbstractMesh:
         return tuple(n for n, t in zip(self.axis_names, self.axis_types)
                      if t is AxisType.Explicit)
 
+    # JAX's axis-type queries (flax.core.spmd picks its sharding path by them)
+    auto_axes = property(lambda self: tuple(
+        n for n, t in zip(self.axis_names, self.axis_types) if t is AxisType.Auto))
+    manual_axes = property(lambda self: tuple(
+        n for n, t in zip(self.axis_names, self.axis_types) if t is AxisType.Manual))
+    are_all_axes_explicit = property(
+        lambda self: all(t is AxisType.Explicit for t in self.axis_types))
+    are_all_axes_auto = property(lambda self: all(t is AxisType.Auto for t in self.axis_types))
+    are_all_axes_manual = property(
+        lambda self: all(t is AxisType.Manual for t in self.axis_types))
+
+    def _axis_size(self, name):
+        return Mesh._axis_size(self, name)
+
 
 def _axis_types(axis_types, n, default):
     if axis_types is None:

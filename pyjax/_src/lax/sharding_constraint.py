@@ -15,7 +15,7 @@ from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero, not_mapped
 from pyjax._src.core.sharded_array import shard_host_value
-from pyjax._src.core.sharding import NamedSharding, PartitionSpec, current_mesh
+from pyjax._src.core.sharding import AbstractMesh, NamedSharding, PartitionSpec, current_mesh
 from pyjax._src.runtime.client import Device
 from pyjax._src.lax import collective_lowering as cl
 from pyjax._src.lax.base import aval_of
@@ -165,6 +165,15 @@ def _resolve(s):
     if not isinstance(s, NamedSharding):
         raise TypeError(f"with_sharding_constraint expects a NamedSharding or a "
                         f"PartitionSpec, got {s!r}")
+    if isinstance(s.mesh, AbstractMesh):
+        # a sharding over the abstract mesh (flax builds them from get_abstract_mesh()): on
+        # the current mesh's devices, as JAX concretizes it (it must be that mesh's shape)
+        mesh = current_mesh()
+        if mesh is None or mesh.abstract_mesh != s.mesh:
+            raise ValueError(f"with_sharding_constraint got {s!r}, over an abstract mesh, but "
+                             f"the current mesh is {mesh!r}: set a mesh of that shape with "
+                             "pyjax.sharding.set_mesh")
+        return NamedSharding(mesh, s.spec)
     return s
 
 

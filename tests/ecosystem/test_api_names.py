@@ -520,3 +520,22 @@ def test_sharding_over_the_abstract_mesh_is_concretized():
     with pyjax.sharding.set_mesh(mesh):
         with pytest.raises(ValueError, match="abstract mesh"):
             pyjax.lax.with_sharding_constraint(x, NamedSharding(other, P("a")))
+
+
+def test_objects_with_jax_array_in_traced_arithmetic():
+    # flax.nnx Variables define __jax_array__; `x + variable` under jit/grad uses the traced
+    # value (it staged the object itself, which then escaped as a constant)
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+        def __jax_array__(self):
+            return self.v
+
+    pyjax.tree_util.register_pytree_node(Box, lambda b: ((b.v,), None), lambda _, c: Box(c[0]))
+    f = pyjax.jit(lambda b, x: x + b)
+    np.testing.assert_allclose(f(Box(jnp.full(3, 2.0)), jnp.ones(3)), [3.0] * 3)
+    np.testing.assert_allclose(f(Box(jnp.full(3, 5.0)), jnp.ones(3)), [6.0] * 3)
+    g = pyjax.grad(lambda b: jnp.sum(jnp.arange(3.0) * b))(Box(jnp.ones(3)))
+    np.testing.assert_allclose(g.v, [0.0, 1.0, 2.0])
+    np.testing.assert_allclose(jnp.maximum(Box(jnp.array([1.0, -1.0])), 0.0), [1.0, 0.0])

@@ -97,6 +97,7 @@ from pyjax import image as image
 from pyjax import ref as ref
 from pyjax import typing as typing
 from pyjax import flatten_util as flatten_util
+from pyjax import monitoring as monitoring
 from pyjax import core as core
 from pyjax import extend as extend
 from pyjax import api_util as api_util

@@ -8,9 +8,9 @@ from pyjax._src.core.dtypes import (  # noqa: F401
 
 
 def __getattr__(name):   # bfloat16: imports ml_dtypes on first use
-    if name == "bfloat16":
-        from pyjax._src.core import dtypes
-        return globals().setdefault(name, dtypes.bfloat16)
+    if name == "bfloat16":  # the scalar type (`ml_dtypes.bfloat16`), as JAX's: usable in
+        from pyjax._src.core import dtypes  # isinstance (equinox's deserialisation)
+        return globals().setdefault(name, dtypes.bfloat16.type)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -10,6 +10,7 @@ from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core import sharding as sharding_mod
 from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.layout import Format
 from pyjax._src.core.sharded_array import ShardedArray
 from pyjax._src.core.sharded_array import typeof as sharded_typeof
 from pyjax._src.core.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
@@ -83,6 +84,11 @@ def _device_put(x, device=None, *, src=None, donate=False, may_alias=None):
         return pytree.tree_map(lambda d, leaf: device_put(leaf, d, donate=donate,
                                                           may_alias=may_alias),
                                places, x, is_leaf=is_place)
+    if isinstance(device, Format):  # JAX's (layout, sharding) pair
+        if device.layout is not None:
+            raise NotImplementedError(f"device_put to {device!r}: pyjax arrays use the "
+                                      "default layout only (Format(None, sharding))")
+        device = device.sharding
     if device is not None and not isinstance(device, (runtime.Device, Sharding)):
         raise TypeError(f"device_put expects a Device or a Sharding for device=, got "
                         f"{device!r} of type {type(device).__name__}")
@@ -276,14 +282,18 @@ def reshard(x, out_shardings):
 
 
 class ensure_compile_time_eval:
-    """Evaluate eagerly inside this block even while tracing (as ``jax.ensure_compile_time_eval``)."""
+    """Evaluate eagerly inside this block even while tracing (as ``jax.ensure_compile_time_eval``):
+    an operation on concrete values gives a concrete array; one on a tracer is traced as
+    usual (JAX stages it too; equinox's `error_if` applies its own primitive to the traced
+    predicate inside such a block)."""
 
     def __enter__(self):
-        self._ctx = trace_mod.set_current_trace(None)
-        self._ctx.__enter__()
+        self._prev = trace_mod._state.compile_time_eval
+        trace_mod._state.compile_time_eval = True
 
     def __exit__(self, *exc):
-        return self._ctx.__exit__(*exc)
+        trace_mod._state.compile_time_eval = self._prev
+        return False
 
 
 def process_indices(backend=None):

@@ -17,6 +17,7 @@ LAYERS = {
     "numpy": 5, "random": 5, "api": 5, "test_util": 5, "state": 5,
     "nn": 6, "scipy": 6, "image": 6, "ops": 6, "sharding": 6, "debug": 6, "export": 6,
     "profiler": 6, "example_libraries": 6, "jax_alias": 6, "flatten_util": 5, "extend": 1, "checkify": 6, "memory_profile": 6, "jax_private": 6,
+    "monitoring": 0, "multihost": 5,
 }
 
 

@@ -353,3 +353,189 @@ def test_out_sharding_of_an_unsharded_value_is_accepted():
     assert laid.sharding.mesh == mesh
     np.testing.assert_array_equal(laid, lax.conv_general_dilated(x, k, (1, 1), "SAME",
                                                                  dimension_numbers=dn))
+
+
+def test_ensure_compile_time_eval_stages_traced_operands():
+    # JAX 0.10.2 (observed): inside the block, jnp.sin(3.0) is a concrete array under jit,
+    # while `x * 2` on a traced x is staged (a DynamicJaxprTracer), not an escaped-tracer error;
+    # under grad and vmap likewise. equinox's error_if relies on it.
+    kinds = []
+
+    def f(x):
+        with pyjax.ensure_compile_time_eval():
+            y = jnp.sin(3.0)
+            z = x * y
+            kinds.append((isinstance(y, pyjax.core.Tracer), isinstance(z, pyjax.core.Tracer)))
+            positive = bool(y > 0)  # concrete: usable in Python control flow
+        return z if positive else -z
+
+    np.testing.assert_allclose(pyjax.jit(f)(2.0), 2 * np.sin(3.0), rtol=1e-6)
+    np.testing.assert_allclose(pyjax.grad(f)(2.0), np.sin(3.0), rtol=1e-6)
+    np.testing.assert_allclose(pyjax.vmap(f)(jnp.arange(3.0)), np.arange(3) * np.sin(3.0),
+                               rtol=1e-6)
+    assert kinds == [(False, True)] * 3
+    # after the block, constants are staged again
+    g = pyjax.jit(lambda x: (kinds.append(isinstance(jnp.sin(3.0), pyjax.core.Tracer)), x)[1])
+    g(1.0)
+    assert kinds[-1] is True
+
+
+def test_custom_vjp_primal_is_a_pytree_leaf():
+    # JAX's CustomVJPPrimal is a dataclass, a leaf: equinox's symbolic-zeros fwd rules
+    # tree_map over the argument and read `.perturbed` / `.value` of each leaf
+    from pyjax.custom_derivatives import CustomVJPPrimal
+
+    @pyjax.custom_vjp
+    def f(p):
+        return p["a"] * p["b"]
+
+    def fwd(p):
+        perturbed = pyjax.tree_util.tree_map(lambda x: x.perturbed, p)
+        vals = pyjax.tree_util.tree_map(lambda x: x.value, p)
+        assert perturbed == {"a": True, "b": True}
+        return f(vals), vals
+
+    f.defvjp(fwd, lambda v, ct: ({"a": ct * v["b"], "b": ct * v["a"]},), symbolic_zeros=True)
+    leaf = CustomVJPPrimal(jnp.ones(2), True)
+    assert pyjax.tree_util.tree_leaves([leaf]) == [leaf]
+    g = pyjax.grad(f)({"a": 2.0, "b": 5.0})
+    assert (float(g["a"]), float(g["b"])) == (5.0, 2.0)
+
+
+def test_shaped_array_to_tangent_aval():
+    from pyjax.core import ShapedArray
+    f = ShapedArray((2, 3), np.float32, weak_type=True)
+    assert f.to_tangent_aval() == f
+    t = ShapedArray((4,), np.int32).to_tangent_aval()
+    assert t.shape == (4,) and t.dtype == pyjax.dtypes.float0
+    assert pyjax.typeof(pyjax.random.key(0)).to_tangent_aval().dtype == pyjax.dtypes.float0
+
+
+def test_single_device_array_shards_memories_and_format():
+    # JAX: a single-device array's addressable_shards is one Shard with the full index
+    x = jnp.arange(6.0).reshape(2, 3)
+    (sh,) = x.addressable_shards
+    assert sh.device == x.device and sh.replica_id == 0
+    assert sh.index == (slice(None), slice(None))
+    np.testing.assert_array_equal(sh.data, np.arange(6.0).reshape(2, 3))
+    dev = pyjax.devices()[0]
+    assert [m.kind for m in dev.addressable_memories()] == ["device"]
+    assert dev.default_memory() == dev.memory("device")
+    with pytest.raises(NotImplementedError, match="pinned_host"):
+        dev.memory("pinned_host")
+    assert dev.client.runtime_type != "pathways"
+    from pyjax.experimental.layout import Format, Layout
+    s = pyjax.sharding.SingleDeviceSharding(pyjax.devices()[1])
+    y = pyjax.device_put(x, Format(None, s))
+    assert y.sharding == s and s._addressable_device_assignment == [pyjax.devices()[1]]
+    with pytest.raises(NotImplementedError, match="default layout"):
+        pyjax.device_put(x, Format(Layout((1, 0)), s))
+
+
+def test_monitoring_listeners():
+    from pyjax import monitoring
+    got = []
+    ev, dur = (lambda e, **kw: got.append((e, kw))), (lambda e, d, **kw: got.append((e, d)))
+    monitoring.register_event_listener(ev)
+    monitoring.register_event_duration_secs_listener(dur)
+    monitoring.record_event("/a", tag=1)
+    monitoring.record_event_duration_secs("/b", 0.5)
+    monitoring.unregister_event_listener(ev)
+    monitoring.record_event("/c")
+    monitoring.unregister_event_duration_listener(dur)
+    assert got == [("/a", {"tag": 1}), ("/b", 0.5)]
+    with pytest.raises(AssertionError):
+        monitoring.unregister_event_listener(ev)
+
+
+def test_multihost_utils_and_mesh_utils_in_one_process():
+    from pyjax.experimental import mesh_utils, multihost_utils
+    tree = {"a": jnp.arange(3), "b": 2.0}
+    out = multihost_utils.broadcast_one_to_all(tree)
+    assert isinstance(out["a"], np.ndarray) and out["a"].tolist() == [0, 1, 2]
+    assert multihost_utils.broadcast_one_to_all(tree, is_source=False)["a"].tolist() == [0] * 3
+    assert multihost_utils.process_allgather(jnp.ones((2, 3))).shape == (1, 2, 3)
+    assert multihost_utils.process_allgather(jnp.ones((2, 3)), tiled=True).shape == (2, 3)
+    multihost_utils.sync_global_devices("barrier")
+    with pytest.raises(RuntimeError, match="Preemption sync manager"):
+        multihost_utils.reached_preemption_sync_point(0)
+    devs = mesh_utils.create_device_mesh((2, 4))
+    assert devs.shape == (2, 4) and list(devs.flat) == pyjax.devices()[:8]
+    with pytest.raises(ValueError, match="must equal the product"):
+        mesh_utils.create_device_mesh((3, 3))
+    mesh = pyjax.sharding.Mesh(devs, ("x", "y"))
+    g = multihost_utils.host_local_array_to_global_array(
+        jnp.arange(8.0), mesh, pyjax.sharding.PartitionSpec("x"))
+    assert g.sharding.spec == pyjax.sharding.PartitionSpec("x")
+    np.testing.assert_array_equal(g, np.arange(8.0))
+    from pyjax.experimental import colocated_python
+    with pytest.raises(NotImplementedError, match="Pathways"):
+        colocated_python.colocated_cpu_devices(pyjax.devices())
+
+
+def test_einsum_dot_general_override():
+    # JAX's jnp.einsum takes a private `_dot_general=` (flax's attention passes it) and calls
+    # it as `f(lhs, rhs, dimension_numbers, precision, preferred_element_type=...)`
+    calls = []
+
+    def dot(lhs, rhs, dims, precision=None, preferred_element_type=None):
+        calls.append(dims)
+        return pyjax.lax.dot_general(lhs, rhs, dims, precision,
+                                     preferred_element_type=preferred_element_type)
+
+    rng = np.random.RandomState(0)
+    q, k = rng.randn(2, 3, 4, 5).astype(np.float32), rng.randn(2, 6, 4, 5).astype(np.float32)
+    got = jnp.einsum("...qhd,...khd->...hqk", q, k, _dot_general=dot)
+    np.testing.assert_allclose(got, np.einsum("bqhd,bkhd->bhqk", q, k), rtol=1e-5, atol=1e-5)
+    assert len(calls) == 1
+
+
+def test_dtypes_bfloat16_is_the_scalar_type():
+    # JAX: jax.dtypes.bfloat16 is ml_dtypes.bfloat16, a type (equinox: isinstance(x, it))
+    import ml_dtypes
+    assert pyjax.dtypes.bfloat16 is ml_dtypes.bfloat16
+    assert isinstance(np.ones(1, ml_dtypes.bfloat16)[0], pyjax.dtypes.bfloat16)
+    assert not isinstance(0.5, pyjax.dtypes.bfloat16)
+    assert jnp.ones(2, pyjax.dtypes.bfloat16).dtype == np.dtype(ml_dtypes.bfloat16)
+
+
+def test_sharding_over_the_abstract_mesh_is_concretized():
+    # flax.core.spmd builds NamedSharding(get_abstract_mesh(), spec) and asks the mesh's
+    # are_all_axes_explicit / are_all_axes_auto (JAX's AbstractMesh properties)
+    from pyjax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(pyjax.devices()[:4]).reshape(2, 2), ("a", "b"),
+                axis_types=(AxisType.Auto,) * 2)
+    am = mesh.abstract_mesh
+    assert am.are_all_axes_auto and not am.are_all_axes_explicit and not am.are_all_axes_manual
+    assert am.auto_axes == ("a", "b") and am.manual_axes == () and am._axis_size("b") == 2
+    x = jnp.arange(8.0).reshape(4, 2)
+    with pyjax.sharding.set_mesh(mesh):
+        for f in (lambda v: pyjax.lax.with_sharding_constraint(v, NamedSharding(am, P("a"))),
+                  pyjax.jit(lambda v: pyjax.lax.with_sharding_constraint(
+                      v * 1, NamedSharding(am, P("a"))))):
+            y = f(x)
+            assert y.sharding == NamedSharding(mesh, P("a"))
+            np.testing.assert_array_equal(y, np.arange(8.0).reshape(4, 2))
+    other = Mesh(np.array(pyjax.devices()[:2]), ("a",)).abstract_mesh
+    with pyjax.sharding.set_mesh(mesh):
+        with pytest.raises(ValueError, match="abstract mesh"):
+            pyjax.lax.with_sharding_constraint(x, NamedSharding(other, P("a")))
+
+
+def test_objects_with_jax_array_in_traced_arithmetic():
+    # flax.nnx Variables define __jax_array__; `x + variable` under jit/grad uses the traced
+    # value (it staged the object itself, which then escaped as a constant)
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+        def __jax_array__(self):
+            return self.v
+
+    pyjax.tree_util.register_pytree_node(Box, lambda b: ((b.v,), None), lambda _, c: Box(c[0]))
+    f = pyjax.jit(lambda b, x: x + b)
+    np.testing.assert_allclose(f(Box(jnp.full(3, 2.0)), jnp.ones(3)), [3.0] * 3)
+    np.testing.assert_allclose(f(Box(jnp.full(3, 5.0)), jnp.ones(3)), [6.0] * 3)
+    g = pyjax.grad(lambda b: jnp.sum(jnp.arange(3.0) * b))(Box(jnp.ones(3)))
+    np.testing.assert_allclose(g.v, [0.0, 1.0, 2.0])
+    np.testing.assert_allclose(jnp.maximum(Box(jnp.array([1.0, -1.0])), 0.0), [1.0, 0.0])

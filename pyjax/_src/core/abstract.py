@@ -126,6 +126,13 @@ class ShapedArray(HasShape):
     def strip_weak_type(self):
         return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
 
+    def to_tangent_aval(self):
+        """The aval of this value's tangents (JAX's method, which equinox calls): itself for an
+        inexact dtype, float0 of the same shape otherwise (integers, bools, keys)."""
+        if dtypes.is_inexact(self.dtype):
+            return ShapedArray(self.shape, self.dtype, self.weak_type)
+        return ShapedArray(self.shape, dtypes.float0, False)
+
     def _dims(self):
         return ",".join(map(str, self.shape))
 

@@ -208,7 +208,14 @@ class ArrayImpl(Array):
 
     @property
     def addressable_shards(self):
-        return [self]
+        """One `Shard` (device, index, data, replica_id), as JAX's single-device arrays give
+        (orbax reads `shard.data` / `shard.index`)."""
+        from pyjax._src.core.sharded_array import Shard
+        return [Shard(self._buf.device, (slice(None),) * self.ndim, self, 0)]
+
+    @property
+    def global_shards(self):
+        return self.addressable_shards
 
     def on_device_size_in_bytes(self):
         return self.nbytes

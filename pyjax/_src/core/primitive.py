@@ -20,6 +20,7 @@ registry: dict[str, "Primitive"] = {}
 from pyjax._src.core.rules import NOT_DIFFERENTIABLE  # noqa: F401,E402
 
 _state = trace_mod._state
+_Tracer = trace_mod.Tracer
 _eager_apply = None  # set by dispatch.eager
 
 # rule kind -> one line saying who reads it and what it is
@@ -97,6 +98,8 @@ class Primitive:
         """Hand this primitive to the current trace (eager evaluation when none is set)."""
         t = _state.trace
         if t is None:  # eager: the hot path, without the trace object in between
+            return _eager_apply(self, args, params)
+        if _state.compile_time_eval and not any(isinstance(a, _Tracer) for a in args):
             return _eager_apply(self, args, params)
         return t.process_primitive(self, args, params)
 

@@ -84,12 +84,22 @@ class ShardedArray(ArrayImpl):
     @property
     def addressable_shards(self):
         index = self._sharding.devices_indices_map(self.aval.shape)
+        pmapped = isinstance(self._sharding, PmapSharding)
         seen = {}
         out = []
         for b in self._shards:
             idx = index[b.device]
             key = tuple((s.start, s.stop) if isinstance(s, slice) else s for s in idx)
             rid = seen[key] = seen.get(key, -1) + 1
+            if pmapped:
+                # JAX 0.10.2: a pmap result's shard keeps the mapped axis (size 1), with a
+                # slice index (chex's pmap variant reads `shards[0].data[0]`)
+                data = np.expand_dims(b.to_numpy(), 0)
+                buf = b.device.client.buffer_from_pyval(data, b.device)
+                idx = (slice(idx[0], idx[0] + 1),) + tuple(idx[1:])
+                aval = ShapedArray.interned(data.shape, b.dtype, self.aval.weak_type)
+                out.append(Shard(b.device, idx, array_from_buffer(aval, buf, True), rid))
+                continue
             aval = ShapedArray.interned(b.shape, b.dtype, self.aval.weak_type)
             out.append(Shard(b.device, idx, array_from_buffer(aval, b, True), rid))
         return out

@@ -39,6 +39,11 @@ class Sharding:
     def addressable_devices(self):
         return {d for d in self.device_set if d.process_index == 0}
 
+    @property
+    def _addressable_device_assignment(self):
+        """This process's devices in assignment order (JAX's private name; orbax reads it)."""
+        return [d for d in self._device_assignment if d.process_index == 0]
+
     def shard_shape(self, global_shape):
         raise NotImplementedError
 
@@ -240,6 +245,20 @@ class AbstractMesh:
     def explicit_axes(self):
         return tuple(n for n, t in zip(self.axis_names, self.axis_types)
                      if t is AxisType.Explicit)
+
+    # JAX's axis-type queries (flax.core.spmd picks its sharding path by them)
+    auto_axes = property(lambda self: tuple(
+        n for n, t in zip(self.axis_names, self.axis_types) if t is AxisType.Auto))
+    manual_axes = property(lambda self: tuple(
+        n for n, t in zip(self.axis_names, self.axis_types) if t is AxisType.Manual))
+    are_all_axes_explicit = property(
+        lambda self: all(t is AxisType.Explicit for t in self.axis_types))
+    are_all_axes_auto = property(lambda self: all(t is AxisType.Auto for t in self.axis_types))
+    are_all_axes_manual = property(
+        lambda self: all(t is AxisType.Manual for t in self.axis_types))
+
+    def _axis_size(self, name):
+        return Mesh._axis_size(self, name)
 
 
 def _axis_types(axis_types, n, default):

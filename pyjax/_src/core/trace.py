@@ -22,6 +22,9 @@ _EVAL_TRACE = None  # set by dispatch.eager
 class _TraceState(threading.local):
     trace = None
     name_stack = ""  # "outer/inner" inside jax.named_scope blocks (staged equations keep it)
+    # Inside `jax.ensure_compile_time_eval()`: a primitive applied to no tracer runs eagerly
+    # even under a transformation; one applied to tracers goes to the trace as usual.
+    compile_time_eval = False
 
 
 _state = _TraceState()

@@ -43,9 +43,14 @@ def _pref(preferred_element_type, dt):
     return dtypes.check_user_dtype(preferred_element_type, "preferred_element_type")
 
 
-def _dot_general(a, b, lc, rc, lb, rb, precision, out_dt, out_sharding=None):
-    return lax_dot.dot_general(a, b, ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))),
-                               precision=precision, preferred_element_type=out_dt,
+def _dot_general(a, b, lc, rc, lb, rb, precision, out_dt, out_sharding=None, dot_fn=None):
+    """``dot_fn``: einsum's ``_dot_general`` override, called as JAX's einsum calls it (out_sharding
+    passed only when there is one)."""
+    dims = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
+    if dot_fn is not None and dot_fn is not lax_dot.dot_general:
+        extra = {} if out_sharding is None else {"out_sharding": out_sharding}
+        return dot_fn(a, b, dims, precision, preferred_element_type=out_dt, **extra)
+    return lax_dot.dot_general(a, b, dims, precision=precision, preferred_element_type=out_dt,
                                out_sharding=out_sharding)
 
 
@@ -531,7 +536,7 @@ def _sum_axes(x, axes):
     return lax_red.reduce_sum(x, tuple(axes))
 
 
-def _contract(a, la, b, lb, keep, precision, out_dt, out_spec=None):
+def _contract(a, la, b, lb, keep, precision, out_dt, out_spec=None, dot_fn=None):
     """Contract two prepared operands; labels in ``keep`` survive. ``out_spec``: (sharding,
     output labels) of the einsum's result, for its last contraction."""
     shared = [c for c in la if c in lb]
@@ -549,7 +554,7 @@ def _contract(a, la, b, lb, keep, precision, out_dt, out_spec=None):
             raise NotImplementedError("jnp.einsum: out_sharding where the last contraction's "
                                       "result is not the output (repeated or broadcast labels)")
         sharding = _permuted(s, [labels.index(c) for c in out_labels])
-    out = _dot_general(a, b, lc, rc, lbatch, rbatch, precision, out_dt, sharding)
+    out = _dot_general(a, b, lc, rc, lbatch, rbatch, precision, out_dt, sharding, dot_fn)
     return out, labels
 
 
@@ -591,11 +596,12 @@ def _check_optimize(optimize):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None, out_sharding=None):
+           preferred_element_type=None, out_sharding=None, _dot_general=None):
     """Einstein summation: ``einsum("ij,jk->ik", a, b)``; implicit output, ``...`` ellipsis,
     repeated subscripts (diagonals) and the operand-list form are supported. Operands are
     contracted pairwise with ``lax.dot_general`` (greedily by result size unless
-    ``optimize=False``)."""
+    ``optimize=False``), or with ``_dot_general`` when given (JAX's private override, which
+    flax's attention passes)."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
     out_sharding = _out_sharding(out_sharding, "einsum")
@@ -630,7 +636,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
         b, lb = _prepare_operand(b, lb, sizes, keep | set(la))
         last = out_sharding is not None and len(prepared) == 2
         res, lr = _contract(a, la, b, lb, keep, precision, out_dt,
-                            (out_sharding, out_labels) if last else None)
+                            (out_sharding, out_labels) if last else None, _dot_general)
         prepared = [x for k, x in enumerate(prepared) if k not in (i, j)] + [res]
         labels = [x for k, x in enumerate(labels) if k not in (i, j)] + [lr]
     res, lr = prepared[0], labels[0]

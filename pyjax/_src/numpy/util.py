@@ -57,6 +57,7 @@ def _keys_unpromoted(args):
 
 def promote_dtypes(*args):
     """Convert arguments to their JAX result type (weak types respected); no broadcasting."""
+    args = [_unwrap(a) for a in args]
     if len(args) < 2:
         return list(args)
     if any(map(_is_key, args)):
@@ -238,7 +239,17 @@ def _run_plan(args, plan):
     return out
 
 
+def _unwrap(a):
+    """The array an object with ``__jax_array__`` stands for (flax's Variables): operations
+    use that array, traced or not, never the object itself."""
+    if type(a) in _SCALARS or isinstance(a, (ArrayImpl, Tracer, np.ndarray, np.generic)):
+        return a
+    f = getattr(a, "__jax_array__", None)
+    return a if f is None else f()
+
+
 def _promote_and_broadcast(kind, fun_name, args):
+    args = [_unwrap(a) for a in args]
     if config.jax_numpy_rank_promotion != "allow" and len(args) > 1:
         check_rank_promotion(fun_name, [np.shape(a) for a in args])
     try:

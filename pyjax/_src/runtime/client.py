@@ -72,6 +72,44 @@ class Device:
     def __reduce__(self):
         raise TypeError("Device objects cannot be pickled")
 
+    # Memory spaces: pyjax places arrays in the device's own memory only (no pinned/unpinned
+    # host memories), so that is the one memory a device lists (orbax checks for
+    # 'pinned_host' before choosing its transfer path).
+    def default_memory(self):
+        return DeviceMemory(self, "device")
+
+    def addressable_memories(self):
+        return [self.default_memory()]
+
+    def memory(self, kind):
+        if kind == "device":
+            return self.default_memory()
+        raise NotImplementedError(f"{self!r}.memory({kind!r}): pyjax places arrays in the "
+                                  "'device' memory only")
+
+
+class DeviceMemory:
+    """A memory space of a device (what `device.default_memory()` gives in JAX)."""
+
+    __slots__ = ("_device", "kind")
+
+    def __init__(self, device, kind):
+        self._device, self.kind = device, kind
+
+    platform = property(lambda self: self._device.platform)
+    process_index = property(lambda self: self._device.process_index)
+    addressable_by_devices = property(lambda self: [self._device])
+
+    def __eq__(self, other):
+        return (type(other) is DeviceMemory and other._device is self._device
+                and other.kind == self.kind)
+
+    def __hash__(self):
+        return hash((id(self._device), self.kind))
+
+    def __repr__(self):
+        return f"{self.platform.capitalize()}DeviceMemory(id={self._device.id}, kind={self.kind})"
+
 
 class Client:
     """A PJRT client: devices, host-to-device transfers and compilation.
@@ -106,6 +144,7 @@ class Client:
             "Client_ProcessIndex",
             capi.Client_ProcessIndex_Args(client=self._ptr)).process_index
         self.plugin_attributes = dict(getattr(api, "attributes", {}))
+        self.runtime_type = "pjrt_ifrt"  # JAX's value for a local PJRT client (not 'pathways')
         self.api_version = api.version
         devs = api.call("Client_AddressableDevices",
                         capi.Client_AddressableDevices_Args(client=self._ptr))

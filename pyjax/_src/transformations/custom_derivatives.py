@@ -15,6 +15,7 @@ the call Jaxpr is batched and the user's rules run under the batching trace.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from typing import Any, NamedTuple
@@ -311,8 +312,10 @@ class custom_vjp(_CustomDerivativeFun):
                                       num_consts=len(consts))
 
 
-class CustomVJPPrimal(NamedTuple):
-    """An argument leaf as the fwd rule of ``defvjp(..., symbolic_zeros=True)`` sees it."""
+@dataclasses.dataclass(slots=True)
+class CustomVJPPrimal:
+    """An argument leaf as the fwd rule of ``defvjp(..., symbolic_zeros=True)`` sees it: a
+    pytree leaf, as JAX's (equinox's fwd rules tree-map over such leaves)."""
     value: Any
     perturbed: bool
 

@@ -1,0 +1,1 @@
+"""``jax.experimental.colocated_python.func`` (Pathways only; see the package)."""

@@ -371,8 +371,14 @@ def _round_float(x, decimals):
     dt = _dt(x)
     work = dtypes.promote_types(dt, np.float32)  # avoid overflow of the factor in f16/bf16
     xw = lax.convert_element_type(x, work) if work != dt else x
-    factor = lax_base.coerce_scalar(10.0 ** decimals, work)
-    out = lax.div(lax.round(lax.mul(xw, factor), _NEAREST_EVEN), factor)
+    info = dtypes.finfo(work)
+    if 10.0 ** decimals > float(info.max):  # no digits that far right: x itself (not inf/inf)
+        out = xw
+    elif 10.0 ** decimals < float(info.smallest_normal):  # every finite value rounds to zero
+        out = _where(lax.is_finite(xw), lax.mul(xw, _const(xw, 0)), xw)
+    else:
+        factor = lax_base.coerce_scalar(10.0 ** decimals, work)
+        out = lax.div(lax.round(lax.mul(xw, factor), _NEAREST_EVEN), factor)
     return lax.convert_element_type(out, dt, util.aval_of(x).weak_type) if work != dt else out
 
 

@@ -54,7 +54,8 @@ def _same(got, want, dtype=None, rtol=2e-6, atol=TINY, zeros=False, what=""):
 
 def _eager_and_jit(fns, *args):
     """Runs every function in ``fns`` eagerly, and all of them as one jitted program."""
-    eager = [f(*args) for f in fns]
+    arrays = [jnp.asarray(a) for a in args]  # so operators and methods are pyjax's
+    eager = [f(*arrays) for f in fns]
     jitted = pyjax.jit(lambda *a: [f(*a) for f in fns])(*args)
     return eager, jitted
 
@@ -204,6 +205,47 @@ def test_integer_wraparound(dt):
         for got in (eager[n + k], jitted[n + k]):
             np.testing.assert_array_equal(np.asarray(got), want, err_msg=str(k))
             assert np.asarray(got).dtype == want.dtype, (k, np.asarray(got).dtype)
+
+
+def test_float_to_int_casts_saturate():
+    # JAX 0.10.2 (XLA's conversion): NaN -> 0, the rest truncated toward zero and clamped to
+    # the integer range, e.g. jnp.array([nan, inf, -inf, 1e20]).astype(jnp.int8) ==
+    # [0, 127, -128, 127] and -1.5 -> uint8 gives 0 (NumPy's casts are undefined there)
+    x = np.array([np.nan, np.inf, -np.inf, -1.5, -0.5, 0.5, 1.5, 127.5, 128.0, 255.9, 256.0,
+                  -129.0, 3e9, -3e9, 2.1e9, 4.2e9, 1e20, -1e20], F32)
+    dts = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]
+    eager, jitted = _eager_and_jit([lambda v, d=d: v.astype(d) for d in dts], x)
+    for d, e, j in zip(dts, eager, jitted):
+        info = np.iinfo(d)
+        want = np.clip(np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=np.inf,
+                                              neginf=-np.inf)), info.min, info.max).astype(d)
+        _same(e, want, what=np.dtype(d).name)
+        _same(j, want, what=np.dtype(d).name)
+    _same(jnp.asarray(x).astype(bool), x.astype(bool))
+
+
+# JAX 0.10.2's result dtypes with Python scalars (weak types), observed: an int8 or uint8
+# array stays itself with ints (2 ** x too), becomes float32 with floats and complex64 with
+# complex; float16/bfloat16 stay themselves with floats; bools become int32 with ints
+WEAK = {"int8": ("int8", "float32"), "uint8": ("uint8", "float32"),
+        "float16": ("float16", "float16"), "bfloat16": ("bfloat16", "bfloat16"),
+        "bool": ("int32", "float32"), "uint32": ("uint32", "float32")}
+
+
+@pytest.mark.parametrize("dt", list(WEAK))
+def test_python_scalars_are_weak(dt):
+    x = np.array([0, 1, 2, 3], np.dtype(jnp.bfloat16) if dt == "bfloat16" else dt)
+    ops = [lambda v: v + 1, lambda v: v * 2.5, lambda v: v + 1j, lambda v: v // 2,
+           lambda v: 2 ** v, lambda v: v ** 2, lambda v: v / 2]
+    eager, jitted = _eager_and_jit(ops, x)
+    int_dt, float_dt = WEAK[dt]
+    kinds = [int_dt, float_dt, "complex64", int_dt, int_dt, int_dt, float_dt]
+    xf = x.astype(np.float64)
+    values = [xf + 1, xf * 2.5, xf + 1j, xf // 2, 2 ** xf, xf ** 2, xf / 2]
+    for k, (e, j) in enumerate(zip(eager, jitted)):
+        want_dt = np.dtype(jnp.bfloat16) if kinds[k] == "bfloat16" else np.dtype(kinds[k])
+        _same(e, values[k].astype(want_dt), dtype=want_dt, rtol=1e-2, what=str(k))
+        _same(j, values[k].astype(want_dt), dtype=want_dt, rtol=1e-2, what=str(k))
 
 
 # ---- reductions with NaN/inf in every position, and empty axes --------------------------------

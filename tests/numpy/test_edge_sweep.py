@@ -96,14 +96,14 @@ def test_unary_low_precision_specials(dt):
     eager, jitted = _eager_and_jit([getattr(jnp, n) for n in LOW], xl)
     for name, e, j in zip(LOW, eager, jitted):
         want = _np(getattr(np, name), xl.astype(F32))
-        if name == "spacing":  # the spacing of the low-precision type itself, positive
-            # inputs only: for float16 NumPy and JAX 0.10.2 give a positive spacing of a
-            # negative number (jnp.spacing(jnp.float16(-2.5)) == 1.953e-03), unlike float32
+        if name == "spacing":  # float16's own spacing is toward +inf, in NumPy and in JAX
+            # 0.10.2 (jnp.spacing(jnp.float16(-2.5)) == 1.953e-03); JAX gives inf at -inf
             if dt != np.float16:
                 continue
-            pos = xl > 0
-            _same(np.asarray(e)[pos], _np(np.spacing, xl)[pos], rtol=0, atol=0)
-            _same(np.asarray(j)[pos], _np(np.spacing, xl)[pos], rtol=0, atol=0)
+            want = _np(np.spacing, xl)
+            want[np.isneginf(xl)] = np.inf
+            _same(e, want, rtol=0, atol=0, what=name)
+            _same(j, want, rtol=0, atol=0, what=name)
             continue
         if name == "nan_to_num":  # infinities become the low-precision type's extremes
             info = ml_dtypes.finfo(dt)
@@ -589,3 +589,14 @@ def test_polyval_keeps_integer_dtype():
     _same(jnp.polyval(p, x), np.polyval(p, x))
     _same(jnp.polyval(np.array([True, False]), np.array([1, 2], np.int32)),
           np.array([1, 2], np.int32))
+
+
+def test_spacing_of_zero_and_subnormal_gaps():
+    # spacing(0.0) was 0 (nextafter(0, inf) - 0 flushed); NumPy and JAX 0.10.2 give the
+    # smallest subnormal, and JAX gives -1.4e-45 for -0.0 (NumPy +1.4e-45)
+    x = np.array([0.0, -0.0, 1e-45, -1e-40, 1.2e-38, 1.0, -2.5, 3e38, 3.4028235e38, np.inf],
+                 F32)
+    want = _np(np.spacing, x)
+    want[1] = -want[1]
+    for f in (jnp.spacing, pyjax.jit(jnp.spacing)):
+        _same(f(x), want, rtol=0, atol=0)

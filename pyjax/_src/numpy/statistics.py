@@ -47,11 +47,10 @@ def _lerp(lo, hi, t):
     d = hi - lo
     out = where(greater_equal(t, 0.5), hi - d * (1 - t), lo + d * t)
     # an infinite end: the weighted sum keeps the infinity where NumPy's form gives
-    # inf - inf = NaN; t of exactly 0 or 1 picks one end (the median of [-inf, 1, inf] is 1,
-    # as in JAX)
-    out = where(ufuncs.logical_or(ufuncs.isinf(lo), ufuncs.isinf(hi)),
-                lo * (1 - t) + hi * t, out)
-    return where(equal(t, 0), lo, where(equal(t, 1), hi, out))
+    # inf - inf = NaN, and t of exactly 0 or 1 picks one end (the median of [-inf, 1, inf]
+    # is 1, as in JAX); finite ends keep NumPy's form and its derivative in t
+    inf_end = where(equal(t, 0), lo, where(equal(t, 1), hi, lo * (1 - t) + hi * t))
+    return where(ufuncs.logical_or(ufuncs.isinf(lo), ufuncs.isinf(hi)), inf_end, out)
 
 
 def _virtual(n, q, method):

@@ -365,6 +365,12 @@ def test_quantile_with_infinities_keeps_them():
     for m in ("linear", "midpoint", "hazen"):
         _same(jnp.quantile(x, q, method=m), want, what=m)
         _same(pyjax.jit(lambda a, b, m=m: jnp.quantile(a, b, method=m))(x, q), want, what=m)
+    # the selecting methods never interpolate, so they never make a NaN (all of these were
+    # NaN: the selection went through a lerp with weight 0, inf * 0)
+    for m in ("lower", "higher", "nearest", "inverted_cdf", "closest_observation"):
+        for data in (x, np.array([np.inf, np.inf, 1.0], F32)):
+            want = np.quantile(data, q, method=m).astype(F32)
+            _same(jnp.quantile(data, q, method=m), want, what=m)
     _same(jnp.median(np.array([-np.inf, 1.0, 2.0, np.inf], F32)), F32(1.5))
     _same(jnp.nanmedian(np.array([-np.inf, 1.0, np.nan, np.inf], F32)), F32(1.0))
     # the two infinities of opposite sign have no midpoint
@@ -538,6 +544,8 @@ def test_i0_at_huge_arguments():
     want = _np(np.i0, x.astype(np.float64)).astype(F32)
     _same(jnp.i0(x), want, rtol=1e-5)
     _same(pyjax.jit(jnp.i0)(x), want, rtol=1e-5)
+    for dt in (np.float16, np.dtype(jnp.bfloat16)):  # low-precision inputs keep their dtype
+        assert jnp.i0(np.array([1.0, 89.0], dt)).dtype == dt
 
 
 def test_heaviside_of_nan_is_nan():

@@ -49,7 +49,7 @@ def i0(x):
     # e**x / sqrt(2 pi x) as two halves of e**x: finite up to where I0 itself overflows, and
     # no inf / inf for huge x
     half = exp(xl * 0.5)
-    big = half * (half / (sqrt(xl) * np.sqrt(2 * np.pi))
+    big = half * (half / (sqrt(xl) * math.sqrt(2 * math.pi))
                   * polyval(_ASYMPTOTIC.astype(x.dtype), 1.0 / xl))
     return where(small, series, big)
 

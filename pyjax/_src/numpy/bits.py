@@ -8,12 +8,13 @@ import numpy as np
 
 from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
+from pyjax._src.lax import elementwise as lax
 from pyjax._src.numpy import util
 from pyjax._src.numpy.creation import asarray, zeros
 from pyjax._src.numpy.reductions import sum as _sum
 from pyjax._src.numpy.shape import concatenate, moveaxis, ravel, reshape
 from pyjax._src.numpy.ufuncs import (bitwise_and, copysign, left_shift, nextafter,
-                                     right_shift, subtract)
+                                     right_shift, subtract, where)
 
 __all__ = ["packbits", "unpackbits", "spacing"]
 
@@ -77,11 +78,31 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
 
 def spacing(x, /):
     """The distance from ``x`` to the next representable number away from zero (negative
-    for negative ``x``), in ``x``'s floating dtype."""
+    for negative ``x``; in float16, as NumPy and JAX, toward +inf: ``nextafter(x, inf) - x``),
+    in ``x``'s floating dtype; NaN for NaN and infinities (float16: inf for -inf)."""
     util.check_arraylike("spacing", x)
     (x,) = util.promote_dtypes_inexact(asarray(x))
     x = asarray(x)
     if dtypes.issubdtype(x.dtype, np.complexfloating):
         raise ValueError("spacing is not defined for complex inputs")
-    away = copysign(asarray(np.inf).astype(x.dtype), x)
-    return subtract(nextafter(x, away), x)
+    dt = x.dtype
+    if dt == np.float16:  # computed in float32 by XLA: no subnormal is flushed
+        return subtract(nextafter(x, asarray(np.inf).astype(dt)), x)
+    # Built from the exponent bits: a float subtraction would flush subnormal gaps (those of
+    # zero and of the smallest normals) to zero on XLA's CPU code.
+    info = dtypes.finfo(dt)
+    int_dt = np.dtype(f"int{dt.itemsize * 8}")
+    c = lambda v: np.asarray(v, int_dt)[()]  # noqa: E731
+    nmant, exp_mask = info.nmant, (1 << info.nexp) - 1
+    i = lax.bitcast_convert_type(x, int_dt)
+    ebits = lax.bitwise_and(lax.shift_right_logical(i, c(nmant)), c(exp_mask))
+    # gap 2**(e - nmant): a normal number if its exponent field ebits - nmant is >= 1,
+    # otherwise the subnormal with the single bit ebits - 1 (bit 0 for zeros and subnormals)
+    normal = lax.shift_left(lax.sub(ebits, c(nmant)), c(nmant))
+    sub = lax.shift_left(c(1), lax.max(lax.sub(ebits, c(1)), c(0)))
+    gap = lax.bitcast_convert_type(
+        lax.select(lax.ge(ebits, c(nmant + 1)), normal, sub), dt)
+    big = asarray(float(info.max)).astype(dt)
+    gap = where(lax.eq(lax.abs(x), big), asarray(np.inf).astype(dt), gap)  # next is inf
+    gap = copysign(gap, x)
+    return where(lax.eq(ebits, c(exp_mask)), asarray(np.nan).astype(dt), gap)

@@ -43,7 +43,9 @@ def _gcd(x1, x2):
                                                 lax_shape.full(b.shape, 0, b.dtype))
 
     a, _ = while_loop(cond, body, (ufuncs.absolute(x1), ufuncs.absolute(x2)))
-    return a
+    # abs(INT_MIN) wraps to INT_MIN, so the remainders can end negative: gcd(-128, -127)
+    # in int8 is 1, not -1 (NumPy's value)
+    return ufuncs.absolute(a)
 
 
 def gcd(x1, x2, /):

@@ -42,12 +42,12 @@ def polyval(p, x, *, unroll=16):
     ``p[0] * x**(n-1) + ... + p[n-1]``, by Horner's method.
 
     ``p`` may have more than one dimension: its leading axis holds the coefficients and the
-    rest broadcasts against ``x``. Both are promoted to a common inexact dtype (JAX's rule;
-    NumPy keeps integers). ``unroll`` is how many Horner steps each iteration of the compiled
+    rest broadcasts against ``x``. Both are promoted to a common numeric dtype (integer
+    polynomials stay integer, as in JAX 0.10.2 and NumPy). ``unroll`` is how many Horner steps each iteration of the compiled
     loop runs. An empty ``p`` gives zeros.
     """
     util.check_arraylike("polyval", p, x)
-    p, x = util.promote_dtypes_inexact(creation.asarray(p), creation.asarray(x))
+    p, x = util.promote_dtypes_numeric(creation.asarray(p), creation.asarray(x))
     p, x = creation.asarray(p), creation.asarray(x)
     if p.ndim == 0:
         raise ValueError("polyval: p must be an array of coefficients with at least one "

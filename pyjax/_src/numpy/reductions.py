@@ -140,8 +140,8 @@ def _sum_or_prod(op, a, axis, dtype, out, keepdims, initial, where, promote_inte
     comp = _upcast(dtype)
     if dtypes.is_bool(comp):  # an explicit dtype=bool: reduce logically
         x = convert(a, np.bool_)
-    else:
-        x = convert(a, comp)
+    else:  # through dtype first: int32 values beyond float16's range become inf, as in JAX
+        x = convert(convert(a, dtype) if comp != dtype else a, comp)
     x = _mask(x, where, 0 if op == "sum" else 1)
     res = _reduce(op, x, axes)
     if initial is not None:
@@ -256,9 +256,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     util.check_arraylike("mean", a)
     a = asarray(a)
     axes = util.canonicalize_axes(axis, a.ndim, fun='mean')
-    dtype, comp = _mean_dtypes(a, dtype, "mean")
-    if not dtypes.is_inexact(comp):
-        comp = dtypes.default_float_dtype()
+    dtype, comp = _mean_dtypes(a, dtype, "mean")  # an integer dtype sums and divides in it
     total = sum(a, axis=axes, dtype=comp, keepdims=keepdims, where=where)
     n = _count(a.shape, axes, where, keepdims, comp)
     n = const(comp, n) if isinstance(n, int) else n
@@ -295,12 +293,18 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     rdt = dtypes.to_real_dtype(comp)
     total = sum(sq, axis=axes, dtype=rdt, keepdims=keepdims, where=where)
     n = _count(a.shape, axes, where, keepdims, rdt)
+    # no degrees of freedom left (n - ddof <= 0) gives NaN, as JAX (NumPy gives inf)
     if isinstance(n, int) and not hasattr(ddof, "shape"):
-        denom = const(rdt, _max(n - ddof, 0))
+        res = lax_ew.div(total, const(rdt, n - ddof)) if n - ddof > 0 else \
+            lax_shape.full(util.shape_of(total), np.nan, rdt)
     else:
         n = convert(asarray(n), rdt) if isinstance(n, int) else n
-        denom = lax_ew.max(lax_ew.sub(n, convert(asarray(ddof), rdt)), const(rdt, 0))
-    return convert(lax_ew.div(total, denom), dtype)
+        denom = lax_ew.sub(n, convert(asarray(ddof), rdt))
+        denom, total = util.broadcast_arrays(denom, total)
+        pos = lax_ew.gt(denom, const(rdt, 0))
+        res = lax_ew.select(pos, lax_ew.div(total, denom),
+                            lax_shape.full(util.shape_of(total), np.nan, rdt))
+    return convert(res, dtype)
 
 
 @compiled_when_eager("axis", "dtype", "out", "ddof", "keepdims", "correction")
@@ -500,6 +504,8 @@ def _cumulative(op, a, axis, dtype, promote_integers=False, include_initial=Fals
     axis = util.canonicalize_axis(axis, a.ndim, fun=op)
     req = dtypes.check_user_dtype(dtype, op)
     out_dt = req if req is not None else a.dtype
+    if req is not None:  # values pass through the requested dtype first, as in JAX
+        a = convert(a, req)
     if (req is None and promote_integers) or dtypes.is_bool(out_dt):
         out_dt = _promote_integer(out_dt)
     x = convert(a, _upcast(out_dt))

@@ -17,7 +17,7 @@ import numpy as np
 from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.core.trace import Tracer
-from pyjax._src.numpy import util
+from pyjax._src.numpy import ufuncs, util
 from pyjax._src.numpy.creation import asarray, zeros
 from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.indexing import take_along_axis
@@ -45,7 +45,12 @@ METHODS = tuple(_CONTINUOUS) + _DISCRETE
 def _lerp(lo, hi, t):
     # NumPy's form: exact at both ends, monotonic in t
     d = hi - lo
-    return where(greater_equal(t, 0.5), hi - d * (1 - t), lo + d * t)
+    out = where(greater_equal(t, 0.5), hi - d * (1 - t), lo + d * t)
+    # an infinite end: the weighted sum keeps the infinity where NumPy's form gives
+    # inf - inf = NaN, and t of exactly 0 or 1 picks one end (the median of [-inf, 1, inf]
+    # is 1, as in JAX); finite ends keep NumPy's form and its derivative in t
+    inf_end = where(equal(t, 0), lo, where(equal(t, 1), hi, lo * (1 - t) + hi * t))
+    return where(ufuncs.logical_or(ufuncs.isinf(lo), ufuncs.isinf(hi)), inf_end, out)
 
 
 def _virtual(n, q, method):

@@ -330,9 +330,13 @@ def sign(x, /):
     (x,) = util.promote_args("sign", x)
     dt = _dt(x)
     if dtypes.is_complex(dt):
-        mag = lax.convert_element_type(lax.abs(x), dt)
+        # each part divided by the real magnitude: a complex division would lose the sign of
+        # a zero imaginary part (sign(-1-0j) is -1-0j)
+        mag = lax.abs(x)
         zero = lax.eq(x, _const(x, 0))
-        return _where(zero, _const(x, 0), lax.div(x, _where(zero, _const(x, 1), mag)))
+        mag = _where(zero, np.asarray(1, mag.dtype)[()], mag)
+        unit = lax.complex(lax.div(lax.real(x), mag), lax.div(lax.imag(x), mag))
+        return _where(zero, _const(x, 0), unit)
     return lax.sign(x)
 
 
@@ -367,8 +371,14 @@ def _round_float(x, decimals):
     dt = _dt(x)
     work = dtypes.promote_types(dt, np.float32)  # avoid overflow of the factor in f16/bf16
     xw = lax.convert_element_type(x, work) if work != dt else x
-    factor = lax_base.coerce_scalar(10.0 ** decimals, work)
-    out = lax.div(lax.round(lax.mul(xw, factor), _NEAREST_EVEN), factor)
+    info = dtypes.finfo(work)
+    if 10.0 ** decimals > float(info.max):  # no digits that far right: x itself (not inf/inf)
+        out = xw
+    elif 10.0 ** decimals < float(info.smallest_normal):  # every finite value rounds to zero
+        out = _where(lax.is_finite(xw), lax.mul(xw, _const(xw, 0)), xw)
+    else:
+        factor = lax_base.coerce_scalar(10.0 ** decimals, work)
+        out = lax.div(lax.round(lax.mul(xw, factor), _NEAREST_EVEN), factor)
     return lax.convert_element_type(out, dt, util.aval_of(x).weak_type) if work != dt else out
 
 
@@ -604,7 +614,8 @@ def heaviside(x1, x2, /):
     _check_not_complex("heaviside", x1, x2)
     x1, x2 = util.promote_args_inexact("heaviside", x1, x2)
     zero = _const(x1, 0)
-    out = _where(lax.lt(x1, zero), zero, _where(lax.gt(x1, zero), _const(x1, 1), x2))
+    out = _where(lax.lt(x1, zero), zero, _where(lax.gt(x1, zero), _const(x1, 1),
+                                                _where(lax.ne(x1, x1), x1, x2)))  # NaN stays
     weak = util.aval_of(x1).weak_type and util.aval_of(x2).weak_type
     return lax.convert_element_type(out, _dt(out), weak)
 
@@ -678,19 +689,24 @@ def _frexp_bits(x):
     info, int_dt, bias, nmant = _float_bits(dt)
     c = lambda v: np.asarray(v, int_dt)[()]  # noqa: E731
     exp_mask = (1 << info.nexp) - 1
-    # scale subnormals up by 2**(nmant + 1) so that their exponent bits are meaningful
-    sub = lax.bitwise_and(lax.lt(lax.abs(x), _const(x, info.smallest_normal)),
-                          lax.ne(x, _const(x, 0)))
-    xs = _where(sub, lax.mul(x, _pow2(np.int32(nmant + 1), dt)), x)
-    i = lax.bitcast_convert_type(xs, int_dt)
+    nbits = dt.itemsize * 8
+    # Integer arithmetic only: XLA's CPU code treats subnormal floats as zero in float
+    # compares and products, so a float rescale would lose them.
+    i = lax.bitcast_convert_type(x, int_dt)
     ebits = lax.bitwise_and(lax.shift_right_logical(i, c(nmant)), c(exp_mask))
-    e = lax.sub(ebits, c(bias - 1))
-    e = _where(sub, lax.sub(e, c(nmant + 1)), e)
-    keep = ~(exp_mask << nmant) & ((1 << (dt.itemsize * 8)) - 1)
-    keep = c(np.array(keep, np.uint64).astype(int_dt))
-    mbits = lax.bitwise_or(lax.bitwise_and(i, keep), c((bias - 1) << nmant))
+    mant = lax.bitwise_and(i, c((1 << nmant) - 1))
+    sub = lax.bitwise_and(lax.eq(ebits, c(0)), lax.ne(mant, c(0)))
+    special = lax.bitwise_or(lax.bitwise_and(lax.eq(ebits, c(0)), lax.eq(mant, c(0))),
+                             lax.eq(ebits, c(exp_mask)))  # zeros, infinities, NaNs
+    # a subnormal's leading mantissa bit p becomes the implicit bit: shift by nmant - p
+    p = lax.sub(c(nbits - 1), lax.clz(lax.bitwise_or(mant, c(1))))
+    shift = lax.sub(c(nmant), p)
+    mant = _where(sub, lax.bitwise_and(lax.shift_left(mant, shift), c((1 << nmant) - 1)),
+                  mant)
+    e = _where(sub, lax.sub(p, c(bias + nmant - 2)), lax.sub(ebits, c(bias - 1)))
+    sign_bit = lax.bitwise_and(i, c(np.array(1 << (nbits - 1), np.uint64).astype(int_dt)))
+    mbits = lax.bitwise_or(lax.bitwise_or(sign_bit, mant), c((bias - 1) << nmant))
     m = lax.bitcast_convert_type(mbits, dt)
-    special = lax.bitwise_or(lax.eq(x, _const(x, 0)), lax.bitwise_not(lax.is_finite(x)))
     m = _where(special, x, m)
     e = _where(special, c(0), e)
     return m, lax.convert_element_type(e, np.int32)

@@ -46,7 +46,11 @@ def i0(x):
     series, _ = scan(lambda y, c: (1 + t * y * c, None), ones(x.shape, x.dtype),
                      asarray(_INV_K2.astype(x.dtype)), unroll=8)
     xl = where(small, _SWITCH * 2, ax)
-    big = exp(xl) / sqrt(2 * np.pi * xl) * polyval(_ASYMPTOTIC.astype(x.dtype), 1.0 / xl)
+    # e**x / sqrt(2 pi x) as two halves of e**x: finite up to where I0 itself overflows, and
+    # no inf / inf for huge x
+    half = exp(xl * 0.5)
+    big = half * (half / (sqrt(xl) * math.sqrt(2 * math.pi))
+                  * polyval(_ASYMPTOTIC.astype(x.dtype), 1.0 / xl))
     return where(small, series, big)
 
 

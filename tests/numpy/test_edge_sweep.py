@@ -608,3 +608,27 @@ def test_spacing_of_zero_and_subnormal_gaps():
     want[1] = -want[1]
     for f in (jnp.spacing, pyjax.jit(jnp.spacing)):
         _same(f(x), want, rtol=0, atol=0)
+
+
+def test_python_ints_wrap_into_narrow_integer_dtypes_eager_and_jit():
+    # JAX 0.10.2 (observed): a Python int is a weak int32 first, then converts to the narrower
+    # dtype with wrap-around, eagerly and under jit alike: int8 [1, 2] - 200 -> [57, 58];
+    # clip(uint8 [1, 250], -1, 300) -> [44, 44]; zeros(int8).at[0].set(1000) -> [-24, 0];
+    # an int outside int32 raises OverflowError. pyjax raised under jit only (before).
+    x8 = np.array([1, 2], np.int8)
+    u8 = np.array([1, 250], np.uint8)
+    wrap = lambda v, dt: np.array(v, np.int64).astype(dt)
+    cases = [
+        (lambda x: x - 200, x8, x8 - wrap(200, np.int8)),
+        (lambda x: jnp.maximum(x, 1000), x8, np.maximum(x8, wrap(1000, np.int8))),
+        (lambda x: x.at[0].set(1000), x8, np.array([wrap(1000, np.int8), 2], np.int8)),
+    ]
+    for f, x, want in cases:
+        np.testing.assert_array_equal(np.asarray(f(jnp.asarray(x))), want)
+        np.testing.assert_array_equal(np.asarray(pyjax.jit(f)(jnp.asarray(x))), want)
+    clip = lambda x: jnp.clip(x, -1, 300)
+    want = np.clip(u8, wrap(-1, np.uint8), wrap(300, np.uint8))   # min(max(x, 255), 44)
+    np.testing.assert_array_equal(np.asarray(pyjax.jit(clip)(jnp.asarray(u8))), want)
+    np.testing.assert_array_equal(np.asarray(clip(jnp.asarray(u8))), want)
+    with pytest.raises(OverflowError, match="1099511627776.*int32"):
+        pyjax.jit(lambda x: x + 2 ** 40)(jnp.asarray(x8))

@@ -88,9 +88,12 @@ def is_python_scalar(x):
         isinstance(x, (int, float, complex)) and not isinstance(x, (bool, np.generic)))
 
 
-def coerce_scalar(x, dtype):
+def coerce_scalar(x, dtype, wrap=False):
     """A Python scalar as a value of ``dtype``: stays a (weak) Python scalar when ``dtype`` is
-    the natural weak dtype of int/float/complex, else becomes a NumPy scalar of ``dtype``."""
+    the natural weak dtype of int/float/complex, else becomes a NumPy scalar of ``dtype``.
+
+    ``wrap``: jnp's promotion (JAX's rule): a Python int that fits the weak int dtype wraps
+    around into a narrower integer ``dtype``; lax callers keep the range check."""
     dtype = np.dtype(dtype)
     t = type(x)
     if t in (int, float, complex):
@@ -101,6 +104,14 @@ def coerce_scalar(x, dtype):
         if dtypes.python_scalar_dtype(0j) == dtype:
             return complex(x)
     if dtypes.is_integer(dtype) and isinstance(x, (int, np.integer)):
+        if t is int and wrap:
+            # JAX: a Python int is first a weak int32 (int64 under x64), so it must fit that,
+            # then it converts to the narrower dtype with wrap-around (int8: 200 -> -56)
+            weak = np.dtype(dtypes.python_scalar_dtype(0))
+            info = np.iinfo(weak)
+            if not info.min <= x <= info.max:
+                raise OverflowError(f"Python int {x} too large to convert to {weak.name}")
+            return np.asarray(x, weak).astype(dtype)[()]
         info = np.iinfo(dtype)
         if not info.min <= int(x) <= info.max:
             raise OverflowError(f"Python int {x} too large to convert to {dtype.name}")

@@ -32,6 +32,7 @@ from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import slicing as lax_slicing
 from pyjax._src.core.axes import canonicalize_axis
+from pyjax._src.lax import base as lax_base
 from pyjax._src.lax.base import aval_of
 from pyjax._src.lax.slicing import GatherScatterMode
 from pyjax._src.numpy import key_arrays
@@ -603,6 +604,8 @@ def _cast_updates(x, y):
     x_dt = aval_of(x).dtype
     if isinstance(y, (list, tuple)):
         y = np.asarray(y)
+    if type(y) is int and dtypes.is_integer(x_dt):
+        return lax_base.coerce_scalar(y, x_dt, wrap=True)   # JAX: 1000 into int8 is -24
     if isinstance(y, (bool, int, float, complex)):
         return np.asarray(y).astype(x_dt) if isinstance(y, complex) and x_dt.kind != "c" \
             else np.asarray(y, x_dt)

@@ -48,7 +48,7 @@ def _is_intlike(dt):
 
 def _const(x, value):
     """``value`` with the dtype of ``x`` (a weak Python scalar where that is the same)."""
-    return lax_base.coerce_scalar(value, _dt(x))
+    return lax_base.coerce_scalar(value, _dt(x), wrap=True)
 
 
 def _asarray(x):

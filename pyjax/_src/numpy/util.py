@@ -69,7 +69,7 @@ def promote_dtypes(*args):
         if av.dtype == to_dtype and av.weak_type == weak:
             out.append(a)
         elif type(a) in _SCALARS:
-            out.append(lax_base.coerce_scalar(a, to_dtype) if weak or to_dtype != av.dtype
+            out.append(lax_base.coerce_scalar(a, to_dtype, wrap=True) if weak or to_dtype != av.dtype
                        else a)
         else:
             out.append(lax_ew.convert_element_type(a, to_dtype, weak))
@@ -100,7 +100,7 @@ def _convert(a, to_dtype, weak):
     if av.dtype == to_dtype and av.weak_type == weak:
         return a
     if type(a) in _SCALARS:
-        return lax_base.coerce_scalar(a, to_dtype)
+        return lax_base.coerce_scalar(a, to_dtype, wrap=True)
     return lax_ew.convert_element_type(a, to_dtype, weak)
 
 
@@ -230,7 +230,7 @@ def _run_plan(args, plan):
     for a, (conv, bshape) in zip(args, plan):
         if conv is not _KEEP:
             if type(a) in _SCALARS:
-                a = lax_base.coerce_scalar(a, conv)
+                a = lax_base.coerce_scalar(a, conv, wrap=True)
             else:
                 a = lax_ew.convert_element_type(a, conv[0], conv[1])
         if bshape is not None:

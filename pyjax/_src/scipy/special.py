@@ -39,9 +39,10 @@ def gammaln(x):
 
 @compiled_when_eager()
 def loggamma(x):
-    """log(Gamma(x)) for real x (NaN where Gamma(x) is negative)."""
+    """log(Gamma(x)) for real x: the principal branch, whose cut is the non-positive real axis,
+    so NaN for every x <= 0 (as JAX; SciPy gives inf at +-0)."""
     x, = _promote("loggamma", x)
-    return jnp.where(gammasgn(x) < 0, jnp.nan, lax.lgamma(x))
+    return jnp.where(x > 0, lax.lgamma(x), jnp.where(x == jnp.inf, jnp.inf, jnp.nan))
 
 
 @compiled_when_eager()
@@ -81,14 +82,50 @@ def polygamma(n, x):
     return lax_special.polygamma(n, x)
 
 
+# Stirling's series of lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2), B_2k / (2k (2k - 1)):
+# from x >= 10 on the next term is below 4e-17 of the sum.
+_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
+_STIRLING_MIN = 10.0
+
+
+def _stirling_correction(x):
+    """lgamma(x) minus its Stirling approximation, for x >= ``_STIRLING_MIN``."""
+    r = 1.0 / x
+    r2 = r * r
+    acc = jnp.full_like(x, _STIRLING[-1])
+    for c in _STIRLING[-2::-1]:
+        acc = acc * r2 + c
+    return acc * r
+
+
 @compiled_when_eager()
 def betaln(a, b):
     """log|B(a, b)|."""
     a, b = _promote("betaln", a, b)
-    # large arguments: lgamma(a) + lgamma(b) - lgamma(a + b) cancels; the difference of the
-    # smaller argument's terms keeps the digits.
     lo, hi = jnp.minimum(a, b), jnp.maximum(a, b)
-    return lax.lgamma(lo) + (lax.lgamma(hi) - lax.lgamma(lo + hi))
+    direct = lax.lgamma(lo) + (lax.lgamma(hi) - lax.lgamma(lo + hi))
+    # For a large argument lgamma(hi) - lgamma(lo + hi) cancels (betaln(0.16, 5e4) lost every
+    # digit in float32): Stirling's formula for both leaves the logs of ratios, which keep them.
+    big_hi = hi >= _STIRLING_MIN
+    both_big = lo >= _STIRLING_MIN
+    safe_hi = jnp.where(big_hi, hi, _STIRLING_MIN)
+    safe_lo = jnp.where(both_big, lo, _STIRLING_MIN)
+    lo_b = jnp.where(big_hi, lo, 1.0)
+    s = lo_b + safe_hi
+    corr_hi_s = _stirling_correction(safe_hi) - _stirling_correction(s)
+    # lgamma(hi) - lgamma(s) = -(hi - 1/2) log1p(lo / hi) - lo log(s) + lo + corrections
+    hi_minus_s = (-(safe_hi - 0.5) * jnp.log1p(lo_b / safe_hi) - lo_b * jnp.log(s) + lo_b
+                  + corr_hi_s)
+    one_big = lax.lgamma(jnp.where(big_hi, lo, 1.0)) + hi_minus_s
+    # both large: log(2 pi)/2 - log(s)/2 + (lo - 1/2) log(lo / s) + (hi - 1/2) log1p(-lo / s)
+    s2 = safe_lo + safe_hi
+    two_big = (0.5 * float(np.log(2 * np.pi)) - 0.5 * jnp.log(s2)
+               + (safe_lo - 0.5) * jnp.log(safe_lo / s2)
+               + (safe_hi - 0.5) * jnp.log1p(-safe_lo / s2)
+               + _stirling_correction(safe_lo) + _stirling_correction(safe_hi)
+               - _stirling_correction(s2))
+    out = jnp.where(both_big, two_big, jnp.where(big_hi & (lo > 0), one_big, direct))
+    return jnp.where(jnp.isinf(hi) & (lo > 0), -jnp.inf, out)
 
 
 @compiled_when_eager()
@@ -318,6 +355,15 @@ def entr(x):
     return jnp.where(jnp.isnan(x), jnp.nan, out).astype(x.dtype)
 
 
+def _log_ratio(x, y):
+    """log(x / y) for x, y > 0: log(x) - log(y) where x / y leaves the normal range (in float32
+    1e-30 / 1e10 flushes to 0, whose log is -inf), the rounded ratio's log elsewhere (no
+    cancellation when x is near y)."""
+    r = x / y
+    normal = (r >= np.finfo(r.dtype).tiny) & (r <= np.finfo(r.dtype).max)
+    return jnp.where(normal, jnp.log(r), jnp.log(x) - jnp.log(y))
+
+
 @compiled_when_eager()
 def rel_entr(x, y):
     """x log(x / y) for x, y > 0; 0 at x == 0 (y >= 0); inf otherwise."""
@@ -325,7 +371,8 @@ def rel_entr(x, y):
     both = (x > 0) & (y > 0)
     sx = jnp.where(both, x, 1.0).astype(x.dtype)
     sy = jnp.where(both, y, 1.0).astype(x.dtype)
-    out = jnp.where(both, sx * jnp.log(sx / sy), jnp.where((x == 0) & (y >= 0), 0.0, jnp.inf))
+    out = jnp.where(both, sx * _log_ratio(sx, sy),
+                    jnp.where((x == 0) & (y >= 0), 0.0, jnp.inf))
     return jnp.where(jnp.isnan(x) | jnp.isnan(y), jnp.nan, out).astype(x.dtype)
 
 
@@ -336,7 +383,7 @@ def kl_div(x, y):
     both = (x > 0) & (y > 0)
     sx = jnp.where(both, x, 1.0).astype(x.dtype)
     sy = jnp.where(both, y, 1.0).astype(x.dtype)
-    out = jnp.where(both, sx * jnp.log(sx / sy) - sx + sy,
+    out = jnp.where(both, sx * _log_ratio(sx, sy) - sx + sy,
                     jnp.where((x == 0) & (y >= 0), y, jnp.inf))
     return jnp.where(jnp.isnan(x) | jnp.isnan(y), jnp.nan, out).astype(x.dtype)
 
@@ -524,8 +571,8 @@ def _cinv(a):
 def sici(x):
     """(Si(x), Ci(x)), the sine and cosine integrals: their power series up to |x| = 2, and
     beyond, Lentz's continued fraction of E1(ix) (in real arithmetic, 100 steps), from which
-    Ci = -Re and Si = pi/2 + Im of e^(-ix) times the fraction. Si is odd; Ci(x < 0) is NaN
-    (SciPy's real part would be Ci(|x|))."""
+    Ci = -Re and Si = pi/2 + Im of e^(-ix) times the fraction. Si is odd; Ci(x < 0) is Ci(|x|),
+    the real part of Ci's principal branch (as SciPy and JAX), and NaN at -inf (as JAX)."""
     x, = _promote("sici", x)
     ax = jnp.abs(x)
     small = ax <= 2.0
@@ -557,9 +604,9 @@ def sici(x):
     si = jnp.where(small, si_s, jnp.where(ax == jnp.inf, 0.5 * np.pi, si_l))
     ci = jnp.where(small, ci_s, jnp.where(ax == jnp.inf, 0.0, ci_l))
     ci = jnp.where(ax == 0, -jnp.inf, ci)
-    si = jnp.where(ax == 0, 0.0, si)
+    si = jnp.where(ax == 0, x, si)  # keeps the sign of -0.0
     si = jnp.where(x < 0, -si, si)
-    ci = jnp.where(x < 0, jnp.nan, ci)
+    ci = jnp.where(x == -jnp.inf, jnp.nan, ci)
     return jnp.where(jnp.isnan(x), jnp.nan, si), ci
 
 

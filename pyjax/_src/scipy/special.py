@@ -82,50 +82,11 @@ def polygamma(n, x):
     return lax_special.polygamma(n, x)
 
 
-# Stirling's series of lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2), B_2k / (2k (2k - 1)):
-# from x >= 10 on the next term is below 4e-17 of the sum.
-_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
-_STIRLING_MIN = 10.0
-
-
-def _stirling_correction(x):
-    """lgamma(x) minus its Stirling approximation, for x >= ``_STIRLING_MIN``."""
-    r = 1.0 / x
-    r2 = r * r
-    acc = jnp.full_like(x, _STIRLING[-1])
-    for c in _STIRLING[-2::-1]:
-        acc = acc * r2 + c
-    return acc * r
-
-
 @compiled_when_eager()
 def betaln(a, b):
-    """log|B(a, b)|."""
+    """log|B(a, b)| (Stirling's series where an argument is large: lax/special.py)."""
     a, b = _promote("betaln", a, b)
-    lo, hi = jnp.minimum(a, b), jnp.maximum(a, b)
-    direct = lax.lgamma(lo) + (lax.lgamma(hi) - lax.lgamma(lo + hi))
-    # For a large argument lgamma(hi) - lgamma(lo + hi) cancels (betaln(0.16, 5e4) lost every
-    # digit in float32): Stirling's formula for both leaves the logs of ratios, which keep them.
-    big_hi = hi >= _STIRLING_MIN
-    both_big = lo >= _STIRLING_MIN
-    safe_hi = jnp.where(big_hi, hi, _STIRLING_MIN)
-    safe_lo = jnp.where(both_big, lo, _STIRLING_MIN)
-    lo_b = jnp.where(big_hi, lo, 1.0)
-    s = lo_b + safe_hi
-    corr_hi_s = _stirling_correction(safe_hi) - _stirling_correction(s)
-    # lgamma(hi) - lgamma(s) = -(hi - 1/2) log1p(lo / hi) - lo log(s) + lo + corrections
-    hi_minus_s = (-(safe_hi - 0.5) * jnp.log1p(lo_b / safe_hi) - lo_b * jnp.log(s) + lo_b
-                  + corr_hi_s)
-    one_big = lax.lgamma(jnp.where(big_hi, lo, 1.0)) + hi_minus_s
-    # both large: log(2 pi)/2 - log(s)/2 + (lo - 1/2) log(lo / s) + (hi - 1/2) log1p(-lo / s)
-    s2 = safe_lo + safe_hi
-    two_big = (0.5 * float(np.log(2 * np.pi)) - 0.5 * jnp.log(s2)
-               + (safe_lo - 0.5) * jnp.log(safe_lo / s2)
-               + (safe_hi - 0.5) * jnp.log1p(-safe_lo / s2)
-               + _stirling_correction(safe_lo) + _stirling_correction(safe_hi)
-               - _stirling_correction(s2))
-    out = jnp.where(both_big, two_big, jnp.where(big_hi & (lo > 0), one_big, direct))
-    return jnp.where(jnp.isinf(hi) & (lo > 0), -jnp.inf, out)
+    return lax_special.log_beta(a, b)
 
 
 @compiled_when_eager()

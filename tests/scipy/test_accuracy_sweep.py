@@ -167,12 +167,13 @@ def test_loggamma_is_nan_off_the_positive_axis(x64):
 def test_sici_at_negative_arguments(x64):
     # JAX 0.10.2: sici([-2, -0., 0., -inf, inf]) = (Si: [-1.6054, -0., 0., -pi/2, pi/2],
     #                                               Ci: [0.42298, -inf, -inf, nan, 0.])
-    x = np.concatenate([-_lg(-8, 8, 40), [-2.0]])
-    si, ci = js.sici(x)
-    want_si, want_ci = ss.sici(x)
-    assert _rel_err(si, want_si, np.float64) < 1e-14
-    assert np.max(np.abs(np.asarray(ci) - want_ci)) < 1e-15 * np.max(np.abs(want_ci))
-    si, ci = (np.asarray(v) for v in js.sici(np.array([-0.0, -np.inf, np.inf])))
+    x = np.concatenate([-_lg(-8, 8, 40), [-2.0, -0.0, -np.inf, np.inf]])
+    si, ci = (np.asarray(v) for v in js.sici(x))  # one compiled call: sici is a large graph
+    want_si, want_ci = ss.sici(x[:-3])
+    assert _rel_err(si[:-3], want_si, np.float64) < 1e-14
+    # (Ci has zeros: its error is bounded absolutely, 1e-15 of its largest value)
+    assert np.max(np.abs(ci[:-3] - want_ci)) < 1e-15 * np.max(np.abs(want_ci))
+    si, ci = si[-3:], ci[-3:]
     assert si[0] == 0 and np.signbit(si[0]) and si[1] == -np.pi / 2 and si[2] == np.pi / 2
     assert ci[0] == -np.inf and np.isnan(ci[1]) and ci[2] == 0.0
 

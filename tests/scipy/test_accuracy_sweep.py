@@ -185,3 +185,45 @@ def test_rel_entr_and_kl_div_when_the_ratio_leaves_float32(x64):
     x64_, y64 = x.astype(np.float64), y.astype(np.float64)
     assert _rel_err(js.rel_entr(x, y), ss.rel_entr(x64_, y64), np.float32) < 3e-7
     assert _rel_err(js.kl_div(x, y), ss.kl_div(x64_, y64), np.float32) < 3e-7
+
+
+# ---- scipy.stats in the tails and at the support's ends ----
+
+def test_stats_log_probabilities_near_zero(x64):
+    """logcdf/logsf that are tiny negatives (their probability is 1 - tiny) kept no digit: log of
+    a rounded 1 is 0. JAX 0.10.2 gives expon.logcdf(72) = -5.551985856241488e-32 and
+    truncnorm.logsf(-39.375, -40, -35) = -1.9554430116e-71, as SciPy."""
+    import pyjax.scipy.stats as st
+    import scipy.stats as sst
+    cases = [
+        ("expon.logcdf", lambda: st.expon.logcdf(np.array([72.0, 1e-3, 0.5, 700.0])),
+         sst.expon.logcdf([72.0, 1e-3, 0.5, 700.0])),
+        ("gumbel_r.logsf", lambda: st.gumbel_r.logsf(np.array([-5.18, 0.3, 30.0])),
+         sst.gumbel_r.logsf([-5.18, 0.3, 30.0])),
+        ("gumbel_l.logcdf", lambda: st.gumbel_l.logcdf(np.array([5.18, -0.3, -30.0])),
+         sst.gumbel_l.logcdf([5.18, -0.3, -30.0])),
+        ("gamma.logsf", lambda: st.gamma.logsf(np.array([1e-30, 0.1, 50.0]), 2.31),
+         sst.gamma.logsf([1e-30, 0.1, 50.0], 2.31)),
+        ("beta.logcdf", lambda: st.beta.logcdf(np.array([0.0759, 0.001]), 0.3, 1000.0),
+         sst.beta.logcdf([0.0759, 0.001], 0.3, 1000.0)),
+        ("truncnorm.logsf", lambda: st.truncnorm.logsf(np.array([-39.375, -36.0]), -40.0, -35.0),
+         sst.truncnorm.logsf([-39.375, -36.0], -40.0, -35.0)),
+        ("truncnorm.logcdf", lambda: st.truncnorm.logcdf(np.array([12.625, 9.0]), 8.0, np.inf),
+         sst.truncnorm.logcdf([12.625, 9.0], 8.0, np.inf)),
+    ]
+    for name, got, want in cases:
+        # (truncnorm: the ratio of two masses computed from log_ndtr differences, 1e-10)
+        tol = 1e-10 if name.startswith("truncnorm") else 1e-13
+        assert _rel_err(got(), want, np.float64) < tol, name
+
+
+def test_student_t_logpdf_for_large_df(x64):
+    mpmath = pytest.importorskip("mpmath")
+    import pyjax.scipy.stats as st
+    df = np.array([3.0, 1e4, 1e8, 1e12])
+    with mpmath.workdps(40):  # (SciPy's own error at df = 1e4 is 2e-12)
+        want = [float(mpmath.loggamma((d + 1) / 2) - mpmath.loggamma(d / 2)
+                      - mpmath.log(d * mpmath.pi) / 2 - (d + 1) / 2 * mpmath.log1p(4 / d))
+                for d in map(mpmath.mpf, df)]
+    # lgamma((df+1)/2) - lgamma(df/2) was 1e-8 off at df = 1e8 (JAX: 1.4e-7)
+    assert _rel_err(st.t.logpdf(2.0, df), np.array(want), np.float64) < 1e-14

@@ -350,9 +350,9 @@ def log_beta(a, b):
     lo_b = _where(big_hi, lo, 1.0)
     s = ew.add(lo_b, safe_hi)
     # lgamma(hi) - lgamma(s) = -(hi - 1/2) log1p(lo / hi) - lo log(s) + lo + corrections
-    hi_minus_s = ew.add(ew.sub(ew.neg(ew.mul(ew.sub(safe_hi, 0.5), ew.log1p(ew.div(lo_b, safe_hi)))),
-                               ew.mul(lo_b, ew.log(s))),
-                        ew.add(lo_b, ew.sub(_stirling_correction(safe_hi), _stirling_correction(s))))
+    lead = ew.mul(ew.sub(safe_hi, 0.5), ew.log1p(ew.div(lo_b, safe_hi)))
+    corr = ew.sub(_stirling_correction(safe_hi), _stirling_correction(s))
+    hi_minus_s = ew.add(ew.sub(ew.neg(lead), ew.mul(lo_b, ew.log(s))), ew.add(lo_b, corr))
     one_big = ew.add(ew.lgamma(_where(big_hi, lo, 1.0)), hi_minus_s)
     # both large: log(2 pi)/2 - log(s)/2 + (lo - 1/2) log(lo / s) + (hi - 1/2) log1p(-lo / s)
     s2 = ew.add(safe_lo, safe_hi)

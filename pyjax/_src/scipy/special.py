@@ -39,9 +39,10 @@ def gammaln(x):
 
 @compiled_when_eager()
 def loggamma(x):
-    """log(Gamma(x)) for real x (NaN where Gamma(x) is negative)."""
+    """log(Gamma(x)) for real x: the principal branch, whose cut is the non-positive real axis,
+    so NaN for every x <= 0 (as JAX; SciPy gives inf at +-0)."""
     x, = _promote("loggamma", x)
-    return jnp.where(gammasgn(x) < 0, jnp.nan, lax.lgamma(x))
+    return jnp.where(x > 0, lax.lgamma(x), jnp.where(x == jnp.inf, jnp.inf, jnp.nan))
 
 
 @compiled_when_eager()
@@ -83,12 +84,9 @@ def polygamma(n, x):
 
 @compiled_when_eager()
 def betaln(a, b):
-    """log|B(a, b)|."""
+    """log|B(a, b)| (Stirling's series where an argument is large: lax/special.py)."""
     a, b = _promote("betaln", a, b)
-    # large arguments: lgamma(a) + lgamma(b) - lgamma(a + b) cancels; the difference of the
-    # smaller argument's terms keeps the digits.
-    lo, hi = jnp.minimum(a, b), jnp.maximum(a, b)
-    return lax.lgamma(lo) + (lax.lgamma(hi) - lax.lgamma(lo + hi))
+    return lax_special.log_beta(a, b)
 
 
 @compiled_when_eager()
@@ -376,6 +374,15 @@ def entr(x):
     return jnp.where(x < 0, -jnp.inf, -_xlogx(x)).astype(x.dtype)
 
 
+def _log_ratio(x, y):
+    """log(x / y) for x, y > 0: log(x) - log(y) where x / y leaves the normal range (in float32
+    1e-30 / 1e10 flushes to 0, whose log is -inf), the rounded ratio's log elsewhere (no
+    cancellation when x is near y)."""
+    r = x / y
+    normal = (r >= np.finfo(r.dtype).tiny) & (r <= np.finfo(r.dtype).max)
+    return jnp.where(normal, jnp.log(r), jnp.log(x) - jnp.log(y))
+
+
 @compiled_when_eager()
 def rel_entr(x, y):
     """x log(x / y) for x, y > 0; 0 at x == 0 (y >= 0); inf otherwise."""
@@ -383,7 +390,8 @@ def rel_entr(x, y):
     both = (x > 0) & (y > 0)
     sx = jnp.where(both, x, 1.0).astype(x.dtype)
     sy = jnp.where(both, y, 1.0).astype(x.dtype)
-    out = jnp.where(both, sx * jnp.log(sx / sy), jnp.where((x == 0) & (y >= 0), 0.0, jnp.inf))
+    out = jnp.where(both, sx * _log_ratio(sx, sy),
+                    jnp.where((x == 0) & (y >= 0), 0.0, jnp.inf))
     return jnp.where(jnp.isnan(x) | jnp.isnan(y), jnp.nan, out).astype(x.dtype)
 
 
@@ -394,7 +402,7 @@ def kl_div(x, y):
     both = (x > 0) & (y > 0)
     sx = jnp.where(both, x, 1.0).astype(x.dtype)
     sy = jnp.where(both, y, 1.0).astype(x.dtype)
-    out = jnp.where(both, sx * jnp.log(sx / sy), jnp.where((x == 0) & (y >= 0), 0.0, jnp.inf))
+    out = jnp.where(both, sx * _log_ratio(sx, sy), jnp.where((x == 0) & (y >= 0), 0.0, jnp.inf))
     out = out - x + y
     return jnp.where(jnp.isnan(x) | jnp.isnan(y), jnp.nan, out).astype(x.dtype)
 
@@ -582,8 +590,8 @@ def _cinv(a):
 def sici(x):
     """(Si(x), Ci(x)), the sine and cosine integrals: their power series up to |x| = 2, and
     beyond, Lentz's continued fraction of E1(ix) (in real arithmetic, 100 steps), from which
-    Ci = -Re and Si = pi/2 + Im of e^(-ix) times the fraction. Si is odd; Ci(x < 0) is NaN
-    (SciPy's real part would be Ci(|x|))."""
+    Ci = -Re and Si = pi/2 + Im of e^(-ix) times the fraction. Si is odd; Ci(x < 0) is Ci(|x|),
+    the real part of Ci's principal branch (as SciPy and JAX), and NaN at -inf (as JAX)."""
     x, = _promote("sici", x)
     ax = jnp.abs(x)
     small = ax <= 2.0
@@ -615,9 +623,9 @@ def sici(x):
     si = jnp.where(small, si_s, jnp.where(ax == jnp.inf, 0.5 * np.pi, si_l))
     ci = jnp.where(small, ci_s, jnp.where(ax == jnp.inf, 0.0, ci_l))
     ci = jnp.where(ax == 0, -jnp.inf, ci)
-    si = jnp.where(ax == 0, 0.0, si)
+    si = jnp.where(ax == 0, x, si)  # keeps the sign of -0.0
     si = jnp.where(x < 0, -si, si)
-    ci = jnp.where(x < 0, jnp.nan, ci)
+    ci = jnp.where(x == -jnp.inf, jnp.nan, ci)
     return jnp.where(jnp.isnan(x), jnp.nan, si), ci
 
 

@@ -34,6 +34,20 @@ def _std(name, x, loc, scale, *more):
     return ((x - loc) / scale, scale, *more)
 
 
+def _log1mexp(t):
+    """log(1 - exp(-t)) for t >= 0, with the digits of both ends (log(-expm1(-t)) near 0,
+    log1p(-exp(-t)) beyond log 2: expon.logcdf(72) is -5.6e-32, not 0)."""
+    small = t < float(np.log(2.0))
+    return jnp.where(small, jnp.log(-jnp.expm1(-jnp.where(small, t, 1.0))),
+                     jnp.log1p(-jnp.exp(-t)))
+
+
+def _log_prob(p, q):
+    """log(p) from p and its separately computed complement q = 1 - p: log1p(-q) where q < 1/2
+    (a logcdf near 0 keeps its digits: gamma.logsf(1e-30, 2.3) is -1.8e-70, not 0)."""
+    return jnp.where(q < 0.5, jnp.log1p(-jnp.where(q < 0.5, q, 0.0)), jnp.log(p))
+
+
 def _log_diff(a, b):
     """log(exp(a) - exp(b)) for a >= b."""
     return a + jnp.log1p(-jnp.exp(b - a))
@@ -100,8 +114,7 @@ class beta:
 
     @staticmethod
     def logcdf(x, a, b, loc=0, scale=1):
-        y, _, a, b = _std("beta.logcdf", x, loc, scale, a, b)
-        return _guarded(y, 0, 1, _NEG_INF, 0.0, lambda ys: jnp.log(sp.betainc(a, b, ys)))
+        return _log_prob(beta.cdf(x, a, b, loc, scale), beta.sf(x, a, b, loc, scale))
 
     @staticmethod
     def sf(x, a, b, loc=0, scale=1):
@@ -110,8 +123,7 @@ class beta:
 
     @staticmethod
     def logsf(x, a, b, loc=0, scale=1):
-        y, _, a, b = _std("beta.logsf", x, loc, scale, a, b)
-        return _guarded(y, 0, 1, 0.0, _NEG_INF, lambda ys: jnp.log(sp.betainc(b, a, 1 - ys)))
+        return _log_prob(beta.sf(x, a, b, loc, scale), beta.cdf(x, a, b, loc, scale))
 
 
 class gamma:
@@ -133,8 +145,7 @@ class gamma:
 
     @staticmethod
     def logcdf(x, a, loc=0, scale=1):
-        y, _, a = _std("gamma.logcdf", x, loc, scale, a)
-        return _guarded(y, 0, np.inf, _NEG_INF, 0.0, lambda ys: jnp.log(sp.gammainc(a, ys)))
+        return _log_prob(gamma.cdf(x, a, loc, scale), gamma.sf(x, a, loc, scale))
 
     @staticmethod
     def sf(x, a, loc=0, scale=1):
@@ -143,7 +154,7 @@ class gamma:
 
     @staticmethod
     def logsf(x, a, loc=0, scale=1):
-        return jnp.log(gamma.sf(x, a, loc, scale))
+        return _log_prob(gamma.sf(x, a, loc, scale), gamma.cdf(x, a, loc, scale))
 
 
 class chi2:
@@ -173,18 +184,18 @@ class chi2:
 
     @staticmethod
     def logsf(x, df, loc=0, scale=1):
-        y, _, df = _std("chi2.logsf", x, loc, 2 * scale, df)
-        return _guarded(y, 0, np.inf, 0.0, _NEG_INF,
-                        lambda ys: jnp.log(sp.gammaincc(df / 2, ys)))
+        x, df, loc, scale = _promote("chi2.logsf", x, df, loc, scale)
+        return gamma.logsf(x, df / 2, loc, 2 * scale)
 
 
 class t:
     @staticmethod
     def logpdf(x, df, loc=0, scale=1):
         y, scale, df = _std("t.logpdf", x, loc, scale, df)
-        half = 0.5 * (df + 1)
-        return (sp.gammaln(half) - sp.gammaln(0.5 * df) - 0.5 * jnp.log(df * np.pi)
-                - jnp.log(scale) - half * jnp.log1p(y * y / df))
+        # lgamma((df+1)/2) - lgamma(df/2) - log(pi)/2 = -log B(1/2, df/2): betaln keeps the
+        # digits the difference lost for large df (1e-8 at df = 1e8; JAX: 1.4e-7)
+        return (-sp.betaln(jnp.full_like(df, 0.5), 0.5 * df) - 0.5 * jnp.log(df)
+                - jnp.log(scale) - 0.5 * (df + 1) * jnp.log1p(y * y / df))
 
     @staticmethod
     def pdf(x, df, loc=0, scale=1):
@@ -282,7 +293,8 @@ class expon:
 
     @staticmethod
     def logcdf(x, loc=0, scale=1):
-        return jnp.log(expon.cdf(x, loc, scale))
+        y, _ = _std("expon.logcdf", x, loc, scale)
+        return jnp.where(y >= 0, _log1mexp(jnp.maximum(y, 0)), _NEG_INF).astype(y.dtype)
 
     @staticmethod
     def sf(x, loc=0, scale=1):
@@ -334,7 +346,8 @@ class gumbel_l:
 
     @staticmethod
     def logcdf(x, loc=0, scale=1):
-        return jnp.log(gumbel_l.cdf(x, loc, scale))
+        y, _ = _std("gumbel_l.logcdf", x, loc, scale)
+        return _log1mexp(jnp.exp(y))
 
     @staticmethod
     def sf(x, loc=0, scale=1):
@@ -378,7 +391,8 @@ class gumbel_r:
 
     @staticmethod
     def logsf(x, loc=0, scale=1):
-        return jnp.log(gumbel_r.sf(x, loc, scale))
+        y, _ = _std("gumbel_r.logsf", x, loc, scale)
+        return _log1mexp(jnp.exp(-y))
 
     @staticmethod
     def ppf(q, loc=0, scale=1):
@@ -488,6 +502,19 @@ class truncnorm:
         return jnp.where((y >= a) & (y <= b), y, jnp.clip(0.5 * (a + b), a, b))
 
     @staticmethod
+    def _log_cdf_sf(y, a, b):
+        """(logcdf, logsf) of standardized ``y``: each is log1p(-the other's probability) where
+        that is below 1/2 (the difference of two near-equal log masses was 0 for -2e-71)."""
+        yc = truncnorm._safe(y, a, b)
+        total = truncnorm._log_mass(a, b)
+        lcdf = truncnorm._log_mass(a, yc) - total
+        lsf = truncnorm._log_mass(yc, b) - total
+        log_half = float(-np.log(2.0))
+        lcdf2 = jnp.where(lsf < log_half, jnp.log1p(-jnp.exp(jnp.minimum(lsf, log_half))), lcdf)
+        lsf2 = jnp.where(lcdf < log_half, jnp.log1p(-jnp.exp(jnp.minimum(lcdf, log_half))), lsf)
+        return lcdf2, lsf2
+
+    @staticmethod
     def logpdf(x, a, b, loc=0, scale=1):
         y, scale, a, b = _std("truncnorm.logpdf", x, loc, scale, a, b)
         out = -0.5 * y * y - 0.5 * _LOG_2PI - jnp.log(scale) - truncnorm._log_mass(a, b)
@@ -500,8 +527,7 @@ class truncnorm:
     @staticmethod
     def logcdf(x, a, b, loc=0, scale=1):
         y, _, a, b = _std("truncnorm.logcdf", x, loc, scale, a, b)
-        yc = truncnorm._safe(y, a, b)
-        out = truncnorm._log_mass(a, yc) - truncnorm._log_mass(a, b)
+        out = truncnorm._log_cdf_sf(y, a, b)[0]
         return _keep_nan(y, jnp.where(y <= a, _NEG_INF, jnp.where(y >= b, 0.0, out)))
 
     @staticmethod
@@ -511,8 +537,7 @@ class truncnorm:
     @staticmethod
     def logsf(x, a, b, loc=0, scale=1):
         y, _, a, b = _std("truncnorm.logsf", x, loc, scale, a, b)
-        yc = truncnorm._safe(y, a, b)
-        out = truncnorm._log_mass(yc, b) - truncnorm._log_mass(a, b)
+        out = truncnorm._log_cdf_sf(y, a, b)[1]
         return _keep_nan(y, jnp.where(y <= a, 0.0, jnp.where(y >= b, _NEG_INF, out)))
 
     @staticmethod

@@ -14,7 +14,8 @@ def mesh24():
 
 
 def test_partition_spec_and_mesh_basics(mesh24):
-    assert repr(P("x", None)) == "PartitionSpec('x', None)"
+    assert repr(P("x", None)) == "P('x', None)"     # JAX 0.10.2's repr
+    assert repr(P()) == "P()" and str(P(("x", "y"),)) == "P(('x', 'y'),)"
     assert P() == () and pyjax.P is P
     assert mesh24.shape == {"x": 2, "y": 4} and mesh24.size == 8
     assert mesh24.axis_types == (AxisType.Auto, AxisType.Auto)

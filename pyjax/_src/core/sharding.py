@@ -187,7 +187,8 @@ class PartitionSpec(tuple):
         return tuple.__new__(cls, parts)
 
     def __repr__(self):
-        return f"PartitionSpec{tuple.__repr__(self)}"
+        # JAX 0.10.2 prints the short alias: P('x', None), P()
+        return f"P{tuple.__repr__(self)}"
 
     def __reduce__(self):
         return (PartitionSpec, tuple(self))

@@ -605,7 +605,7 @@ def _cast_updates(x, y):
     if isinstance(y, (list, tuple)):
         y = np.asarray(y)
     if type(y) is int and dtypes.is_integer(x_dt):
-        return lax_base.coerce_scalar(y, x_dt, wrap=True)   # JAX: 1000 into int8 is -24
+        return np.asarray(lax_base.coerce_scalar(y, x_dt, wrap=True), x_dt)   # int8: 1000 -> -24
     if isinstance(y, (bool, int, float, complex)):
         return np.asarray(y).astype(x_dt) if isinstance(y, complex) and x_dt.kind != "c" \
             else np.asarray(y, x_dt)

@@ -244,3 +244,28 @@ def test_gammainc_large_shape_near_the_mean(dtype, x64):
     tol = 1e-4 if dtype == np.float32 else 1e-11
     assert _rel_err(p, ss.gammainc(a64, x64_), dtype) < tol
     assert _rel_err(q, ss.gammaincc(a64, x64_), dtype) < tol
+
+
+def test_polygamma_below_minus_two(x64):
+    # XLA's expansion (through the Hurwitz zeta) lost every digit below about -5: psi'(-9.63)
+    # was -5.3e15 (JAX 0.10.2 gives the same) instead of 11.6. pyjax reflects there for a
+    # known n. Oracle: mpmath (SciPy's polygamma is itself off at negative half-integers:
+    # psi^(10)(-3.5) -0.26819350 against mpmath's -0.26819312).
+    import mpmath
+    x = np.array([-2.3, -2.5, -3.5, -5.3, -7.001, -7.499, -9.63, -20.3, -100.3, -1e4 - 0.37])
+    for n in (1, 2, 4, 10):
+        with mpmath.workdps(30):
+            want = np.array([float(mpmath.psi(n, v)) for v in x])
+        got = np.asarray(js.polygamma(n, jnp.asarray(x)))
+        np.testing.assert_allclose(got, want, rtol=5e-13 if n < 10 else 1e-12, err_msg=f"n={n}")
+    # an array of orders, under jit with the orders known, and the order 0 (digamma) beside
+    xs, ns = jnp.asarray([-9.63, -9.63, -9.63]), np.array([0, 1, 3])
+    got = np.asarray(pyjax.jit(lambda v: js.polygamma(ns, v))(xs))
+    np.testing.assert_allclose(got, [float(mpmath.psi(int(k), -9.63)) for k in ns], rtol=1e-12)
+    # poles keep XLA's values; derivatives go through the reflection
+    assert np.isinf(np.asarray(js.polygamma(1, jnp.asarray(-3.0))))
+    d = pyjax.grad(lambda v: js.polygamma(2, v))(-9.63)
+    np.testing.assert_allclose(float(d), float(mpmath.psi(3, -9.63)), rtol=1e-12)
+    f32 = np.asarray(js.polygamma(1, jnp.asarray(x, jnp.float32)))
+    want32 = [float(mpmath.psi(1, float(v))) for v in x.astype(np.float32)]
+    np.testing.assert_allclose(f32, want32, rtol=2e-6)

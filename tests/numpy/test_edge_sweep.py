@@ -460,22 +460,16 @@ def test_diff_trapezoid_convolve_polynomial_edges():
     d = np.array([1.0, 4.0, np.inf, 2.0, 0.0], F32)
     t = np.array([1.0, 2.0, 4.0, 7.0], F32)
     k = np.array([1.0, -1.0, 0.5], F32)
-    fns = [jnp.diff, lambda v: jnp.diff(v, n=2), lambda v: jnp.diff(v, n=0),
-           lambda v: jnp.diff(v, n=9),
-           lambda v: jnp.diff(v, prepend=-1.0, append=np.array([7.0, 8.0], F32)),
-           lambda v: jnp.trapezoid(v), lambda v: jnp.trapezoid(v, dx=0.5),
-           lambda v: jnp.trapezoid(v[:1]), lambda v: jnp.convolve(v, k),
-           lambda v: jnp.convolve(k[:2], v, mode="same"),
-           lambda v: jnp.correlate(v, k, mode="valid"),
-           lambda v: jnp.polyval(np.array([2.0, -3.0, 0.5], F32), v)]
-    npf = [np.diff, lambda v: np.diff(v, n=2), lambda v: np.diff(v, n=0),
-           lambda v: np.diff(v, n=9),
-           lambda v: np.diff(v, prepend=-1.0, append=np.array([7.0, 8.0], F32)),
-           lambda v: np.trapezoid(v), lambda v: np.trapezoid(v, dx=0.5),
-           lambda v: np.trapezoid(v[:1]), lambda v: np.convolve(v, k),
-           lambda v: np.convolve(k[:2], v, mode="same"),
-           lambda v: np.correlate(v, k, mode="valid"),
-           lambda v: np.polyval(np.array([2.0, -3.0, 0.5], F32), v)]
+    def cases(lib):   # the same calls on jnp and on NumPy
+        return [lib.diff, lambda v: lib.diff(v, n=2), lambda v: lib.diff(v, n=0),
+                lambda v: lib.diff(v, n=9),
+                lambda v: lib.diff(v, prepend=-1.0, append=np.array([7.0, 8.0], F32)),
+                lambda v: lib.trapezoid(v), lambda v: lib.trapezoid(v, dx=0.5),
+                lambda v: lib.trapezoid(v[:1]), lambda v: lib.convolve(v, k),
+                lambda v: lib.convolve(k[:2], v, mode="same"),
+                lambda v: lib.correlate(v, k, mode="valid"),
+                lambda v: lib.polyval(np.array([2.0, -3.0, 0.5], F32), v)]
+    fns, npf = cases(jnp), cases(np)
     for arg in (d, t):
         eager, jitted = _eager_and_jit(fns, arg)
         for n, (e, j) in enumerate(zip(eager, jitted)):

@@ -6,11 +6,8 @@ first argument (one class attribute lookup) and hands key arrays here."""
 import numpy as np
 
 from pyjax._src.core import axes as axes_mod
+from pyjax._src.lax.key_ops import is_key as is_key_array
 from pyjax._src.numpy import util
-
-
-def is_key_array(x):
-    return getattr(type(x), "_pyjax_key_array", False)
 
 
 def _data(k):

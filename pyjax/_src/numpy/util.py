@@ -13,6 +13,7 @@ from pyjax._src.core.trace import aval_of, shape_of  # noqa: F401 (for the numpy
 from pyjax._src.core.axes import canonicalize_axis, canonicalize_axes, index  # noqa: F401
 from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import base as lax_base
+from pyjax._src.lax.key_ops import is_key as _is_key
 
 _SCALARS = (bool, int, float, complex)
 
@@ -21,7 +22,7 @@ def is_arraylike(x) -> bool:
     # key arrays too, as in JAX: the shape functions move their key data, and a numeric
     # primitive refuses them (lax/key_ops.py)
     return isinstance(x, (ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float, complex)) \
-        or hasattr(x, "__jax_array__") or getattr(type(x), "_pyjax_key_array", False)
+        or hasattr(x, "__jax_array__") or _is_key(x)
 
 
 def check_arraylike(fun_name: str, *args):
@@ -34,10 +35,6 @@ def check_arraylike(fun_name: str, *args):
 
 def ndim_of(x):
     return len(shape_of(x))
-
-
-def _is_key(x):
-    return getattr(type(x), "_pyjax_key_array", False)
 
 
 def dtype_of(x):

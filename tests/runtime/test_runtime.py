@@ -470,6 +470,27 @@ def test_xla_flags_sanitized(monkeypatch):
     assert "removed from XLA_FLAGS" in r.stderr
 
 
+def test_xla_flags_set_after_import_apply(tmp_path):
+    # JAX 0.10.2 honours XLA_FLAGS set after `import jax` and before the first computation
+    # (observed: --xla_dump_to set then dumps the first jit's program). The XLA CPU plugin
+    # parses XLA_FLAGS once per process, when the first client is created (measured: a later
+    # client does not see a change either), so nothing in pyjax may create a client at import
+    # (docs/first_call.md, "Creating the client at import"). The sleep gives anything started
+    # at import the time to do so.
+    dump = tmp_path / "dump"
+    code = """
+        import os, time
+        import pyjax, pyjax.numpy as jnp
+        time.sleep(0.5)
+        os.environ["XLA_FLAGS"] = "--xla_dump_to=" + %r
+        print(float(pyjax.jit(lambda x: x * 3.0)(jnp.ones(2))[1]))
+    """ % str(dump)
+    r = run_python(code, XLA_FLAGS=None, PYJAX_COMPILATION_CACHE="0")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "3.0"
+    assert dump.is_dir() and any(p.suffix == ".txt" for p in dump.iterdir())
+
+
 def test_exit_with_live_objects():
     code = """
         import numpy as np

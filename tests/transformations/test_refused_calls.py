@@ -1,0 +1,151 @@
+"""Calls JAX 0.10.2 accepts that pyjax used to refuse with NotImplementedError: vmap of custom
+rules that batch more than the function, ``ufunc.at`` with index tuples, ... Oracles: a Python
+loop for vmap, NumPy for values."""
+import warnings
+
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as jnp
+
+YS = np.array([0.0, 1.0, 2.0], np.float32)
+X = np.float32(0.5)
+
+
+# ---- vmap of a custom rule whose output is batched where the function's is not ----
+
+@pyjax.custom_jvp
+def sin_scaled(x, y):
+    return jnp.sin(x)  # does not depend on y: unbatched under vmap over y
+
+
+@sin_scaled.defjvp
+def _sin_scaled_jvp(primals, tangents):
+    (x, y), (xd, yd) = primals, tangents
+    return jnp.sin(x), jnp.cos(x) * xd * y + yd  # the tangent depends on y: batched
+
+
+def _loop(fn, ys):
+    return np.stack([np.asarray(fn(y)) for y in ys])
+
+
+def test_custom_jvp_rule_batched_where_function_is_not():
+    vf = pyjax.vmap(sin_scaled, (None, 0))
+    p, t = pyjax.jvp(lambda x: vf(x, YS), (X,), (np.float32(1.0),))
+    want_t = _loop(lambda y: pyjax.jvp(lambda x: sin_scaled(x, y), (X,), (np.float32(1.0),))[1],
+                   YS)
+    np.testing.assert_allclose(np.asarray(t), want_t, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(p), np.full(3, np.sin(X)), rtol=1e-6)
+    g = pyjax.grad(lambda x: vf(x, YS).sum())(X)
+    np.testing.assert_allclose(float(g), sum(_loop(lambda y: pyjax.grad(sin_scaled)(X, y), YS)),
+                               rtol=1e-6)
+    jac = pyjax.jacfwd(lambda x: vf(x, YS))(X)
+    np.testing.assert_allclose(np.asarray(jac), want_t, rtol=1e-6)
+    # vmap of vmap: the rule's batching nests
+    ys2 = np.stack([YS, YS + 1.0])
+    g2 = pyjax.grad(lambda x: pyjax.vmap(vf, (None, 0))(x, ys2).sum())(X)
+    np.testing.assert_allclose(float(g2), np.cos(X) * ys2.sum(), rtol=1e-6)
+    # the function's value alone (no derivative) stays unbatched-then-broadcast
+    np.testing.assert_allclose(np.asarray(vf(X, YS)), np.full(3, np.sin(X)), rtol=1e-6)
+
+
+def test_custom_jvp_rule_batched_after_jit_staging_is_a_clear_error():
+    # JAX 0.10.2 fails here too (a TypeError from inside broadcast_in_dim)
+    vf = pyjax.vmap(sin_scaled, (None, 0))
+    with pytest.raises(NotImplementedError, match="staged"):
+        pyjax.grad(lambda x: pyjax.jit(vf)(x, YS).sum())(X)
+
+
+@pyjax.custom_vjp
+def double(x, y):
+    return x * 2.0
+
+
+def _double_fwd(x, y):
+    return x * 2.0 + 0.0 * y, (y,)  # the fwd output is batched where double's is not
+
+
+def _double_bwd(res, g):
+    (y,) = res
+    return 2.0 * g * y, g
+
+
+double.defvjp(_double_fwd, _double_bwd)
+
+
+def test_custom_vjp_fwd_batched_where_function_is_not():
+    vf = pyjax.vmap(double, (None, 0))
+    want = sum(_loop(lambda y: pyjax.grad(double)(X, y), YS))
+    np.testing.assert_allclose(float(pyjax.grad(lambda x: vf(x, YS).sum())(X)), want, rtol=1e-6)
+    jitted = pyjax.jit(pyjax.grad(lambda x: vf(x, YS).sum()))
+    np.testing.assert_allclose(float(jitted(X)), want, rtol=1e-6)
+    out, pull = pyjax.vjp(lambda x: vf(x, YS), X)
+    np.testing.assert_allclose(np.asarray(out), np.full(3, 2 * X), rtol=1e-6)
+    ct = np.array([1.0, -1.0, 3.0], np.float32)
+    np.testing.assert_allclose(float(pull(ct)[0]), float((2.0 * ct * YS).sum()), rtol=1e-6)
+
+
+# ---- ufunc.at with a tuple of index arrays (generic path: a scan in NumPy's order) ----
+
+A = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+I, J = np.array([0, 1, 0, 2]), np.array([1, 2, 1, -1])
+V = np.array([10.0, 20.0, 30.0, 40.0], np.float32)
+AFFINE = jnp.frompyfunc(lambda a, b: a * 2 + b, 2, 1)  # order-sensitive on repeats
+
+
+def _np_affine_at(a, idx, b):
+    """NumPy's ufunc.at loop: each selected element, in row-major order of a[idx]."""
+    a = a.copy()
+    positions = np.arange(a.size).reshape(a.shape)[idx].ravel()
+    for pos, v in zip(positions, np.broadcast_to(b, a[idx].shape).ravel()):
+        a.flat[pos] = a.flat[pos] * 2 + v
+    return a
+
+
+@pytest.mark.parametrize("idx, b", [
+    ((I, J), V),                                        # repeated (0, 1): applied in order
+    ((np.array([[0], [2]]), np.array([0, 3, 3])), 1.5),  # index arrays broadcast together
+    ((1, np.array([0, 0, 3])), np.float32(-2.0)),       # an int with an array
+    (np.array([[0, 2], [0, 0]]), np.ones((2, 2, 4), np.float32)),  # value of a[idx]'s shape
+])
+def test_generic_ufunc_at_index_tuples(idx, b):
+    got = AFFINE.at(A, idx, b, inplace=False)
+    np.testing.assert_allclose(np.asarray(got), _np_affine_at(A, idx, b), rtol=1e-6)
+
+
+def test_builtin_ufunc_at_index_tuples_and_dtypes():
+    want = A.copy()
+    np.subtract.at(want, (I, J), V)
+    np.testing.assert_allclose(np.asarray(jnp.subtract.at(A, (I, J), V, inplace=False)), want)
+    neg = jnp.frompyfunc(lambda a: -a, 1, 1)
+    want = A.copy()
+    np.negative.at(want, (I, J))
+    np.testing.assert_allclose(np.asarray(neg.at(A, (I, J), inplace=False)), want)
+    # out-of-bounds updates are dropped (JAX 0.10.2: a unchanged at (3, 0) and (0, 9))
+    got = AFFINE.at(A, (np.array([3, 0]), np.array([0, 9])), 1.0, inplace=False)
+    np.testing.assert_array_equal(np.asarray(got), A)
+    # JAX 0.10.2: the generic path returns the function's dtype (bool here); the scatter
+    # ones (add/subtract/multiply) compute in the promoted dtype and cast back to a's
+    gt = jnp.frompyfunc(lambda a, b: a > b, 2, 1).at(A, (np.array([0]), np.array([1])), 0.0,
+                                                    inplace=False)
+    assert gt.dtype == np.bool_
+    np.testing.assert_array_equal(np.asarray(gt), A.astype(bool))
+    ints = np.arange(4, dtype=np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        sub = jnp.subtract.at(ints, (np.array([0, 0]),), 0.6, inplace=False)
+        add = jnp.arange(4).at[np.array([0, 0])].add(np.array([1.5, 1.5], np.float32))
+    # 0 - 0.6 - 0.6 = -1.2 -> -1 and 0 + 1.5 + 1.5 = 3 (NumPy: in float, then cast)
+    np.testing.assert_array_equal(np.asarray(sub), [-1, 1, 2, 3])
+    np.testing.assert_array_equal(np.asarray(add), [3, 1, 2, 3])
+    assert sub.dtype == add.dtype == np.int32
+    mx = jnp.maximum.at(ints, np.array([0]), 0.6, inplace=False)  # JAX 0.10.2: float32 0.6
+    assert mx.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(mx), [0.6, 1, 2, 3], rtol=1e-6)
+
+
+def test_ufunc_at_under_jit_matches_eager():
+    f = pyjax.jit(lambda a, i, j, v: AFFINE.at(a, (i, j), v, inplace=False))
+    np.testing.assert_allclose(np.asarray(f(A, I, J, V)), _np_affine_at(A, (I, J), V),
+                               rtol=1e-6)

@@ -149,3 +149,52 @@ def test_ufunc_at_under_jit_matches_eager():
     f = pyjax.jit(lambda a, i, j, v: AFFINE.at(a, (i, j), v, inplace=False))
     np.testing.assert_allclose(np.asarray(f(A, I, J, V)), _np_affine_at(A, (I, J), V),
                                rtol=1e-6)
+
+
+# ---- jnp.unique with size= and axis= together ----
+
+ROWS = np.array([[3, 1, 3], [0, 2, 0], [3, 1, 3], [1, 1, 1]], np.int32)
+
+
+def _np_unique_sized(a, axis, size, fill):
+    """NumPy's unique along ``axis``, truncated or padded to ``size`` (index/count pads as
+    JAX 0.10.2: the first unique's index, count 0)."""
+    v, i, inv, c = np.unique(a, axis=axis, return_index=True, return_inverse=True,
+                             return_counts=True)
+    k = v.shape[axis]
+    pad = size - k
+    v, i, c = np.take(v, range(min(k, size)), axis), i[:size], c[:size]
+    if pad > 0:
+        fill_slice = np.take(v, [0], axis) if fill is None else np.broadcast_to(
+            fill, np.take(v, [0], axis).shape)
+        v = np.concatenate([v] + [fill_slice] * pad, axis)
+        i = np.concatenate([i, np.full(pad, i[0])])
+        c = np.concatenate([c, np.zeros(pad, c.dtype)])
+    return v, i, inv.ravel(), c
+
+
+@pytest.mark.parametrize("axis, size, fill", [(0, 5, None), (0, 2, None), (1, 3, -1),
+                                              (-1, 2, None), (0, 4, np.array([7, 8, 9]))])
+def test_unique_size_and_axis(axis, size, fill):
+    f = pyjax.jit(lambda a: jnp.unique(a, axis=axis, size=size, fill_value=fill,
+                                       return_index=True, return_inverse=True,
+                                       return_counts=True))
+    for got, want in zip(f(ROWS), _np_unique_sized(ROWS, axis, size, fill)):
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_unique_size_and_axis_nan_rows_and_errors():
+    a = np.array([[np.nan, 1.0], [np.nan, 1.0], [0.0, 2.0]], np.float32)
+    v, c = jnp.unique(a, axis=0, size=3, return_counts=True)
+    # equal_nan (the default): the two NaN rows are one; JAX 0.10.2 gives counts [1, 2, 0]
+    np.testing.assert_array_equal(np.asarray(v), a[[2, 0, 2]])
+    np.testing.assert_array_equal(np.asarray(c), [1, 2, 0])
+    _, c = jnp.unique(a, axis=0, size=3, return_counts=True, equal_nan=False)
+    np.testing.assert_array_equal(np.asarray(c), [1, 1, 1])
+    with pytest.raises(ValueError, match="fill_value must be specified"):
+        jnp.unique(np.zeros((0, 2)), axis=0, size=2)
+    with pytest.raises(ValueError, match="out of bounds"):
+        jnp.unique(ROWS, axis=2, size=2)
+    # the size=-only path: counts of a truncated result end at the next unique (JAX: [1])
+    np.testing.assert_array_equal(
+        np.asarray(jnp.unique(np.array([3, 1, 3, 2]), size=1, return_counts=True)[1]), [1])

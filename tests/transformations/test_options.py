@@ -179,14 +179,14 @@ def test_transformation_options_that_raise():
     with pytest.raises(NotImplementedError, match="spmd_axis_name"):
         pyjax.vmap(f, spmd_axis_name="data")
     np.testing.assert_allclose(pyjax.vmap(f, spmd_axis_name=None)(jnp.ones((2, 3))), [3, 3])
-    with pytest.raises(NotImplementedError, match="allow_int"):
-        pyjax.jacrev(f, allow_int=True)
+    # jacrev(allow_int=True) is supported now: tests/transformations/test_refused_calls.py
 
     g = custom_vjp(lambda v: v * 2.0)
     fwd, bwd = (lambda v: (v * 2.0, None)), (lambda _, ct: (ct * 2.0,))
     # symbolic_zeros=True is supported now: tests/ecosystem/test_api_names.py
-    with pytest.raises(NotImplementedError, match="optimize_remat"):
-        g.defvjp(fwd, bwd, optimize_remat=True)
+    # optimize_remat=True is accepted now (tests/transformations/test_refused_calls.py)
+    with pytest.raises(NotImplementedError, match="symbolic zeros"):
+        g.defvjp(fwd, bwd, optimize_remat=True, symbolic_zeros=True)
     g.defvjp(fwd, bwd)
     np.testing.assert_allclose(pyjax.grad(lambda v: g(v))(1.5), 2.0)
 

@@ -198,3 +198,39 @@ def test_unique_size_and_axis_nan_rows_and_errors():
     # the size=-only path: counts of a truncated result end at the next unique (JAX: [1])
     np.testing.assert_array_equal(
         np.asarray(jnp.unique(np.array([3, 1, 3, 2]), size=1, return_counts=True)[1]), [1])
+
+
+# ---- custom_vjp.defvjp(optimize_remat=True); jacrev(allow_int=True) ----
+
+def test_defvjp_optimize_remat_gives_the_same_values():
+    f = pyjax.custom_vjp(lambda x: jnp.sin(x))
+    f.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda r, g: (10.0 * r * g,),
+             optimize_remat=True)
+    x = np.arange(3.0, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(f(x)), np.sin(x), rtol=1e-6)
+    want = 10.0 * np.cos(x)  # the rule's (deliberately scaled) VJP, not sin's derivative
+    np.testing.assert_allclose(np.asarray(pyjax.grad(lambda v: f(v).sum())(x)), want,
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(pyjax.jit(pyjax.vmap(pyjax.grad(f)))(x)), want,
+                               rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="symbolic zeros"):  # JAX 0.10.2's refusal
+        f.defvjp(lambda x: (x, None), lambda r, g: (g,), optimize_remat=True,
+                 symbolic_zeros=True)
+
+
+def test_jacrev_allow_int_and_complex_inputs():
+    x, n = np.arange(3.0, dtype=np.float32), np.arange(3, dtype=np.int32)
+    jx, jn = pyjax.jacrev(lambda x, n: jnp.sin(x) * n, argnums=(0, 1), allow_int=True)(x, n)
+    np.testing.assert_allclose(np.asarray(jx), np.diag(np.cos(x) * n), rtol=1e-6)
+    # JAX 0.10.2: integer inputs get zero blocks of their own dtype, shape out + in
+    assert jn.dtype == np.int32 and jn.shape == (3, 3) and not np.asarray(jn).any()
+    with pytest.raises(TypeError, match="set allow_int to True"):
+        pyjax.jacrev(lambda n: n * 2.0)(n)
+    with pytest.raises(NotImplementedError, match="PRNG key"):
+        pyjax.jacrev(lambda k, v: v, argnums=(0, 1), allow_int=True)(pyjax.random.key(0), 1.0)
+    # complex inputs with real outputs, as grad: JAX gives the conjugate-gradient convention
+    z = np.array([1 + 2j, 3j], np.complex64)
+    got = pyjax.jacrev(lambda z: jnp.abs(z) ** 2)(z)
+    want = np.stack([np.asarray(pyjax.grad(lambda w: jnp.abs(w[i]) ** 2)(z)) for i in range(2)])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got), np.diag(2 * np.conj(z)), rtol=1e-6)

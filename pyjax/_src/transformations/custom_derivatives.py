@@ -296,12 +296,14 @@ class custom_vjp(_CustomDerivativeFun):
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """Set ``fwd`` and ``bwd``. With ``symbolic_zeros``, ``fwd`` sees each argument leaf as
         a ``CustomVJPPrimal(value, perturbed)`` and ``bwd`` may return ``SymbolicZero``s.
-        ``optimize_remat`` is not supported yet (True raises NotImplementedError)."""
+        ``optimize_remat`` (JAX: recompute in the backward pass the residuals that depend
+        only on the inputs) changes no value; pyjax accepts it and saves the residuals fwd
+        returns either way."""
+        if optimize_remat and symbolic_zeros:  # JAX 0.10.2's refusal
+            raise NotImplementedError(
+                "remat optimization for custom_vjp does not support symbolic zeros")
         if symbolic_zeros:
             fwd, bwd = _symbolic_zeros_rules(fwd, bwd, self.nondiff_argnums)
-        if optimize_remat:
-            raise NotImplementedError(
-                "custom_vjp.defvjp(optimize_remat=True) is not supported by pyjax yet")
         self.fwd = fwd
         self.bwd = bwd
 

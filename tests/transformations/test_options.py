@@ -150,8 +150,7 @@ def test_abstracted_axes_is_not_implemented():
         pyjax.jit(_f, abstracted_axes=("n",))
     with pytest.raises(NotImplementedError, match="abstracted_axes"):
         pyjax.make_jaxpr(_f, abstracted_axes=("n",))
-    with pytest.raises(NotImplementedError, match="axis_env"):
-        pyjax.make_jaxpr(_f, axis_env=[("i", 2)])
+    # make_jaxpr(axis_env=...) is supported now: tests/transformations/test_refused_calls.py
 
 
 def test_donate_argnums_donates():

@@ -234,3 +234,26 @@ def test_jacrev_allow_int_and_complex_inputs():
     want = np.stack([np.asarray(pyjax.grad(lambda w: jnp.abs(w[i]) ** 2)(z)) for i in range(2)])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(got), np.diag(2 * np.conj(z)), rtol=1e-6)
+
+
+# ---- make_jaxpr(axis_env=...): collectives over names no transformation binds ----
+
+def test_make_jaxpr_axis_env_binds_names_for_collectives():
+    f = lambda x: pyjax.lax.pmean(x, "i") * pyjax.lax.axis_size(("i", "j"))  # noqa: E731
+    closed = pyjax.make_jaxpr(f, axis_env=[("i", 4), ("j", 2)])(np.ones(2, np.float32))
+    psums = [e for e in closed.jaxpr.eqns if e.primitive.name == "psum"]
+    assert len(psums) == 1 and tuple(psums[0].params["axes"]) == ("i",)
+    assert closed.out_avals[0].shape == (2,)
+    # the names are bound only while tracing: pmean's 1/4 and axis_size's 8 are constants
+    text = str(closed)
+    assert "4.0" in text, text
+    assert "8.0" in text, text
+    g = pyjax.make_jaxpr(pyjax.grad(lambda x: pyjax.lax.psum(x * x, "i")),
+                         axis_env=[("i", 3)])(1.0)
+    assert sum(e.primitive.name == "psum" for e in g.jaxpr.eqns) >= 1
+    with pytest.raises(NameError, match="unbound axis name: k"):
+        pyjax.make_jaxpr(lambda x: pyjax.lax.psum(x, "k"), axis_env=[("i", 4)])(1.0)
+    with pytest.raises(NameError, match="unbound axis name: i"):  # not left bound after
+        pyjax.make_jaxpr(lambda x: pyjax.lax.psum(x, "i"))(1.0)
+    with pytest.raises(ValueError, match="axis_env"):
+        pyjax.make_jaxpr(lambda x: x, axis_env=["i"])(1.0)

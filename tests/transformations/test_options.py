@@ -175,8 +175,7 @@ def test_transformation_options_that_raise():
         pyjax.value_and_grad(f, reduce_axes=("i",))
     with pytest.raises(NotImplementedError, match="reduce_axes argument to transpose"):
         pyjax.linear_transpose(lambda v: v * 2.0, x, reduce_axes=("i",))
-    with pytest.raises(NotImplementedError, match="spmd_axis_name"):
-        pyjax.vmap(f, spmd_axis_name="data")
+    # spmd_axis_name is supported now: tests/transformations/test_refused_calls.py
     np.testing.assert_allclose(pyjax.vmap(f, spmd_axis_name=None)(jnp.ones((2, 3))), [3, 3])
     # jacrev(allow_int=True) is supported now: tests/transformations/test_refused_calls.py
 

@@ -257,3 +257,29 @@ def test_make_jaxpr_axis_env_binds_names_for_collectives():
         pyjax.make_jaxpr(lambda x: pyjax.lax.psum(x, "i"))(1.0)
     with pytest.raises(ValueError, match="axis_env"):
         pyjax.make_jaxpr(lambda x: x, axis_env=["i"])(1.0)
+
+
+# ---- vmap(spmd_axis_name=...): the mapped axis split over a mesh axis ----
+
+def test_vmap_spmd_axis_name_splits_the_mapped_axis():
+    from pyjax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    mesh = pyjax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    f = lambda v: pyjax.lax.with_sharding_constraint(v * 2, NamedSharding(mesh, P("y")))  # noqa
+    x = np.arange(16.0, dtype=np.float32).reshape(2, 8)
+    want = _loop(lambda v: f(v), x)
+    # JAX 0.10.2: P('x', 'y') with spmd_axis_name='x', P(None, 'y') without
+    out = pyjax.jit(pyjax.vmap(f, spmd_axis_name="x"))(x)
+    np.testing.assert_array_equal(np.asarray(out), want)
+    assert out.sharding.spec == P("x", "y")
+    assert pyjax.jit(pyjax.vmap(f))(x).sharding.spec == P(None, "y")
+    out = pyjax.jit(pyjax.vmap(f, in_axes=1, out_axes=1, spmd_axis_name="x"))(x.T.copy())
+    assert out.sharding.spec == P("y", "x")  # JAX 0.10.2: the batch dim where it is mapped
+    np.testing.assert_array_equal(np.asarray(out), want.T)
+    with pytest.raises(ValueError, match="cannot appear in with_sharding_constraint"):
+        pyjax.jit(pyjax.vmap(f, spmd_axis_name="y"))(x)
+    with pytest.raises(TypeError, match="spmd_axis_name"):
+        pyjax.vmap(f, spmd_axis_name=3)
+    explicit = pyjax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    with pyjax.sharding.set_mesh(explicit):
+        with pytest.raises(NotImplementedError, match="Explicit"):
+            pyjax.vmap(lambda v: v * 2, spmd_axis_name="x")(x)

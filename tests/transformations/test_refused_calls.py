@@ -283,3 +283,39 @@ def test_vmap_spmd_axis_name_splits_the_mapped_axis():
     with pyjax.sharding.set_mesh(explicit):
         with pytest.raises(NotImplementedError, match="Explicit"):
             pyjax.vmap(lambda v: v * 2, spmd_axis_name="x")(x)
+
+
+# ---- jnp.quantile / nanquantile(weights=...) (method="inverted_cdf", as JAX 0.10.2) ----
+
+def test_weighted_quantiles_match_numpy():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(3, 7)).astype(np.float32)
+    w = rng.uniform(0.1, 2.0, size=(3, 7)).astype(np.float32)
+    q = np.array([0.1, 0.5, 0.9], np.float32)
+    f = pyjax.jit(lambda x, w: jnp.quantile(x, q, axis=1, weights=w, method="inverted_cdf"))
+    want = np.quantile(x, q, axis=1, weights=w, method="inverted_cdf")
+    np.testing.assert_array_equal(np.asarray(f(x, w)), want)
+    w1 = np.array([1.0, 3.0, 0.5], np.float32)  # 1-D weights along a single axis
+    np.testing.assert_array_equal(
+        np.asarray(jnp.quantile(x, 0.5, axis=0, weights=w1, method="inverted_cdf")),
+        np.quantile(x, 0.5, axis=0, weights=w1, method="inverted_cdf"))
+    xn = x.copy()
+    xn[0, 2] = np.nan
+    np.testing.assert_array_equal(
+        np.asarray(jnp.nanquantile(xn, q, axis=1, weights=w, method="inverted_cdf")),
+        np.nanquantile(xn, q, axis=1, weights=w, method="inverted_cdf"))
+
+
+def test_weighted_quantile_edge_cases_as_jax():
+    x = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    ic = dict(method="inverted_cdf")
+    # JAX 0.10.2 (observed): q=0 gives the smallest value even with weight 0 (NumPy: 3.0),
+    # a negative weight gives NaN, all-zero weights give the smallest value
+    assert float(jnp.quantile(x, 0.0, weights=np.array([0, 0, 1, 0.0]), **ic)) == 1.0
+    assert float(jnp.quantile(x, 0.3, weights=np.array([0, 0, 1, 0.0]), **ic)) == 3.0
+    assert np.isnan(float(jnp.quantile(x, 0.5, weights=np.array([1, -0.5, 1, 1]), **ic)))
+    assert float(jnp.quantile(x, 0.5, weights=np.zeros(4), **ic)) == 1.0
+    with pytest.raises(NotImplementedError, match="Only method 'inverted_cdf'"):
+        jnp.quantile(x, 0.5, weights=np.ones(4))
+    with pytest.raises(ValueError, match="must match reduction axes"):
+        jnp.quantile(x.reshape(2, 2), 0.5, axis=1, weights=np.ones(3), **ic)

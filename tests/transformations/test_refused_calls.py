@@ -319,3 +319,28 @@ def test_weighted_quantile_edge_cases_as_jax():
         jnp.quantile(x, 0.5, weights=np.ones(4))
     with pytest.raises(ValueError, match="must match reduction axes"):
         jnp.quantile(x.reshape(2, 2), 0.5, axis=1, weights=np.ones(3), **ic)
+
+
+# ---- jit(donate_argnums=...) of a function using mutable array references ----
+
+def test_jit_donation_with_refs():
+    r = pyjax.new_ref(jnp.zeros(3))
+
+    def f(x, y):
+        r[...] += x
+        return x * 2 + y
+    g = pyjax.jit(f, donate_argnums=(0,))
+    x, y = jnp.ones(3) + 0.0, jnp.ones(3) * 3
+    np.testing.assert_array_equal(np.asarray(g(x, y)), np.full(3, 5.0))
+    np.testing.assert_array_equal(np.asarray(r[...]), np.ones(3))
+    assert x.is_deleted() and not y.is_deleted()  # as JAX 0.10.2
+    np.testing.assert_array_equal(np.asarray(g(jnp.ones(3) * 2, y)), np.full(3, 7.0))
+    np.testing.assert_array_equal(np.asarray(r[...]), np.full(3, 3.0))
+
+    def h(ref, v):  # a ref argument beside a donated array
+        ref[...] = ref[...] * v
+        return v.sum()
+    r2, v = pyjax.new_ref(jnp.ones(3)), jnp.full(3, 2.0)
+    assert float(pyjax.jit(h, donate_argnums=(1,))(r2, v)) == 6.0
+    np.testing.assert_array_equal(np.asarray(r2[...]), np.full(3, 2.0))
+    assert v.is_deleted()

@@ -344,3 +344,39 @@ def test_jit_donation_with_refs():
     assert float(pyjax.jit(h, donate_argnums=(1,))(r2, v)) == 6.0
     np.testing.assert_array_equal(np.asarray(r2[...]), np.full(3, 2.0))
     assert v.is_deleted()
+
+
+# ---- checkify.check inside custom_jvp / custom_vjp functions ----
+
+def test_checkify_check_inside_custom_rules():
+    from pyjax.experimental import checkify
+
+    @pyjax.custom_jvp
+    def f(x):
+        checkify.check(x > 0, "f needs positive, got {x}", x=x)
+        return jnp.sin(x)
+    f.defjvp(lambda p, t: (jnp.sin(p[0]), 100.0 * jnp.cos(p[0]) * t[0]))  # 100x on purpose
+
+    @pyjax.custom_vjp
+    def g(x):
+        checkify.check(x > 0, "g needs positive, got {x}", x=x)
+        return jnp.sin(x)
+    g.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda r, ct: (100.0 * r * ct,))
+
+    for fun, name in ((f, "f"), (g, "g")):
+        cf = checkify.checkify(fun)
+        err, out = pyjax.jit(cf)(-2.0)
+        assert err.get().startswith(f"{name} needs positive, got -2.0")
+        np.testing.assert_allclose(float(out), np.sin(-2.0), rtol=1e-6)
+        err, out = cf(0.5)
+        assert err.get() is None
+        # the user's (100x) rule, differentiating outside or inside checkify (JAX 0.10.2)
+        want = 100.0 * np.cos(0.5)
+        np.testing.assert_allclose(float(pyjax.grad(lambda x: cf(x)[1])(0.5)), want,
+                                   rtol=1e-5)
+        err, d = checkify.checkify(pyjax.grad(fun))(-2.0)
+        assert err.get() is None  # the rules do not call the checked body (JAX: None too)
+        np.testing.assert_allclose(float(d), 100.0 * np.cos(-2.0), rtol=1e-5)
+    err, out = checkify.checkify(pyjax.vmap(f))(jnp.array([1.0, -1.0]))
+    assert err.get().startswith("f needs positive, got -1.0")
+    np.testing.assert_allclose(np.asarray(out), np.sin([1.0, -1.0]), rtol=1e-6)

@@ -380,3 +380,19 @@ def test_checkify_check_inside_custom_rules():
     err, out = checkify.checkify(pyjax.vmap(f))(jnp.array([1.0, -1.0]))
     assert err.get().startswith("f needs positive, got -1.0")
     np.testing.assert_allclose(np.asarray(out), np.sin([1.0, -1.0]), rtol=1e-6)
+
+
+# ---- jnp.trim_zeros of N-D arrays and with axis= (NumPy >= 2.2, JAX 0.10.2) ----
+
+@pytest.mark.parametrize("trim, axis", [("fb", None), ("fb", 1), ("f", -1), ("b", 0),
+                                        ("fb", (0, 1))])
+def test_trim_zeros_axis(trim, axis):
+    x = np.array([[0, 0, 1, 2, 0], [0, 3, 0, 0, 0], [0, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(np.asarray(jnp.trim_zeros(x, trim, axis=axis)),
+                                  np.trim_zeros(x, trim, axis=axis))
+
+
+def test_trim_zeros_all_zero_and_bad_axis():
+    assert jnp.trim_zeros(np.zeros((2, 3)), axis=1).shape == (2, 0)  # JAX 0.10.2: (2, 0)
+    with pytest.raises(ValueError, match="out of bounds"):
+        jnp.trim_zeros(np.zeros((2, 2)), axis=2)

@@ -291,14 +291,17 @@ class ufunc:  # noqa: N801 - JAX's name
                                     f"or integers, got {i!r}")
         elif isinstance(indices, list):
             indices = asarray(indices)
+        if self.nin == 2 and b is None:
+            raise ValueError(f"{self.__name__}.at: binary ufunc needs a second operand")
+        if a.size == 0:  # nothing to update (JAX 0.10.2 returns the empty array too)
+            args = (ravel(a), ravel(asarray(b))[:0]) if self.nin == 2 else (ravel(a),)
+            return a.astype(asarray(self(*args)).dtype)
         # the flat position of every element a[indices] selects, in NumPy's (row-major) order;
         # out-of-bounds indices get position a.size, and their updates are dropped (as JAX)
         selected = reshape(arange(a.size, dtype=np.int32), a.shape).at[indices].get(
             mode="fill", fill_value=a.size)
         positions = ravel(selected)
         if self.nin == 2:
-            if b is None:
-                raise ValueError(f"{self.__name__}.at: binary ufunc needs a second operand")
             values = ravel(broadcast_to(asarray(b), selected.shape))
             dtype = asarray(self(ravel(a)[:0], values[:0])).dtype
         else:

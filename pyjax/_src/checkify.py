@@ -29,7 +29,7 @@ from pyjax._src.core import pytree
 from pyjax._src.core import source_info as source_info_mod
 from pyjax._src.core.abstract import ShapedArray
 from pyjax._src.core.array import ArrayImpl
-from pyjax._src.core.jaxpr import ClosedJaxpr, Literal
+from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Jaxpr, Literal
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.trace import Tracer, aval_of
 from pyjax._src.core.traceback_util import api_boundary
@@ -37,6 +37,7 @@ from pyjax._src.interpreters import staging
 from pyjax._src.lax import shape_ops, slicing
 from pyjax._src.lax.batch_util import bdim_to, batch_size
 from pyjax._src.transformations.checkpoint import checkpoint_p
+from pyjax._src.transformations.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from pyjax._src.transformations.jit import jit_p
 
 
@@ -421,12 +422,45 @@ def _failed(kind, eqn, ins, outs, oob):
 # ---- the interpreter -------------------------------------------------------------------------
 
 _INLINED = (jit_p, checkpoint_p)  # call primitives: their body is evaluated in place
+# custom_jvp/custom_vjp calls whose body has a user check: the body is evaluated for the error
+# state only, and the call is bound with the checks removed from its body, so that its
+# values and its custom derivative rule stay the user's
+_CUSTOM = (custom_jvp_call_p, custom_vjp_call_p)
+
+
+def _custom_with_check(eqn):
+    return eqn.primitive in _CUSTOM and _has_check(eqn.params["call_jaxpr"].jaxpr)
+
+
+def _strip_checks(j):
+    """``j`` (a Jaxpr or ClosedJaxpr) without its ``check`` equations (they have no
+    outputs), sub-Jaxprs included."""
+    if isinstance(j, ClosedJaxpr):
+        return ClosedJaxpr(_strip_checks(j.jaxpr), j.consts)
+    eqns = []
+    for e in j.eqns:
+        if e.primitive is check_p:
+            continue
+        params = {k: _strip_param(v) for k, v in e.params.items()}
+        eqns.append(Eqn(e.primitive, e.invars, e.outvars, params, e.name_stack,
+                        e.source_info))
+    return Jaxpr(j.constvars, j.invars, j.outvars, eqns, j.debug_info)
+
+
+def _strip_param(v):
+    if isinstance(v, (Jaxpr, ClosedJaxpr)):
+        return _strip_checks(v)
+    if isinstance(v, tuple) and v and all(isinstance(x, (Jaxpr, ClosedJaxpr)) for x in v):
+        return tuple(_strip_checks(x) for x in v)
+    return v
 
 
 def _sub_jaxprs(eqn):
     p = eqn.primitive
     if p in _INLINED:
         return [eqn.params["jaxpr"]]
+    if _custom_with_check(eqn):
+        return [eqn.params["call_jaxpr"]]
     if p is cond_p:
         return list(eqn.params["branches"])
     if p is scan_p:
@@ -482,7 +516,8 @@ class _Layout:
                                 for s in _all_sub_jaxprs(eqn))):
                     raise NotImplementedError(
                         f"checkify: a checkify.check inside {p.name} is not supported by "
-                        "pyjax (checks inside jit, cond, scan, while_loop and checkpoint are)")
+                        "pyjax (checks inside jit, cond, scan, while_loop, checkpoint, "
+                        "custom_jvp and custom_vjp are)")
                 auto = []
                 for kind, site, avals in _sites_of(eqn, self.errors):
                     code = self.add((id(eqn), kind), site, avals)
@@ -536,6 +571,10 @@ def _interpret(layout, closed, args, state):
                 continue
             if p in _INLINED:
                 outs, state = _interpret(layout, eqn.params["jaxpr"], ins, state)
+            elif _custom_with_check(eqn):
+                _, state = _interpret(layout, eqn.params["call_jaxpr"], ins, state)
+                params = dict(eqn.params, call_jaxpr=_strip_checks(eqn.params["call_jaxpr"]))
+                outs = p.bind(*ins, **params)
             elif p is cond_p:
                 outs, state = _cond(layout, eqn, ins, state)
             elif p is scan_p:

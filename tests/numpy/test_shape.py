@@ -389,7 +389,8 @@ def test_unique_with_size_under_jit():
         assert_same(out[1], np.array([1, 2]))
         v, i, inv, c = out[2]
         assert_same(v, np.array([1, 2, 3, 7, -1]))
-        assert_same(i, np.array([1, 3, 0, 5, 0]))
+        # JAX 0.10.2 pads the indices with the first unique's index: [1, 3, 0, 5, 1]
+        assert_same(i, np.array([1, 3, 0, 5, 1]))
         assert_same(inv, np.unique(x, return_inverse=True)[1])
         assert_same(c, np.array([2, 1, 2, 1, 0]))
     f32 = np.array([2.0, np.nan, 2.0, np.nan, -1.0], np.float32)

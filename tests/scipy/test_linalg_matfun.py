@@ -97,8 +97,18 @@ def test_eigh_tridiagonal_polar_solve_sylvester(x64):
         jsl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 3)),
         sl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 3)),
         atol=1e-12)
-    with pytest.raises(NotImplementedError, match="eigenvectors"):
-        jsl.eigh_tridiagonal(d, e)
+    # eigenvectors (the default, as JAX 0.10.2): SciPy's up to each column's sign
+    w, v = jsl.eigh_tridiagonal(d, e)
+    sw, sv = sl.eigh_tridiagonal(d, e)
+    np.testing.assert_allclose(w, sw, atol=1e-12)
+    signs = np.sign(np.sum(np.asarray(v) * sv, axis=0))
+    np.testing.assert_allclose(np.asarray(v) * signs, sv, atol=1e-10)
+    wi, vi = jsl.eigh_tridiagonal(d, e, select="i", select_range=(1, 3))
+    np.testing.assert_allclose(np.abs(vi), np.abs(sv[:, 1:4]), atol=1e-10)
+    ez = e * 1j  # complex: e above the diagonal, conj(e) below (checked against JAX 0.10.2)
+    wz, vz = jsl.eigh_tridiagonal(d.astype(complex), ez)
+    t = np.diag(d) + np.diag(ez, 1) + np.diag(np.conj(ez), -1)
+    np.testing.assert_allclose(t @ np.asarray(vz), np.asarray(vz) * np.asarray(wz), atol=1e-10)
     tall = RNG.normal(size=(5, 3))
     for side, x in (("right", tall), ("left", tall.T)):
         for got, want in zip(jsl.polar(x, side), sl.polar(x, side)):

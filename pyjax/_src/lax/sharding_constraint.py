@@ -53,24 +53,46 @@ def _transpose(ct, x, *, sharding):
     return [sharding_constraint_p.bind(ct, sharding=sharding)]
 
 
-def _batch(args, dims, *, sharding):
+def _batch(args, dims, *, sharding, axis_data):
     (x,), (d,) = args, dims
-    return sharding_constraint_p.bind(x, sharding=_batched(sharding, x, d)), d
+    return sharding_constraint_p.bind(x, sharding=_batched(sharding, x, d, axis_data)), d
 
 
-def _batched(sharding, x, d):
-    """``sharding`` for ``x`` batched at dimension ``d``: that dimension unsplit."""
+def _spmd_names(axis_data):
+    names = axis_data.spmd_name
+    if names is None:
+        return ()
+    return tuple(names) if isinstance(names, (tuple, list)) else (names,)
+
+
+def _batched(sharding, x, d, axis_data):
+    """``sharding`` for ``x`` batched at dimension ``d``: that dimension split over vmap's
+    ``spmd_axis_name`` mesh axes (JAX's), unsplit without them."""
     if d is not_mapped:
         return sharding
     spec = list(sharding.spec._normalized(aval_of(x).ndim - 1))
-    spec.insert(d, ())
+    spmd = _spmd_names(axis_data)
+    used = {n for p in spec for n in p}
+    if spmd and used & set(spmd):
+        raise ValueError(f"vmap spmd_axis_name {spmd} cannot appear in "
+                         f"with_sharding_constraint spec, but got spec {sharding.spec}")
+    for n in spmd:
+        if n not in sharding.mesh.axis_names:
+            raise ValueError(f"vmap spmd_axis_name {n!r} is not an axis of the mesh "
+                             f"{tuple(sharding.mesh.axis_names)}")
+    spec.insert(d, spmd)
     spec = PartitionSpec(*[None if not p else (p[0] if len(p) == 1 else p) for p in spec])
     return NamedSharding(sharding.mesh, spec)
 
 
+def _never_names(params, axis_name):
+    # axis_aware only so that the batch rule gets axis_data (its spmd_axis_name)
+    return False
+
+
 sharding_constraint_p = Primitive("sharding_constraint", abstract_eval=_abstract_eval,
                                   lower=_lower, linear=True, jvp=_jvp, transpose=_transpose,
-                                  batch=_batch)
+                                  batch=_batch, axis_aware=_never_names)
 
 
 # ---- device_put_p: jax.device_put under a trace ----
@@ -136,8 +158,8 @@ def _dp_transpose(cts, *xs, devices, srcs, copy_semantics):
     return out
 
 
-def _dp_batch(args, dims, *, devices, srcs, copy_semantics):
-    devices = tuple(_batched(d, x, b) if isinstance(d, NamedSharding) else d
+def _dp_batch(args, dims, *, devices, srcs, copy_semantics, axis_data):
+    devices = tuple(_batched(d, x, b, axis_data) if isinstance(d, NamedSharding) else d
                     for d, x, b in zip(devices, args, dims))
     return device_put_p.bind(*args, devices=devices, srcs=srcs,
                              copy_semantics=copy_semantics), list(dims)
@@ -145,7 +167,7 @@ def _dp_batch(args, dims, *, devices, srcs, copy_semantics):
 
 device_put_p = Primitive("device_put", abstract_eval=_dp_abstract_eval, lower=_dp_lower,
                          multiple_results=True, linear=True, jvp=_dp_jvp,
-                         transpose=_dp_transpose, batch=_dp_batch)
+                         transpose=_dp_transpose, batch=_dp_batch, axis_aware=_never_names)
 
 
 def on_concrete_mesh(s, aval=None):

@@ -149,25 +149,30 @@ def insert(arr, obj, values, axis=None):
 
 
 def trim_zeros(filt, trim="fb", axis=None):
-    """``filt`` (1-D) without its leading ("f") and/or trailing ("b") zeros; needs a
-    concrete ``filt`` (the output length depends on its values)."""
+    """``filt`` without its leading ("f") and/or trailing ("b") zeros along ``axis`` (an int,
+    a tuple, or None for every axis): the slices that are all zero at either end are cut
+    (NumPy 2.2's and JAX's N-D form). Needs a concrete ``filt`` (the output shape depends on
+    its values)."""
     util.check_arraylike("trim_zeros", filt)
-    if axis is not None:
-        raise NotImplementedError("The 'axis' argument to jnp.trim_zeros is not supported.")
     a = asarray(filt)
-    if a.ndim != 1:
-        raise TypeError(f"'filt' must be 1-D array, but received {a.ndim}-D array.")
     if not isinstance(trim, str) or set(trim.lower()) - set("fb"):
         raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
+    axes = (tuple(range(a.ndim)) if axis is None
+            else axes_mod.canonicalize_axes(axis, a.ndim, fun="trim_zeros"))
     v = _concrete(a)
     if v is None:
         _need_concrete(a, "trim_zeros", "the output length depends on the values")
-    nz = np.nonzero(v)[0]
-    if nz.size == 0:
-        return a[:0]
-    lo = int(nz[0]) if "f" in trim.lower() else 0
-    hi = int(nz[-1]) + 1 if "b" in trim.lower() else v.shape[0]
-    return a[lo:hi]
+    index = [slice(None)] * a.ndim
+    for ax in axes:
+        others = tuple(d for d in range(v.ndim) if d != ax)
+        nz = np.nonzero(np.any(v != 0, axis=others))[0]
+        if nz.size == 0:  # all zero along this axis: nothing is kept
+            index[ax] = slice(0, 0)
+            continue
+        lo = int(nz[0]) if "f" in trim.lower() else 0
+        hi = int(nz[-1]) + 1 if "b" in trim.lower() else v.shape[ax]
+        index[ax] = slice(lo, hi)
+    return a[tuple(index)]
 
 
 def choose(a, choices, out=None, mode="raise"):

@@ -692,12 +692,42 @@ def _ones_like(x):
     return lax_ew.convert_element_type(ones, av.dtype, True) if av.weak_type else ones
 
 
+def _wider_scatter_dtype(x, y):
+    """The dtype ``x`` and ``y`` promote to when it is wider than ``x``'s (else None)."""
+    x_dt = aval_of(x).dtype
+    if not dtypes.is_numeric(x_dt):
+        return None
+    if isinstance(y, (list, tuple)):
+        y = np.asarray(y)
+    y_dt = getattr(y, "dtype", None)
+    if y_dt is not None and not dtypes.is_numeric(y_dt):
+        return None
+    wide = dtypes.result_type(x_dt, y)
+    return None if wide == x_dt else wide
+
+
 def _scatter_method(name, scatter_fn, doc):
-    """The ``x.at[idx]`` method ``name``: ``values`` scattered into ``x`` by ``scatter_fn``."""
+    """The ``x.at[idx]`` method ``name``: ``values`` scattered into ``x`` by ``scatter_fn``.
+    As JAX, an accumulating update whose values promote ``x`` (an int array, float values)
+    is computed in the promoted dtype and cast back: ``x.at[[0, 0]].add(0.6)`` adds 1."""
     def method(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        return _scatter(self.array, self.index, values, scatter_fn,
-                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                        mode=mode)
+        x = _as_array(self.array)
+        wide = None if name == "set" else _wider_scatter_dtype(x, values)
+        kw = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                  mode=mode)
+        if wide is None:
+            return _scatter(x, self.index, values, scatter_fn, **kw)
+        x_av = aval_of(x)
+        y_dt = np.asarray(values).dtype if isinstance(values, (list, tuple)) else \
+            dtypes.dtype_of(values)
+        if not dtypes.is_weakly_typed(values):  # the warning _cast_updates gives for them
+            warnings.warn(f"scatter inputs have incompatible types: cannot safely cast value "
+                          f"from dtype={y_dt.name} to dtype={x_av.dtype.name}. In future "
+                          "JAX releases this will result in an error.", FutureWarning,
+                          stacklevel=2)
+        out = _scatter(lax_ew.convert_element_type(x, wide), self.index, values, scatter_fn,
+                       **kw)
+        return lax_ew.convert_element_type(out, x_av.dtype, x_av.weak_type)
     method.__name__, method.__qualname__ = name, f"_IndexUpdateRef.{name}"
     method.__doc__ = doc
     return method

@@ -756,10 +756,11 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         if axis is not None:
             axis = axes_mod.canonicalize_axis(axis, v.ndim, fun="unique")
         return _unique_host(v, return_index, return_inverse, return_counts, axis, equal_nan)
+    ar = asarray(ar)
     if axis is not None:
-        raise NotImplementedError("jnp.unique with both size= and axis= is not supported yet")
-    return _unique_sized(asarray(ar), static_int(size, "unique size", nonnegative=True), fill_value, equal_nan,
-                         return_index, return_inverse, return_counts)
+        axis = axes_mod.canonicalize_axis(axis, ar.ndim, fun="unique")
+    return _unique_sized(ar, axis, static_int(size, "unique size", nonnegative=True),
+                         fill_value, equal_nan, return_index, return_inverse, return_counts)
 
 
 def _take_1d(x, idx):
@@ -769,48 +770,65 @@ def _take_1d(x, idx):
     return take_along(x, idx, 0)
 
 
-def _unique_sized(ar, size, fill_value, equal_nan, return_index, return_inverse,
+def _unique_sized(ar, axis, size, fill_value, equal_nan, return_index, return_inverse,
                   return_counts):
+    """``unique`` with a static ``size``: the unique slices along ``axis`` (elements when
+    None), found as rows of an (n, m) matrix sorted lexicographically."""
     idt = dtypes.default_int_dtype()
-    shape = ar.shape
-    x = ravel(ar)
-    n = x.shape[0]
+    moved = reshape(ar, (ar.size,)) if axis is None else moveaxis(ar, axis, 0)
+    n, slice_shape = moved.shape[0], tuple(moved.shape[1:])
+    m = math.prod(slice_shape)
+    if n == 0 and size and fill_value is None:  # JAX's error: no value to pad with
+        raise ValueError("jnp.unique: for zero-sized input with nonzero size argument, "
+                         "fill_value must be specified")
+    x = reshape(moved, (n, m))
     iota = lax_shape.iota(idt, n)
-    if n:
-        s, perm = lax_sort.sort((x, iota), dimension=0, is_stable=True, num_keys=1)
-        diff = lax_ew.ne(lax_shape.slice_in_dim(s, 1, n, 1, 0),
-                         lax_shape.slice_in_dim(s, 0, n - 1, 1, 0))
+    if n and m:
+        cols = [lax_shape.reshape(lax_shape.slice_in_dim(x, j, j + 1, 1, 1), (n,))
+                for j in range(m)]
+        perm = lax_sort.sort(cols + [iota], dimension=0, is_stable=True, num_keys=m)[-1]
+        s = take_along(x, perm, 0)
+        hi = lax_shape.slice_in_dim(s, 1, n, 1, 0)
+        lo = lax_shape.slice_in_dim(s, 0, n - 1, 1, 0)
+        diff = lax_ew.ne(hi, lo)
         if equal_nan and dtypes.is_inexact(s.dtype):
-            both_nan = lax_ew.bitwise_and(isnan(lax_shape.slice_in_dim(s, 1, n, 1, 0)),
-                                          isnan(lax_shape.slice_in_dim(s, 0, n - 1, 1, 0)))
+            both_nan = lax_ew.bitwise_and(isnan(hi), isnan(lo))
             diff = lax_ew.bitwise_and(diff, lax_ew.bitwise_not(both_nan))
+        diff = lax_red.reduce_or(diff, (1,))
         first = lax_shape.concatenate([lax_shape.full((1,), True, np.bool_), diff], 0)
-    else:
-        s, perm, first = x, iota, lax_shape.full((0,), False, np.bool_)
-    pos, valid = _flat_true_positions(first, size, None)
+    else:  # no rows, or rows of no elements (all equal)
+        s, perm = x, iota
+        first = lax_ew.eq(iota, const(idt, 0))
+    # one slot past size: where the last kept unique ends (for its count)
+    pos_ext, valid_ext = _flat_true_positions(first, size + 1, None)
+    pos = lax_shape.slice_in_dim(pos_ext, 0, size, 1, 0)
+    valid = lax_shape.slice_in_dim(valid_ext, 0, size, 1, 0)
     safe = lax_ew.min(pos, const(idt, builtins.max(n - 1, 0)))
-    vals = _take_1d(s, safe)
-    if fill_value is None:
-        fill = lax_shape.slice_in_dim(s, 0, 1, 1, 0) if n else lax_shape.full((1,), 0, s.dtype)
-        fill = lax_shape.broadcast_in_dim(lax_shape.reshape(fill, ()), (size,), ())
+    vals = take_along(s, safe, 0) if n else lax_shape.full((size, m), 0, s.dtype)
+    if fill_value is None:  # the smallest unique slice
+        fill = lax_shape.slice_in_dim(s, 0, 1, 1, 0) if n else lax_shape.full((1, m), 0, s.dtype)
     else:
-        fill = util.broadcast_to(convert(fill_value, s.dtype), (size,))
-    outs = [lax_ew.select(valid, vals, fill)]
-    if return_index:
-        outs.append(lax_ew.select(valid, _take_1d(perm, safe), lax_shape.full((size,), 0, idt)))
+        fill = reshape(util.broadcast_to(convert(fill_value, s.dtype), slice_shape), (1, m))
+    fill = lax_shape.broadcast_in_dim(fill, (size, m), (0, 1))
+    keep = lax_shape.broadcast_in_dim(valid, (size, m), (0,))
+    vals = reshape(lax_ew.select(keep, vals, fill), (size,) + slice_shape)
+    outs = [vals if axis is None else moveaxis(vals, 0, axis)]
+    if return_index:  # JAX pads with the first unique's index; nothing for an empty input
+        idx = _take_1d(perm, safe)
+        pad = lax_shape.broadcast_in_dim(lax_shape.slice_in_dim(idx, 0, 1, 1, 0), (size,), (0,)) \
+            if size else idx
+        outs.append(lax_ew.select(valid, idx, pad) if n else iota)
     if return_inverse:
         gid = lax_ew.sub(lax_red.cumsum(convert(first, idt), 0), const(idt, 1)) if n else iota
         inv_perm = lax_sort.sort((perm, iota), dimension=0, num_keys=1)[1] if n else iota
-        outs.append(reshape(_take_1d(gid, inv_perm), shape) if n else reshape(iota, shape))
+        inv = _take_1d(gid, inv_perm) if n else iota
+        outs.append(reshape(inv, ar.shape) if axis is None else inv)
     if return_counts:
-        nxt = lax_shape.concatenate([lax_shape.slice_in_dim(pos, 1, size, 1, 0),
-                                     lax_shape.full((1,), n, idt)], 0) if size else pos
-        nvalid = lax_shape.concatenate([lax_shape.slice_in_dim(valid, 1, size, 1, 0),
-                                        lax_shape.full((1,), False, np.bool_)], 0) \
-            if size else valid
-        nxt = lax_ew.select(nvalid, nxt, lax_shape.full((size,), n, idt))
-        cnt = lax_ew.sub(nxt, pos)
-        outs.append(lax_ew.select(valid, cnt, lax_shape.full((size,), 0, idt)))
+        nxt = lax_ew.select(lax_shape.slice_in_dim(valid_ext, 1, size + 1, 1, 0),
+                            lax_shape.slice_in_dim(pos_ext, 1, size + 1, 1, 0),
+                            lax_shape.full((size,), n, idt))
+        cnt = lax_ew.select(valid, lax_ew.sub(nxt, pos), lax_shape.full((size,), 0, idt))
+        outs.append(cnt if n else iota)  # JAX: no counts for an empty input
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

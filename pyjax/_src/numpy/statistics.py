@@ -21,7 +21,8 @@ from pyjax._src.numpy import ufuncs, util
 from pyjax._src.numpy.creation import asarray, zeros
 from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.indexing import take_along_axis
-from pyjax._src.numpy.reductions import sum as _sum, sort, average, mean
+from pyjax._src.numpy.reductions import (sum as _sum, any as _any, sort, average, mean, cumsum,
+                                         argsort)
 from pyjax._src.numpy.searching import histogram_bin_edges, searchsorted
 from pyjax._src.numpy.shape import (moveaxis, reshape, transpose, concatenate, atleast_2d,
                                     ravel, stack, squeeze)
@@ -93,9 +94,14 @@ def _virtual(n, q, method):
     return clip(lo, 0, None).astype(idt), clip(hi, 0, None).astype(idt), t
 
 
-def _quantile(a, q, axis, method, keepdims, ignore_nan, fun):
+def _quantile(a, q, axis, method, keepdims, ignore_nan, fun, weights=None):
     if method not in METHODS:
         raise ValueError(f"{fun}: method must be one of {list(METHODS)}, got {method!r}")
+    if weights is not None:
+        if method != "inverted_cdf":  # JAX 0.10.2's refusal
+            raise NotImplementedError(f"{method} doesn't support weights. Only method "
+                                      "'inverted_cdf' supports weights.")
+        util.check_arraylike(fun, weights)
     util.check_arraylike(fun, a, q)
     qv = q if not isinstance(q, Tracer) else q.to_concrete_value()
     if qv is not None:  # a concrete q is checked like NumPy does
@@ -104,11 +110,33 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, fun):
             raise ValueError("Quantiles must be in the range [0, 1]")
     if isinstance(axis, list):
         axis = tuple(axis)
-    return _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun)
+    return _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun, weights)
+
+
+def _weighted_inverted_cdf(a2, w, qf, axes_shape, ignore_nan):
+    """Each q's value: the first sorted value whose cumulative weight share reaches q. As JAX
+    0.10.2: q = 0 gives the smallest value even when its weight is 0, a negative or NaN
+    weight makes the slice's result NaN, an all-zero weight gives the smallest value."""
+    n_total = a2.shape[-1]
+    w = asarray(w).astype(a2.dtype)
+    if w.shape == tuple(axes_shape):
+        w = reshape(w, (n_total,)) + zeros(a2.shape, a2.dtype)
+    elif w.shape != a2.shape:
+        raise ValueError(f"Weights shape {w.shape} must match reduction axes "
+                         f"{tuple(axes_shape)}")
+    bad = _any(ufuncs.logical_or(less(w, 0), isnan(w)), axis=-1)
+    if ignore_nan:
+        w = where(isnan(a2), 0, w)
+    order = argsort(a2, axis=-1, stable=True)  # NaNs last
+    s, ws = take_along_axis(a2, order, axis=-1), take_along_axis(w, order, axis=-1)
+    cdf = divide(cumsum(ws, axis=-1), _sum(ws, axis=-1, keepdims=True))
+    below = less(cdf[..., None, :], qf[:, None])  # (batch..., Q, n): NaN compares False
+    idx = clip(_sum(below, axis=-1), 0, n_total - 1).astype(dtypes.default_int_dtype())
+    return where(bad[..., None], np.nan, take_along_axis(s, idx, axis=-1)), s
 
 
 @compiled_when_eager("axis", "method", "keepdims", "ignore_nan", "fun")
-def _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun):
+def _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun, weights=None):
     a, q = (asarray(v) for v in util.promote_dtypes_inexact(asarray(a), asarray(q)))
     if dtypes.issubdtype(a.dtype, np.complexfloating):
         raise ValueError(f"{fun} does not support complex input")
@@ -121,17 +149,21 @@ def _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun):
     a2 = reshape(transpose(a, keep + list(axes)), batch_shape + (n_total,))
     if n_total == 0:
         raise ValueError(f"{fun}: cannot take a quantile over an empty axis")
-    s = sort(a2, axis=-1)  # NaNs last
     qf = ravel(q)
     if ignore_nan:
         n = _sum(logical_not(isnan(a2)), axis=-1).astype(q.dtype)[..., None]
     else:
         n = asarray(float(n_total)).astype(q.dtype)
-    lo, hi, t = _virtual(n, qf, method)
-    lo = lo * 1 + zeros(batch_shape + (qf.shape[0],), lo.dtype)
-    hi = hi * 1 + zeros(batch_shape + (qf.shape[0],), hi.dtype)
-    t = t + zeros(batch_shape + (qf.shape[0],), t.dtype)
-    res = _lerp(take_along_axis(s, lo, axis=-1), take_along_axis(s, hi, axis=-1), t)
+    if weights is not None:
+        res, s = _weighted_inverted_cdf(a2, weights, qf, [a.shape[d] for d in axes],
+                                        ignore_nan)
+    else:
+        s = sort(a2, axis=-1)  # NaNs last
+        lo, hi, t = _virtual(n, qf, method)
+        lo = lo * 1 + zeros(batch_shape + (qf.shape[0],), lo.dtype)
+        hi = hi * 1 + zeros(batch_shape + (qf.shape[0],), hi.dtype)
+        t = t + zeros(batch_shape + (qf.shape[0],), t.dtype)
+        res = _lerp(take_along_axis(s, lo, axis=-1), take_along_axis(s, hi, axis=-1), t)
     if ignore_nan:
         res = where(equal(n, 0), np.nan, res)
     else:
@@ -161,19 +193,14 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     ``method`` s. A NaN in a slice makes its quantiles NaN. The result has the shape
     ``q.shape + reduced shape`` and a floating dtype."""
     _unsupported("quantile", out, overwrite_input, interpolation)
-    if weights is not None:
-        raise NotImplementedError("The 'weights' argument to jnp.quantile is not supported.")
-    return _quantile(a, q, axis, method, keepdims, False, "quantile")
+    return _quantile(a, q, axis, method, keepdims, False, "quantile", weights)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, weights=None, interpolation=None):
     """``quantile`` ignoring NaNs (an all-NaN slice gives NaN)."""
     _unsupported("nanquantile", out, overwrite_input, interpolation)
-    if weights is not None:
-        raise NotImplementedError("The 'weights' argument to jnp.nanquantile is not "
-                                  "supported.")
-    return _quantile(a, q, axis, method, keepdims, True, "nanquantile")
+    return _quantile(a, q, axis, method, keepdims, True, "nanquantile", weights)
 
 
 def _q_from_percent(q, fun):

@@ -8,15 +8,21 @@ from __future__ import annotations
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.creation import asarray
+from pyjax._src.numpy.dtypes_api import result_type
 from pyjax._src.numpy.vectorize import ufunc
 
 __all__ = ["add", "subtract", "multiply", "maximum", "minimum", "bitwise_and",
            "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor"]
 
 
-def _at(method):
+def _at(method, promote=False):
+    """``ufunc.at`` as one scatter. With ``promote`` the result has the ufunc's result dtype,
+    as JAX's (its maximum.at/minimum.at take the generic path: int a, float b -> float)."""
     def at(a, indices, b):
-        return getattr(asarray(a).at[indices], method)(b)
+        a = asarray(a)
+        if promote:
+            a = a.astype(result_type(a, b))
+        return getattr(a.at[indices], method)(b)
     return at
 
 
@@ -31,12 +37,12 @@ add = ufunc(uf.add, 2, 1, name="add", identity=0, reduce=red.sum, accumulate=red
             at=_at("add"))
 multiply = ufunc(uf.multiply, 2, 1, name="multiply", identity=1, reduce=red.prod,
                  accumulate=red.cumprod, at=_at("multiply"))
-subtract = ufunc(uf.subtract, 2, 1, name="subtract")
-maximum = ufunc(uf.maximum, 2, 1, name="maximum", at=_at("max"),
+subtract = ufunc(uf.subtract, 2, 1, name="subtract", at=_at("subtract"))
+maximum = ufunc(uf.maximum, 2, 1, name="maximum", at=_at("max", promote=True),
                 reduce=lambda a, axis=0, dtype=None, keepdims=False:
                 red.max(a if dtype is None else asarray(a).astype(dtype), axis=axis,
                         keepdims=keepdims))
-minimum = ufunc(uf.minimum, 2, 1, name="minimum", at=_at("min"),
+minimum = ufunc(uf.minimum, 2, 1, name="minimum", at=_at("min", promote=True),
                 reduce=lambda a, axis=0, dtype=None, keepdims=False:
                 red.min(a if dtype is None else asarray(a).astype(dtype), axis=axis,
                         keepdims=keepdims))

@@ -18,7 +18,7 @@ from pyjax._src.core import errors
 from pyjax._src.core.trace import Tracer
 from pyjax._src.control_flow.scan import scan
 from pyjax._src.numpy import util
-from pyjax._src.numpy.creation import asarray, full
+from pyjax._src.numpy.creation import arange, asarray, full
 from pyjax._src.numpy.shape import (broadcast_shapes, broadcast_to, expand_dims, moveaxis,
                                     reshape, ravel, concatenate, stack)
 from pyjax._src.numpy.ufuncs import where as _where
@@ -284,25 +284,37 @@ class ufunc:  # noqa: N801 - JAX's name
             return self._at(a, indices, b)
         util.check_arraylike(f"{self.__name__}.at", a)
         a = asarray(a)
-        idx = asarray(indices) if not isinstance(indices, tuple) else indices
-        if isinstance(idx, tuple):
-            raise NotImplementedError(f"{self.__name__}.at with a tuple of index arrays")
-        idx = ravel(idx)
-        n = idx.shape[0]
+        if isinstance(indices, tuple):
+            for i in indices:  # JAX 0.10.2 takes only arrays, ints and None here
+                if isinstance(i, (slice, type(Ellipsis))):
+                    raise TypeError(f"{self.__name__}.at: index tuple entries must be arrays "
+                                    f"or integers, got {i!r}")
+        elif isinstance(indices, list):
+            indices = asarray(indices)
+        if self.nin == 2 and b is None:
+            raise ValueError(f"{self.__name__}.at: binary ufunc needs a second operand")
+        if a.size == 0:  # nothing to update (JAX 0.10.2 returns the empty array too)
+            args = (ravel(a), ravel(asarray(b))[:0]) if self.nin == 2 else (ravel(a),)
+            return a.astype(asarray(self(*args)).dtype)
+        # the flat position of every element a[indices] selects, in NumPy's (row-major) order;
+        # out-of-bounds indices get position a.size, and their updates are dropped (as JAX)
+        selected = reshape(arange(a.size, dtype=np.int32), a.shape).at[indices].get(
+            mode="fill", fill_value=a.size)
+        positions = ravel(selected)
         if self.nin == 2:
-            if b is None:
-                raise ValueError(f"{self.__name__}.at: binary ufunc needs a second operand")
-            bb = broadcast_to(asarray(b), (n,) + tuple(a.shape[1:]))
+            values = ravel(broadcast_to(asarray(b), selected.shape))
+            dtype = asarray(self(ravel(a)[:0], values[:0])).dtype
         else:
-            bb = full((n,) + tuple(a.shape[1:]), 0, a.dtype)
+            values = positions  # unused by the step
+            dtype = asarray(self(ravel(a)[:0])).dtype
 
+        # as JAX: the result has the ufunc's result dtype (a is cast to it first)
         def step(acc, xs):
             i, v = xs
-            cur = acc[i]
-            new = self(cur, v) if self.nin == 2 else self(cur)
-            return acc.at[i].set(asarray(new).astype(acc.dtype)), None
-        res, _ = scan(step, a, (idx, bb))
-        return res
+            new = self(acc[i], v) if self.nin == 2 else self(acc[i])
+            return acc.at[i].set(asarray(new).astype(acc.dtype), mode="drop"), None
+        res, _ = scan(step, ravel(a).astype(dtype), (positions, values))
+        return reshape(res, a.shape)
 
     def outer(self, A, B, /, **kwargs):
         """``f(A[i...], B[j...])`` for every pair: shape ``A.shape + B.shape``."""

@@ -292,13 +292,12 @@ def expm_frechet(A, E, *, method=None, compute_expm: bool = True):
 
 def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
                      select_range=None, tol=None):
-    """Eigenvalues (ascending) of the symmetric tridiagonal matrix with diagonal ``d`` and
-    off-diagonal ``e``, by the symmetric eigensolver on the dense matrix (so any ``tol`` is
-    met). As JAX, only ``eigvals_only=True``; ``select='i'`` keeps indices
+    """Eigenvalues (ascending) of the Hermitian tridiagonal matrix with diagonal ``d`` and
+    superdiagonal ``e`` (subdiagonal ``conj(e)``), and with ``eigvals_only=False`` (the
+    default) its eigenvectors as columns, by the symmetric eigensolver on the dense matrix
+    (so any ``tol`` is met). Eigenvectors are unique up to sign (phase): JAX's come from
+    another algorithm and may differ by it. ``select='i'`` keeps indices
     ``select_range[0]..select_range[1]`` (inclusive)."""
-    if not eigvals_only:
-        raise NotImplementedError("eigh_tridiagonal: calculation of eigenvectors is not "
-                                  "implemented (as JAX); pass eigvals_only=True")
     if select not in ("a", "i", "v"):
         raise ValueError(f"eigh_tridiagonal: select must be 'a', 'i' or 'v', got {select!r}")
     if select == "v":
@@ -313,14 +312,18 @@ def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
     t = jnp.diag(d.astype(dt))
     if n > 1:
         t = t + jnp.diag(e.astype(dt), 1) + jnp.diag(jnp.conj(e.astype(dt)), -1)
-    w = jnp.linalg.eigvalsh(t)
+    if eigvals_only:
+        w, v = jnp.linalg.eigvalsh(t), None
+    else:
+        w, v = jnp.linalg.eigh(t)
     if select == "i":
         lo, hi = (int(i) for i in select_range)
         if not 0 <= lo <= hi < n:
             raise ValueError(f"eigh_tridiagonal: select_range must satisfy 0 <= lo <= hi < "
                              f"{n}, got {select_range}")
         w = w[lo:hi + 1]
-    return w
+        v = None if v is None else v[:, lo:hi + 1]
+    return w if eigvals_only else (w, v)
 
 
 def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterations=None):

@@ -97,7 +97,9 @@ def _batch(args, dims, *, jaxpr, rule, num_consts, in_tree, out_tree):
     size = batch_util.batch_size(args, dims)
     leaves = [x if d is not_mapped else batch_util.move_axis(x, d, 0)
               for x, d in zip(args[num_consts:], dims[num_consts:])]
-    in_batched = pytree.tree_unflatten(in_tree, [d is not not_mapped for d in dims[num_consts:]])
+    # a list, one entry per argument, as JAX 0.10.2 passes it
+    in_batched = list(pytree.tree_unflatten(in_tree,
+                                            [d is not not_mapped for d in dims[num_consts:]]))
     out, out_batched = rule(size, in_batched, *pytree.tree_unflatten(in_tree, leaves))
     out_leaves, tree = pytree.tree_flatten(out)
     if tree != out_tree:

@@ -271,7 +271,7 @@ def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts, symbolic_
     outs = custom_jvp_call_p.bind(*consts, *args, call_jaxpr=batched, jvp=rule,
                                   num_consts=len(consts) + num_consts,
                                   symbolic_zeros=symbolic_zeros)
-    return outs, out_dims
+    return outs, rule.out.freeze()
 
 
 from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
@@ -296,12 +296,14 @@ class custom_vjp(_CustomDerivativeFun):
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """Set ``fwd`` and ``bwd``. With ``symbolic_zeros``, ``fwd`` sees each argument leaf as
         a ``CustomVJPPrimal(value, perturbed)`` and ``bwd`` may return ``SymbolicZero``s.
-        ``optimize_remat`` is not supported yet (True raises NotImplementedError)."""
+        ``optimize_remat`` (JAX: recompute in the backward pass the residuals that depend
+        only on the inputs) changes no value; pyjax accepts it and saves the residuals fwd
+        returns either way."""
+        if optimize_remat and symbolic_zeros:  # JAX 0.10.2's refusal
+            raise NotImplementedError(
+                "remat optimization for custom_vjp does not support symbolic zeros")
         if symbolic_zeros:
             fwd, bwd = _symbolic_zeros_rules(fwd, bwd, self.nondiff_argnums)
-        if optimize_remat:
-            raise NotImplementedError(
-                "custom_vjp.defvjp(optimize_remat=True) is not supported by pyjax yet")
         self.fwd = fwd
         self.bwd = bwd
 
@@ -432,7 +434,7 @@ def _custom_vjp_call_batch(args, dims, *, call_jaxpr, rules, num_consts, axis_da
     new_rules = _BatchedVJPRules(rules, dims[num_consts:], out_dims, axis_data)
     outs = custom_vjp_call_p.bind(*consts, *args, call_jaxpr=batched, rules=new_rules,
                                   num_consts=len(consts) + num_consts)
-    return outs, out_dims
+    return outs, new_rules.out.freeze()
 
 
 custom_vjp_call_p = Primitive(
@@ -469,31 +471,43 @@ custom_lin_p = Primitive(
 
 # ---- vmap of custom rules: the rules run under a batching trace ----
 
-def _run_batched(fn, args, dims, axis_data, want_dims):
-    """``fn(list) -> list`` on batched ``args`` (batched at ``dims``); outputs returned batched
-    at ``want_dims`` (0 or not_mapped; an unbatched output is broadcast when 0 is wanted)."""
-    trace = batching.BatchTrace(_state.trace, axis_data)
-    prev = _state.trace
-    _state.trace = trace
-    try:
-        outs = fn([trace.wrap(a, d) for a, d in zip(args, dims)])
-    finally:
-        _state.trace = prev
-        trace.finish()
-    res = []
-    for o, want in zip(outs, want_dims):
-        if type(o) is Zero:
-            res.append(Zero(_batched_aval(o.aval, want, axis_data.size)))
-            continue
-        v, d = trace.unwrap(o)
+class _OutDims:
+    """The batch dims of a custom call's outputs under vmap. Declared from the function's
+    batched Jaxpr; a rule run during the call's own bind (an enclosing jvp/grad) may batch more
+    of them (a rule closing over batched arguments), and then the call's outputs are batched
+    there too (broadcast where needed), as JAX. Once the batch rule has returned, the dims are
+    frozen: a rule run later (the call staged by jit, differentiated afterwards) must fit."""
+
+    def __init__(self, declared, axis_data, what):
+        self.dims, self.axis_data, self.what = list(declared), axis_data, what
+        self.frozen = False
+
+    def choose(self, batched):
+        """Dims for outputs of which ``batched`` says whether the rule batched them."""
+        if not self.frozen:
+            self.dims = [0 if b else batching.not_mapped for b in batched]
+            return self.dims
+        for b, d in zip(batched, self.dims):
+            if b and d is batching.not_mapped:
+                raise NotImplementedError(
+                    f"vmap of a {self.what} whose output is batched where the function's output "
+                    "is not, when the call was staged (by jit) before being differentiated: "
+                    "move the jit outside the grad/jvp, or make the function's output depend "
+                    "on the batched argument too")
+        return self.dims
+
+    def freeze(self):
+        self.frozen = True
+        return self.dims
+
+    def place(self, v, d, want):
+        """``v`` (batched at ``d``, or a Zero) at ``want`` (0 or not_mapped)."""
+        if type(v) is Zero:
+            aval = v.aval if d is batching.not_mapped else _unbatched_aval(v.aval, d)
+            return Zero(_batched_aval(aval, want, self.axis_data.size))
         if want is batching.not_mapped:
-            if d is not batching.not_mapped:
-                raise NotImplementedError("vmap of a custom rule whose output is batched where "
-                                          "the function's output is not")
-        else:
-            v = batch_util.bdim_to(v, d, want, axis_data.size)
-        res.append(v)
-    return res
+            return v
+        return batch_util.bdim_to(v, d, want, self.axis_data.size)
 
 
 def _batched_aval(aval, dim, size):
@@ -504,24 +518,34 @@ def _batched_aval(aval, dim, size):
 
 class _BatchedJVPRule:
     def __init__(self, rule, in_dims, out_dims, axis_data, out_avals):
-        self.rule, self.in_dims, self.out_dims = rule, list(in_dims), list(out_dims)
+        self.rule, self.in_dims = rule, list(in_dims)
+        self.out = _OutDims(out_dims, axis_data, "custom_jvp rule")
         self.axis_data, self.inner_out_avals = axis_data, out_avals
         self.__name__ = f"vmap({rule.__name__})"
 
     def __call__(self, primals, tangents, out_avals):
-        n, m = len(primals), len(self.out_dims)
+        n, m = len(primals), len(self.out.dims)
+
+        # symbolic zero tangents reach the rule unbatched (the rule sees per-example avals)
+        tangents = [Zero(_unbatched_aval(t.aval, d)) if type(t) is Zero else t
+                    for t, d in zip(tangents, self.in_dims)]
 
         def fn(xs):
             p, t = self.rule(xs[:n], xs[n:], self.inner_out_avals)
             return list(p) + list(t)
-        outs = _run_batched(fn, list(primals) + list(tangents), self.in_dims * 2,
-                            self.axis_data, self.out_dims * 2)
+        vals = _run_batched_all(fn, list(primals) + list(tangents), self.in_dims * 2,
+                                self.axis_data)
+        # JAX: an output is batched where the rule's primal or tangent output is
+        dims = self.out.choose([(dp is not batching.not_mapped) or (dt is not batching.not_mapped)
+                                for (_, dp), (_, dt) in zip(vals[:m], vals[m:])])
+        outs = [self.out.place(v, d, w) for (v, d), w in zip(vals, dims * 2)]
         return outs[:m], outs[m:]
 
 
 class _BatchedVJPRules:
     def __init__(self, rules, in_dims, out_dims, axis_data):
-        self.rules, self.in_dims, self.out_dims = rules, list(in_dims), list(out_dims)
+        self.rules, self.in_dims = rules, list(in_dims)
+        self.out = _OutDims(out_dims, axis_data, "custom_vjp fwd rule")
         self.axis_data = axis_data
         self.__name__ = f"vmap({rules.__name__})"
 
@@ -534,9 +558,9 @@ class _BatchedVJPRules:
             return list(outs) + list(res)
         vals = _run_batched_all(fn, args, self.in_dims, self.axis_data)
         n_out, res_tree, _ = box
-        outs = [batch_util.bdim_to(v, d, w, self.axis_data.size)
-                if w is not batching.not_mapped else _unbatched(v, d)
-                for (v, d), w in zip(vals[:n_out], self.out_dims)]
+        # JAX: an output is batched where fwd's primal output is
+        dims = self.out.choose([d is not batching.not_mapped for _, d in vals[:n_out]])
+        outs = [self.out.place(v, d, w) for (v, d), w in zip(vals[:n_out], dims)]
         res = [v for v, _ in vals[n_out:]]
         res_dims = tuple(d for _, d in vals[n_out:])
         return outs, res, (res_tree, res_dims)
@@ -545,11 +569,11 @@ class _BatchedVJPRules:
         inner_tree, res_dims = res_tree
         nr = len(res)
         ct_dims = [d if type(c) is not Zero else batching.not_mapped
-                   for c, d in zip(cts, self.out_dims)]
+                   for c, d in zip(cts, self.out.dims)]
 
         def fn(xs):
             cs = [Zero(_unbatched_aval(c.aval, d)) if type(c) is Zero else c
-                  for c, d in zip(xs[nr:], self.out_dims)]
+                  for c, d in zip(xs[nr:], self.out.dims)]
             return self.rules.run_bwd(inner_tree, xs[:nr], cs)
         vals = _run_batched_all(fn, list(res) + list(cts), list(res_dims) + ct_dims,
                                 self.axis_data)
@@ -574,13 +598,6 @@ def _unbatched_aval(aval, dim):
     if dim is batching.not_mapped:
         return aval
     return aval.update(shape=aval.shape[:dim] + aval.shape[dim + 1:])
-
-
-def _unbatched(v, d):
-    if d is not batching.not_mapped:
-        raise NotImplementedError("vmap of a custom_vjp fwd rule whose output is batched where "
-                                  "the function's output is not")
-    return v
 
 
 def _run_batched_all(fn, args, dims, axis_data):

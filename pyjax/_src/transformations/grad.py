@@ -169,6 +169,17 @@ def _check_output_dtype_revderiv(name, holomorphic, x):
             "directly.")
 
 
+def _check_input_dtype_jacrev(holomorphic, allow_int, x):
+    """As grad's check (complex inputs are fine); integer and bool inputs with ``allow_int``
+    get Jacobian blocks of zeros of their dtype (JAX 0.10.2)."""
+    _check_input_dtype_revderiv("jacrev", holomorphic, allow_int, x)
+
+
+def _is_key_array(x):
+    dt = getattr(x, "dtype", None)
+    return dt is not None and not isinstance(x, type) and dtypes.issubdtype(dt, dtypes.prng_key)
+
+
 def _check_input_dtype_jac(name, holomorphic, x):
     dt = get_aval(x).dtype
     if holomorphic:
@@ -496,12 +507,18 @@ def _jac_zeros(lead_shape, trail_shape, dtype):
                                                      dtype)))
 
 
-def _jac_setup(fun, argnums, has_aux, holomorphic, name, args, kwargs):
+def _jac_setup(fun, argnums, has_aux, holomorphic, name, args, kwargs, allow_int=False):
     nums, single = _argnums(argnums, len(args), name)
     dyn = tuple(args[i] for i in nums)
+    if allow_int and any(map(_is_key_array, pytree.user_tree_leaves(dyn))):
+        raise NotImplementedError("jacrev with respect to a PRNG key array is not supported "
+                                  "(JAX 0.10.2 refuses it too)")
     leaves, in_tree = pytree.tree_flatten(dyn)
     for x in leaves:
-        _check_input_dtype_jac(name, holomorphic, x)
+        if name == "jacrev":
+            _check_input_dtype_jacrev(holomorphic, allow_int, x)
+        else:
+            _check_input_dtype_jac(name, holomorphic, x)
     leaves = [_as_value(x) for x in leaves]
     store = []
     flat = _flat_fun(fun, args, kwargs, nums, in_tree, has_aux, store)
@@ -576,13 +593,11 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
     from pyjax._src.transformations.vmap import vmap
-    if allow_int:
-        raise NotImplementedError("jacrev(allow_int=True) is not supported by pyjax yet")
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
         flat, leaves, in_tree, single, store = _jac_setup(fun, argnums, has_aux, holomorphic,
-                                                          "jacrev", args, kwargs)
+                                                          "jacrev", args, kwargs, allow_int)
         res = ad.linearize_flat(flat, leaves, has_aux=has_aux)
         outs, lin = res[0], res[1]
         for o in outs:
@@ -590,18 +605,23 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         in_avals = [get_aval(x) for x in leaves]
         out_avals = lin.out_avals
         basis, m = _std_basis(out_avals)
+        # integer/bool inputs (allow_int): as JAX 0.10.2, blocks of zeros of their dtype
+        exact = [not dtypes.is_inexact(a.dtype) for a in in_avals]
 
         def pullback(*cts):
-            return [_instantiate_out(c) for c in lin.vjp(list(cts))]
+            return [_instantiate_out(c) for c, e in zip(lin.vjp(list(cts)), exact) if not e]
 
-        rows = vmap(pullback, axis_size=m)(*basis)
+        inexact_rows = iter(vmap(pullback, axis_size=m)(*basis) if not all(exact) else [])
+        rows = [None if e else next(inexact_rows) for e in exact]
         blocks = []
         off = 0
         for y, oa in zip(outs, out_avals):
             y_shape = get_aval(y).shape
             row = []
             for a, r in zip(in_avals, rows):
-                if oa.size == 0 or a.size == 0:
+                if r is None:
+                    row.append(_jac_zeros(y_shape, a.shape, a.dtype))
+                elif oa.size == 0 or a.size == 0:
                     row.append(_jac_zeros(y_shape, a.shape, lin.in_avals[len(row)].dtype))
                 else:
                     row.append(_jac_block(r, 0, off, oa.size, y_shape, a.shape))

@@ -5,6 +5,7 @@ as one call in the outer Jaxpr (and lowers to a private function with a ``func.c
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
@@ -953,8 +954,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
         raise NotImplementedError(
             f"make_jaxpr(abstracted_axes={abstracted_axes!r}): shape polymorphism is not "
             "supported by pyjax")
-    if axis_env is not None:
-        raise NotImplementedError("make_jaxpr(axis_env=...) is not supported by pyjax yet")
+    axis_env = _check_axis_env(axis_env)
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
 
@@ -971,11 +971,32 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
                                 "make_jaxpr")
         if config.jax_no_tracing:
             _refuse_tracing(j.__name__, fun)
-        closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
+        with contextlib.ExitStack() as stack:  # axis_env's names are bound while tracing
+            for name, size in axis_env:
+                stack.enter_context(parallel.bind_axis(name, size))
+            closed = staging.trace_to_jaxpr(flat_fun, in_avals, dbg)
         if return_shape:
             return closed, _shape_dtype_tree(out_store[0], closed.out_avals)
         return closed
     return traceback_util.api_boundary(make)
+
+
+def _check_axis_env(axis_env):
+    """make_jaxpr's ``axis_env``: a sequence of ``(name, size)`` pairs, outermost first."""
+    if axis_env is None:
+        return ()
+    pairs = []
+    for entry in axis_env:
+        try:
+            name, size = entry
+        except (TypeError, ValueError):
+            raise ValueError("make_jaxpr axis_env must be a sequence of (axis_name, size) "
+                            f"pairs, got {entry!r}") from None
+        if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 0:
+            raise TypeError(f"make_jaxpr axis_env: the size of axis {name!r} must be a "
+                            f"non-negative int, got {size!r}")
+        pairs.append((name, int(size)))
+    return tuple(pairs)
 
 
 @traceback_util.api_boundary

@@ -39,12 +39,13 @@ def _check_distinct(jitted, leaves, ref_pos, closed, names):
                 "only once.")
 
 
-def _companion(jitted, in_tree, statics, ref_pos, closed, donate):
-    """The pure jitted function for this call signature: ``threaded(donated, kept, leaves)``
-    takes the refs' values (closed-over refs first, then the argument refs; split by
-    ``donate``) and the other argument leaves, and returns ``(out, new values)`` with None for
-    the refs it only read."""
-    key = (in_tree, statics, ref_pos, tuple(id(r) for r in closed), donate)
+def _companion(jitted, in_tree, statics, ref_pos, closed, donate, leaf_donate):
+    """The pure jitted function for this call signature: ``threaded(donated, kept,
+    donated_leaves, kept_leaves)`` takes the refs' values (closed-over refs first, then the
+    argument refs; split by ``donate``) and the other argument leaves (split by the user's
+    donations, ``leaf_donate``), and returns ``(out, new values)`` with None for the refs it
+    only read."""
+    key = (in_tree, statics, ref_pos, tuple(id(r) for r in closed), donate, leaf_donate)
     comps = jitted.__dict__.setdefault("_ref_companions", {})
     hit = comps.get(key)
     if hit is not None:
@@ -53,9 +54,11 @@ def _companion(jitted, in_tree, statics, ref_pos, closed, donate):
     n_closed = len(closed)
     types = {}  # position -> the inner aval of the caller's ref there (set by `call`)
 
-    def threaded(donated, kept, leaf_vals):
+    def threaded(donated, kept, donated_leaves, kept_leaves):
         d, k = iter(donated), iter(kept)
         vals = [next(d) if m else next(k) for m in donate]
+        d, k = iter(donated_leaves), iter(kept_leaves)
+        leaf_vals = [next(d) if m else next(k) for m in leaf_donate]
         with refs.threaded(closed, vals[:n_closed]) as t:
             leaves = list(leaf_vals)
             inner = []
@@ -84,7 +87,8 @@ def _companion(jitted, in_tree, statics, ref_pos, closed, donate):
     threaded.__name__ = jitted.__name__
     threaded.__qualname__ = getattr(jitted, "__qualname__", jitted.__name__)
     comp = type(jitted)(threaded, device=jitted.device,
-                        donate_argnums=(0,) if any(donate) else ())
+                        donate_argnums=((0,) if any(donate) else ())
+                        + ((2,) if any(leaf_donate) else ()))
     comp._ref_companion = True
     comps[key] = hit = (comp, types)
     return hit
@@ -92,17 +96,13 @@ def _companion(jitted, in_tree, statics, ref_pos, closed, donate):
 
 def call(jitted, args, kwargs, exc):
     """Run ``jitted(*args, **kwargs)`` threading the refs it takes or closes over."""
-    if jitted.donate_argnums or jitted.donate_argnames:
-        # Threading refs makes a companion function with its own donation; honouring the
-        # user's donations there too is not built, and ignoring them would be silent.
-        raise NotImplementedError(
-            f"jit({jitted.__name__}): donate_argnums/donate_argnames "
-            f"({jitted.donate_argnums or jitted.donate_argnames}) together with mutable array "
-            "references (jax.new_ref) is not implemented in pyjax; drop the donation or pass "
-            "the values as arrays")
     statics, dyn_args, dyn_kwargs = jitted._split(args, kwargs)
     leaves, in_tree = pytree.tree_flatten((dyn_args, dyn_kwargs))
     ref_pos = tuple(i for i, x in enumerate(leaves) if type(x) is Ref)
+    # the user's donate_argnums/argnames, per leaf; a ref's buffer is never donated by them
+    # (the ref keeps it; written refs are donated below when nothing else holds them)
+    user = jitted._donated_leaves(dyn_args, dyn_kwargs, len(args)) or (False,) * len(leaves)
+    leaf_donate = tuple(bool(u) and type(x) is not Ref for u, x in zip(user, leaves))
     def names():  # per leaf, only for an error message
         return jitted._dyn_arg_names(args, kwargs, dyn_args, dyn_kwargs)
     sig = (in_tree, statics, ref_pos)
@@ -121,13 +121,16 @@ def call(jitted, args, kwargs, exc):
         # nothing outside the ref holds them: XLA then updates them in place.
         donate = tuple(bool(eager and written and w and r._owned)
                        for r, w in zip(all_refs, written or [False] * len(all_refs)))
-        comp, types = _companion(jitted, in_tree, statics, ref_pos, closed, donate)
+        comp, types = _companion(jitted, in_tree, statics, ref_pos, closed, donate,
+                                 leaf_donate)
         types.update({i: refs.inner_aval_of(leaves[i]) for i in ref_pos})
         vals = [r._read() for r in all_refs]
         leaf_vals = [None if type(x) is Ref else x for x in leaves]
         try:
             out, new = comp([v for v, m in zip(vals, donate) if m],
-                            [v for v, m in zip(vals, donate) if not m], leaf_vals)
+                            [v for v, m in zip(vals, donate) if not m],
+                            [v for v, m in zip(leaf_vals, leaf_donate) if m],
+                            [v for v, m in zip(leaf_vals, leaf_donate) if not m])
         except refs.RefsTouched as e:
             if e.depth != refs.depth() + 1 or not e.refs:
                 raise

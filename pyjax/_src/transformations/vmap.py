@@ -84,6 +84,27 @@ def _type_str(x):
     return aval_of(x).str_short()
 
 
+def _check_spmd_axis_name(names):
+    for n in names if isinstance(names, (tuple, list)) else (names,):
+        if not isinstance(n, str):
+            raise TypeError(f"vmap spmd_axis_name must be a mesh axis name (str) or a tuple "
+                            f"of them, got {names!r}")
+
+
+def _refuse_explicit_axes(spmd_axis_name, leaves):
+    """Under sharding in types JAX puts the spmd axis in the batched values' types; pyjax
+    does not, so it refuses rather than give other types."""
+    from pyjax._src.core.sharded_array import ShardedShapedArray
+    from pyjax._src.core.sharding import get_abstract_mesh
+    explicit = bool(get_abstract_mesh().explicit_axes) or any(
+        isinstance(aval_of(x), ShardedShapedArray) and aval_of(x).sharding.mesh.explicit_axes
+        for x in leaves)
+    if explicit:
+        raise NotImplementedError(
+            f"vmap(spmd_axis_name={spmd_axis_name!r}) over a mesh with Explicit axes "
+            "(sharding in types) is not supported by pyjax; use Auto axes")
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """Vectorize ``fun`` over a mapped axis of its arguments.
 
@@ -101,8 +122,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         not depend on the mapped axis), or a pytree prefix of the output.
       axis_name: a name for the mapped axis, for collectives such as ``lax.psum``.
       axis_size: the size of the mapped axis; needed when no argument is mapped.
-      spmd_axis_name: not supported yet (it shards the batch axis over a mesh); anything
-        but None raises NotImplementedError.
+      spmd_axis_name: a mesh axis name (or a tuple of them) over which the mapped axis is
+        split wherever ``fun`` constrains a layout (``with_sharding_constraint``,
+        ``device_put`` to a NamedSharding), as JAX's. Values are unchanged. Explicit-axes
+        (sharding-in-types) meshes are not supported with it (NotImplementedError).
 
     Returns:
       The batched version of ``fun``.
@@ -110,9 +133,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     if not callable(fun):
         raise TypeError(f"vmap requires a callable as its first argument, got {fun!r}")
     if spmd_axis_name is not None:
-        raise NotImplementedError(
-            f"vmap(spmd_axis_name={spmd_axis_name!r}): sharding the mapped axis over a mesh "
-            "is not supported by pyjax yet")
+        _check_spmd_axis_name(spmd_axis_name)
     if isinstance(in_axes, list):  # JAX treats a top-level list as a tuple
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")
@@ -158,6 +179,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             canon.append(ax)
             sizes.append((i, ax, shape[ax]))
         size = _mapped_size(fun, args, kwargs, leaves, sizes, axis_size)
+        if spmd_axis_name is not None:
+            _refuse_explicit_axes(spmd_axis_name, leaves)
         axis_data = batching.AxisData(axis_name, size, spmd_axis_name)
         trace = batching.BatchTrace(trace_mod._state.trace, axis_data)
         batched_refs = []  # (caller's ref, the per-example ref standing in for it, axis)

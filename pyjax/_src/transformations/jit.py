@@ -981,5 +981,20 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
 @traceback_util.api_boundary
 def eval_shape(fun, *args, **kwargs):
     """The output shapes and dtypes of ``fun(*args)`` without running it (args may be
-    ``ShapeDtypeStruct``s)."""
-    return Jitted(fun).eval_shape(*args, **kwargs)
+    ``ShapeDtypeStruct``s). ``ShapeDtypeStruct``s that ``fun`` returns come back as they
+    are, as in JAX (lineax compares structures by ``eval_shape(lambda: structure)``)."""
+    Jitted(fun)  # checks that fun is callable
+    passed_through = {}
+
+    def traced(*a, **k):
+        leaves, tree = pytree.tree_flatten(fun(*a, **k))
+        passed_through["tree"] = tree
+        passed_through["structs"] = {i: x for i, x in enumerate(leaves)
+                                     if isinstance(x, ShapeDtypeStruct)}
+        return [x for x in leaves if not isinstance(x, ShapeDtypeStruct)]
+
+    functools.update_wrapper(traced, fun, updated=())
+    shapes = iter(Jitted(traced).eval_shape(*args, **kwargs))
+    structs, tree = passed_through["structs"], passed_through["tree"]
+    return pytree.tree_unflatten(tree, [structs[i] if i in structs else next(shapes)
+                                        for i in range(tree.num_leaves)])

@@ -263,6 +263,21 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symb
     return jvp(list(args), ts, call_jaxpr.out_avals)
 
 
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    # A custom_jvp function applied to tangents (lineax's jvp rules call one on them) lands in
+    # the linear part of a linearization; there its rule no longer matters (JAX inlines such a
+    # call), so its transpose is its body's.
+    linear = [ad.is_undefined_primal(a) for a in args]
+    ct_nz = [type(c) is not Zero for c in cts]
+    t_closed, consts, in_nz = ad.transpose_jaxpr(call_jaxpr, linear, ct_nz)
+    outs = iter(eval_jaxpr(t_closed.jaxpr, t_closed.consts, *consts,
+                           *[a for a, lin in zip(args, linear) if not lin],
+                           *[c for c, nz in zip(cts, ct_nz) if nz]))
+    nz = iter(in_nz)
+    return [None if not lin else (next(outs) if next(nz) else Zero(a.aval))
+            for a, lin in zip(args, linear)]
+
+
 def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros,
                            axis_data):
     batched, consts, out_dims = batching.batch_jaxpr(
@@ -278,7 +293,8 @@ from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
 custom_jvp_call_p = Primitive(
     "custom_jvp_call", abstract_eval=_call_abstract_eval, lower=_call_lower,
     multiple_results=True, impl=_call_impl, jvp=_custom_jvp_call_jvp,
-    batch=_custom_jvp_call_batch, axis_aware=parallel.params_use_axis,
+    transpose=_custom_jvp_call_transpose, batch=_custom_jvp_call_batch,
+    axis_aware=parallel.params_use_axis,
     sharding_rule=FROM_BODY)
 
 

@@ -181,6 +181,20 @@ def test_numpyro_log_probs_against_scipy_stats():
         np.testing.assert_allclose(d.log_prob(jnp.asarray(value)), expected, rtol=1e-5,
                                    atol=1e-5, err_msg=type(d).__name__)
 
+    # a model's joint log density (numpyro.infer.util.log_density) with a plate
+    import numpyro
+    y = np.random.RandomState(0).normal(1.5, 1.0, size=20).astype(np.float32)
+
+    def model(y):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 10.0))
+        sigma = numpyro.sample("sigma", dist.HalfNormal(2.0))
+        with numpyro.plate("data", y.shape[0]):
+            numpyro.sample("obs", dist.Normal(mu, sigma), obs=y)
+    got = numpyro.infer.util.log_density(model, (y,), {}, {"mu": 1.0, "sigma": 0.8})[0]
+    expected = (scipy.stats.norm(0, 10).logpdf(1.0) + scipy.stats.halfnorm(scale=2).logpdf(0.8)
+                + scipy.stats.norm(1.0, 0.8).logpdf(y).sum())
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+
 
 @pytest.fixture(scope="module")
 def conjugate_normal():
@@ -203,13 +217,17 @@ def test_numpyro_nuts_conjugate_posterior(conjugate_normal):
     from numpyro.infer import MCMC, NUTS
 
     model, data, mean, var = conjugate_normal
-    # the tree builder calls lax.cond in its older 5-argument form
-    mcmc = MCMC(NUTS(model), num_warmup=200, num_samples=400, progress_bar=False)
+    # the tree builder calls lax.cond in its older 5-argument form; two chains run as one
+    # vmapped program (vmap of NUTS's while loops and conds)
+    mcmc = MCMC(NUTS(model), num_warmup=200, num_samples=300, num_chains=2,
+                chain_method="vectorized", progress_bar=False)
     mcmc.run(jax.random.PRNGKey(0), data)
-    samples = np.asarray(mcmc.get_samples()["mu"])
-    assert samples.shape == (400,)
-    assert abs(samples.mean() - mean) < 0.1, (samples.mean(), mean)  # posterior sd 0.22
-    assert 0.6 * var < samples.var() < 1.5 * var, (samples.var(), var)
+    chains = np.asarray(mcmc.get_samples(group_by_chain=True)["mu"])
+    assert chains.shape == (2, 300)
+    for samples in chains:
+        assert abs(samples.mean() - mean) < 0.12, (samples.mean(), mean)  # posterior sd 0.22
+        assert 0.6 * var < samples.var() < 1.6 * var, (samples.var(), var)
+    assert not np.array_equal(chains[0], chains[1])  # the chains have their own keys
 
 
 def test_numpyro_svi_autonormal_and_predictive(conjugate_normal):

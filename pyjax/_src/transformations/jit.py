@@ -984,17 +984,20 @@ def eval_shape(fun, *args, **kwargs):
     ``ShapeDtypeStruct``s). ``ShapeDtypeStruct``s that ``fun`` returns come back as they
     are, as in JAX (lineax compares structures by ``eval_shape(lambda: structure)``)."""
     Jitted(fun)  # checks that fun is callable
-    passed_through = {}
+    structs = []
 
+    def is_struct(x):
+        return isinstance(x, ShapeDtypeStruct)
+
+    # the users' view of pytrees (key arrays are leaves, as in the result)
     def traced(*a, **k):
-        leaves, tree = pytree.tree_flatten(fun(*a, **k))
-        passed_through["tree"] = tree
-        passed_through["structs"] = {i: x for i, x in enumerate(leaves)
-                                     if isinstance(x, ShapeDtypeStruct)}
-        return [x for x in leaves if not isinstance(x, ShapeDtypeStruct)]
+        out = fun(*a, **k)
+        structs[:] = [pytree.user_tree_map(lambda x: x if is_struct(x) else None, out)]
+        return pytree.user_tree_map(lambda x: None if is_struct(x) else x, out)
 
     functools.update_wrapper(traced, fun, updated=())
-    shapes = iter(Jitted(traced).eval_shape(*args, **kwargs))
-    structs, tree = passed_through["structs"], passed_through["tree"]
-    return pytree.tree_unflatten(tree, [structs[i] if i in structs else next(shapes)
-                                        for i in range(tree.num_leaves)])
+    shapes = Jitted(traced).eval_shape(*args, **kwargs)
+    if not any(map(is_struct, pytree.user_tree_flatten(structs[0])[0])):
+        return shapes
+    return pytree.user_tree_map(lambda s, r: r if s is None else s, structs[0], shapes,
+                                is_leaf=lambda x: x is None)

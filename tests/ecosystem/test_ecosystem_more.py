@@ -195,6 +195,15 @@ def test_numpyro_log_probs_against_scipy_stats():
                 + scipy.stats.norm(1.0, 0.8).logpdf(y).sum())
     np.testing.assert_allclose(got, expected, rtol=1e-5)
 
+    # provenance tracking walks the jaxpr by jax.extend.core.primitives (jit_p's body)
+    import jax
+    from numpyro.infer.inspect import get_dependencies
+    from numpyro.ops.provenance import eval_provenance
+    assert eval_provenance(lambda x, y, z: x + jax.jit(lambda a: a * 2)(y), x=1.0, y=2.0,
+                           z=3.0) == frozenset({"x", "y"})
+    deps = get_dependencies(model, (y,))["prior_dependencies"]
+    assert deps["obs"] == {"obs": set(), "mu": set(), "sigma": set()}
+
 
 @pytest.fixture(scope="module")
 def conjugate_normal():
@@ -282,3 +291,25 @@ def test_blackjax_hmc_nuts_and_window_adaptation_on_a_gaussian():
     (_, params), _ = warmup.run(jax.random.PRNGKey(1), jnp.zeros(2), num_steps=200)
     assert 0.05 < float(params["step_size"]) < 3.0
     np.testing.assert_allclose(params["inverse_mass_matrix"], sd ** 2, rtol=0.6)
+
+
+def test_stand_ins_these_libraries_import():
+    import pyjax
+    pyjax.install_as_jax()
+    import jax
+    import jax.extend.core.primitives as prims
+    from jax._src.core import trace_state_clean
+    from jax.experimental.sparse import BCOO
+
+    # numpyro imports BCOO at import time; pyjax has no sparse arrays, so using it raises
+    with pytest.raises(NotImplementedError, match="jax.experimental.sparse"):
+        BCOO.fromdense(np.eye(2))
+    # numpyro keys its provenance rules by these; jit_p is the one pyjax's jaxprs hold
+    jaxpr = jax.make_jaxpr(lambda x: jax.jit(lambda y: y * 2)(x))(1.0)
+    assert jaxpr.jaxpr.eqns[0].primitive is prims.jit_p
+    with pytest.raises(NotImplementedError, match="call"):
+        prims.call_p.bind(1.0)
+    # numpyro asks whether a transformation is tracing before caching closures
+    seen = []
+    jax.jit(lambda x: seen.append(trace_state_clean()) or x)(1.0)
+    assert trace_state_clean() and seen == [False]

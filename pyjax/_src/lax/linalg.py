@@ -40,7 +40,8 @@ from pyjax._src.lax import linalg_host
 from pyjax._src.lax.base import aval_of
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
-           "householder_product", "ormqr", "eigh", "svd", "geqrf", "cholesky_p", "triangular_solve_p",
+           "householder_product", "ormqr", "eigh", "svd", "geqrf", "cholesky_p",
+           "triangular_solve_p",
            "lu_p", "lu_pivots_to_permutation_p", "qr_p", "geqrf_p", "householder_product_p",
            "eigh_p", "svd_p", "eig", "eig_p"]
 

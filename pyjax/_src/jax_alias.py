@@ -15,7 +15,8 @@ import types
 # experimental `hijax` API map to pyjax's stand-ins for the few names they read, not to pyjax's
 # own private modules
 ALIASES = (("jax._src", "pyjax._src.jax_private"),
-           ("jax.experimental.hijax", "pyjax._src.jax_private.hijax"), ("jax", "pyjax"))
+           ("jax.experimental.hijax", "pyjax._src.jax_private.hijax"),
+           ("jax.experimental.sparse", "pyjax._src.jax_private.sparse"), ("jax", "pyjax"))
 
 
 def _target(fullname):

@@ -314,6 +314,15 @@ def test_predicate_and_argument_errors():
         lax.switch(np.array([0, 1]), BRANCHES, 1.0)
 
 
+def test_older_per_branch_operand_form():
+    # cond(pred, true_operand, true_fun, false_operand, false_fun): JAX 0.10.2 still accepts
+    # it (cond(True, 1., f, 2., g) gave f(1.)); numpyro's NUTS calls it under jit
+    def pick(p):
+        return lax.cond(p, jnp.float32(1.0), lambda x: x + 1, jnp.float32(2.0), lambda x: x * 10)
+    assert float(pick(True)) == 2.0 and float(pick(False)) == 20.0
+    assert float(pyjax.jit(pick)(jnp.array(False))) == 20.0
+
+
 # Read by tests/lax/test_registry.py.
 TESTED_PRIMITIVES = {"cond"}
 JVP_TESTED = {"cond"}  # test_grad_against_finite_differences

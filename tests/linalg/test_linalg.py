@@ -420,3 +420,23 @@ def test_cholesky_through_host_lapack_on_cpu():
         spd = a[0].astype(np.float64)[:n, :n]
         check_grads(lambda x: jnp.linalg.cholesky((x + x.T) / 2), (spd,), order=1,
                     modes=["fwd", "rev"])
+
+
+def test_ormqr_applies_the_full_q_of_geqrf():
+    # oracle: LAPACK's own ormqr (scipy.linalg.lapack.sormqr) on the same reflectors, for a tall,
+    # a wide and a square matrix, each side and transpose
+    rng = np.random.RandomState(3)
+    for m, n in ((5, 3), (3, 5), (4, 4)):
+        a = rng.randn(m, n).astype(np.float32)
+        h, tau = ll.geqrf(jnp.asarray(a))
+        h, tau = np.asarray(h), np.asarray(tau)
+        left, right = rng.randn(m, 2).astype(np.float32), rng.randn(2, m).astype(np.float32)
+        for side, c in (("L", left), ("R", right)):
+            for trans in ("N", "T"):
+                want = scipy.linalg.lapack.sormqr(side, trans, h[:, :min(m, n)], tau, c,
+                                                  lwork=64)[0]
+                got = ll.ormqr(h, tau, c, left=side == "L", transpose=trans == "T")
+                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
+                                           err_msg=f"{m}x{n} {side}{trans}")
+    with pytest.raises(ValueError, match="ormqr: c must have 4 rows"):
+        ll.ormqr(h, tau, np.ones((3, 2), np.float32))

@@ -272,6 +272,21 @@ def test_vmap_of_custom_vjp_and_its_grad():
     np.testing.assert_allclose(float(gy), np.sum(np.sin(xs)), rtol=1e-5)
 
 
+
+def test_custom_jvp_function_applied_to_tangents_in_its_rule_is_transposed():
+    # the rule reuses the (linear) function on the tangent, as lineax's rules do: that call is
+    # in the linear part of the linearization, and reverse mode transposes its body
+    @pyjax.custom_jvp
+    def triple(x):
+        return 3.0 * x
+    triple.defjvp(lambda primals, tangents: (triple(primals[0]), triple(tangents[0])))
+
+    def g(x):
+        return jnp.sin(triple(x))
+    expected = 3.0 * np.cos(0.9)
+    np.testing.assert_allclose(float(pyjax.grad(g)(0.3)), expected, rtol=1e-5)
+    np.testing.assert_allclose(float(pyjax.jit(pyjax.grad(g))(0.3)), expected, rtol=1e-5)
+
 # Read by tests/lax/test_registry.py. custom_lin is never lowered and its JVP rule is the
 # forward-mode error (test_custom_vjp_forward_mode_is_an_error).
 TESTED_PRIMITIVES = {"custom_jvp_call", "custom_vjp_call", "custom_lin"}

@@ -138,6 +138,18 @@ def test_lower_compile_and_eval_shape():
     assert shape.shape == (2, 5) and shape.dtype == np.int32
 
 
+def test_eval_shape_passes_returned_shape_dtype_structs_through():
+    # JAX 0.10.2: eval_shape(lambda: struct) is struct (lineax compares structures this way),
+    # while jit(lambda: struct)() raises TypeError
+    struct = pyjax.ShapeDtypeStruct((4,), jnp.float32)
+    assert pyjax.eval_shape(lambda: struct) is struct
+    out = pyjax.eval_shape(lambda x: {"s": struct, "y": x * 2, "n": None}, jnp.ones(3))
+    assert out["s"] is struct and out["n"] is None
+    assert out["y"] == pyjax.ShapeDtypeStruct((3,), jnp.float32)
+    with pytest.raises(TypeError, match="ShapeDtypeStruct"):
+        pyjax.jit(lambda: struct)()
+
+
 def test_concretization_error_names_the_argument():
     @pyjax.jit
     def f(x, y):

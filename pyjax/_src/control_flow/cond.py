@@ -71,7 +71,12 @@ def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
         The arguments of the branches.
     """
     if not (callable(true_fun) and callable(false_fun)):
-        raise TypeError("true_fun and false_fun arguments should be callable.")
+        # JAX's older form cond(pred, true_operand, true_fun, false_operand, false_fun), which
+        # JAX still accepts (numpyro's NUTS uses it)
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     if operand is not _no_operand:
         if operands:
             raise TypeError("if 'operand' keyword is passed then no positional operands can "

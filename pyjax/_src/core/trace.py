@@ -82,6 +82,12 @@ class Trace:
     def finish(self):
         self.live = False
 
+    @property
+    def main(self):
+        """What identifies this trace (JAX's deprecated ``Trace.main``, its tag there): the
+        trace itself. equinox's ``filter_jvp`` tells its own tracers by it."""
+        return self
+
     def __repr__(self):
         return f"{type(self).__name__}(id={self.id})"
 

@@ -8,3 +8,9 @@ def physical_aval(aval):
     """The aval of the buffer that holds values of `aval`: the aval itself, since every pyjax
     dtype is a NumPy one (JAX's extended dtypes differ here)."""
     return aval
+
+
+def trace_state_clean():
+    """True when no transformation is tracing (numpyro asks before caching closures)."""
+    from pyjax._src.core.trace import is_eager
+    return is_eager()

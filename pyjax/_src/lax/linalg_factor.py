@@ -334,6 +334,31 @@ def householder_product(a, taus):
     return householder_product_p.bind(a, taus)
 
 
+def ormqr(a, taus, c, *, left=True, transpose=False):
+    """``Q @ c`` (``left``) or ``c @ Q``, with ``Q^H`` for ``transpose``, where ``Q`` is the full
+    ``m x m`` orthogonal factor held by ``geqrf``'s reflectors ``a`` (``m x n``) and ``taus``.
+    Q is formed by ``householder_product`` over the reflectors padded to ``m x m`` (the
+    plugin has no LAPACK ormqr), then multiplied."""
+    a_shape, c_shape = tuple(aval_of(a).shape), tuple(aval_of(c).shape)
+    if len(a_shape) < 2 or len(c_shape) < 2:
+        raise ValueError(f"ormqr: a and c must be matrices (rank >= 2), got shapes {a_shape} "
+                         f"and {c_shape}")
+    m, n = a_shape[-2:]
+    if c_shape[-2 if left else -1] != m:
+        side = "rows" if left else "columns"
+        raise ValueError(f"ormqr: c must have {m} {side} (a's row count) for left={left}, "
+                         f"got c of shape {c_shape} with a of shape {a_shape}")
+    if n >= m:
+        square = shape_ops.slice_in_dim(a, 0, m, axis=len(a_shape) - 1)
+    else:
+        zero = np.zeros((), aval_of(a).dtype)
+        square = shape_ops.pad(a, zero, [(0, 0, 0)] * (len(a_shape) - 1) + [(0, m - n, 0)])
+    q = householder_product(square, taus)
+    if transpose:
+        q = L._H(q)
+    return L._mm(q, c) if left else L._mm(c, q)
+
+
 def _qr_abstract_eval(a, *, full_matrices):
     L._check_matrix("qr", a)
     *batch, m, n = a.shape

@@ -241,14 +241,16 @@ class _JVPRule:
                                 f"as the function: got {xa.str_short()}, expected "
                                 f"{a.str_short()}.")
         for x, t in zip(p_out, t_out):
-            xa, ta = get_aval(x), get_aval(t) if not _is_float0(t) else None
+            xa = get_aval(x)
+            ta = t.aval if _is_symbolic_zero(t) else get_aval(t) if not _is_float0(t) else None
             expected = ad.tangent_aval(xa)
             if ta is not None and (ta.shape != expected.shape or ta.dtype != expected.dtype):
                 raise TypeError(f"Custom JVP rule {self.__name__} for function {self.name} "
                                 "must produce primal and tangent outputs with corresponding "
                                 f"shapes and dtypes: got primal {xa.str_short()} and tangent "
                                 f"{ta.str_short()}.")
-        return p_out, [Zero(ad.tangent_aval(get_aval(x))) if _is_float0(t) else t
+        return p_out, [Zero(ad.tangent_aval(get_aval(x)))
+                       if _is_float0(t) or _is_symbolic_zero(t) else t
                        for x, t in zip(p_out, t_out)]
 
 
@@ -256,11 +258,32 @@ def _is_float0(t):
     return getattr(t, "dtype", None) == ad.float0
 
 
+def _is_symbolic_zero(t):
+    # a rule with symbolic_zeros may return the SymbolicZero tangents it was given
+    return isinstance(t, (Zero, SymbolicZero))
+
+
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
     _check_consts(tangents, num_consts, "custom_jvp")
     args = primals[num_consts:]
-    ts = [t if symbolic_zeros else ad.instantiate(t) for t in tangents[num_consts:]]
+    ts = [(SymbolicZero(t.aval) if type(t) is Zero else t) if symbolic_zeros
+          else ad.instantiate(t) for t in tangents[num_consts:]]
     return jvp(list(args), ts, call_jaxpr.out_avals)
+
+
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    # A custom_jvp function applied to tangents (lineax's jvp rules call one on them) lands in
+    # the linear part of a linearization; there its rule no longer matters (JAX inlines such a
+    # call), so its transpose is its body's.
+    linear = [ad.is_undefined_primal(a) for a in args]
+    ct_nz = [type(c) is not Zero for c in cts]
+    t_closed, consts, in_nz = ad.transpose_jaxpr(call_jaxpr, linear, ct_nz)
+    outs = iter(eval_jaxpr(t_closed.jaxpr, t_closed.consts, *consts,
+                           *[a for a, lin in zip(args, linear) if not lin],
+                           *[c for c, nz in zip(cts, ct_nz) if nz]))
+    nz = iter(in_nz)
+    return [None if not lin else (next(outs) if next(nz) else Zero(a.aval))
+            for a, lin in zip(args, linear)]
 
 
 def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros,
@@ -278,7 +301,8 @@ from pyjax._src.core.sharding_rules import FROM_BODY  # noqa: E402
 custom_jvp_call_p = Primitive(
     "custom_jvp_call", abstract_eval=_call_abstract_eval, lower=_call_lower,
     multiple_results=True, impl=_call_impl, jvp=_custom_jvp_call_jvp,
-    batch=_custom_jvp_call_batch, axis_aware=parallel.params_use_axis,
+    transpose=_custom_jvp_call_transpose, batch=_custom_jvp_call_batch,
+    axis_aware=parallel.params_use_axis,
     sharding_rule=FROM_BODY)
 
 
@@ -336,17 +360,22 @@ class SymbolicZero:
 
 
 def _symbolic_zeros_rules(fwd, bwd, nondiff_argnums):
-    """fwd/bwd of the symbolic-zeros convention as plain ones. pyjax does not tell fwd which
-    inputs are differentiated: every inexact leaf is marked perturbed (bwd's extra cotangents
-    are discarded, values are unchanged), and bwd always gets dense cotangents (JAX too passes
-    them wherever a cotangent is not known to be zero)."""
-    def plain_fwd(*args):
+    """fwd/bwd of the symbolic-zeros convention as plain ones. fwd sees an inexact leaf as
+    perturbed when its tangent is not a symbolic zero (``perturbed``, the arguments' tree of
+    flags, from the JVP); without that information (None) every inexact leaf is marked
+    perturbed (bwd's extra cotangents are discarded, values are unchanged). bwd always gets
+    dense cotangents (JAX too passes them wherever a cotangent is not known to be zero)."""
+    def plain_fwd(*args, perturbed=None):
         n = len(args)
         static = {i % n for i in nondiff_argnums if -n <= i < n}
-        wrapped = [a if i in static else pytree.tree_map(
-            lambda x: CustomVJPPrimal(x, dtypes.is_inexact(get_aval(x).dtype)), a)
-            for i, a in enumerate(args)]
+
+        def wrap(x, flag=True):
+            return CustomVJPPrimal(x, bool(flag) and dtypes.is_inexact(get_aval(x).dtype))
+        wrapped = [a if i in static else (
+            pytree.tree_map(wrap, a) if perturbed is None else pytree.tree_map(
+                wrap, a, perturbed[i])) for i, a in enumerate(args)]
         return fwd(*wrapped)
+    plain_fwd.takes_perturbed = True
 
     def plain_bwd(*args):
         out = bwd(*args)
@@ -369,8 +398,15 @@ class _VJPRules:
         self.in_avals = in_avals
         self.__name__ = f"{_fun_name(fwd)}/{_fun_name(bwd)}"
 
-    def run_fwd(self, args):
-        res = self.fwd(*_merge(self.static, pytree.tree_unflatten(self.in_tree, args)))
+    def run_fwd(self, args, perturbed=None):
+        """fwd on the flat ``args``; ``perturbed`` (flat flags: the argument's tangent is not
+        a symbolic zero) reaches a symbolic-zeros fwd."""
+        merged = _merge(self.static, pytree.tree_unflatten(self.in_tree, args))
+        if perturbed is not None and getattr(self.fwd, "takes_perturbed", False):
+            flags = _merge(self.static, pytree.tree_unflatten(self.in_tree, perturbed))
+            res = self.fwd(*merged, perturbed=flags)
+        else:
+            res = self.fwd(*merged)
         fwd_name = _fun_name(self.fwd)
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
             raise TypeError(f"Custom VJP fwd rule {fwd_name} for function {self.name} must "
@@ -418,8 +454,8 @@ class _VJPRules:
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, rules, num_consts):
     _check_consts(tangents, num_consts, "custom_vjp")
     args = primals[num_consts:]
-    outs, res, res_tree = rules.run_fwd(list(args))
     ts = tangents[num_consts:]
+    outs, res, res_tree = rules.run_fwd(list(args), [type(t) is not Zero for t in ts])
     lin_mask = tuple(ad.tangent_aval(get_aval(a)).dtype != ad.float0 for a in args)
     lin_ts = [ad.instantiate(t) for t, m in zip(ts, lin_mask) if m]
     out_avals = tuple(ad.tangent_aval(get_aval(o)) for o in outs)
@@ -549,11 +585,11 @@ class _BatchedVJPRules:
         self.axis_data = axis_data
         self.__name__ = f"vmap({rules.__name__})"
 
-    def run_fwd(self, args):
+    def run_fwd(self, args, perturbed=None):
         box = []
 
         def fn(xs):
-            outs, res, res_tree = self.rules.run_fwd(xs)
+            outs, res, res_tree = self.rules.run_fwd(xs, perturbed)
             box[:] = [len(outs), res_tree, len(res)]
             return list(outs) + list(res)
         vals = _run_batched_all(fn, args, self.in_dims, self.axis_data)

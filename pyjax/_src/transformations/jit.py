@@ -1002,5 +1002,23 @@ def _check_axis_env(axis_env):
 @traceback_util.api_boundary
 def eval_shape(fun, *args, **kwargs):
     """The output shapes and dtypes of ``fun(*args)`` without running it (args may be
-    ``ShapeDtypeStruct``s)."""
-    return Jitted(fun).eval_shape(*args, **kwargs)
+    ``ShapeDtypeStruct``s). ``ShapeDtypeStruct``s that ``fun`` returns come back as they
+    are, as in JAX (lineax compares structures by ``eval_shape(lambda: structure)``)."""
+    Jitted(fun)  # checks that fun is callable
+    structs = []
+
+    def is_struct(x):
+        return isinstance(x, ShapeDtypeStruct)
+
+    # the users' view of pytrees (key arrays are leaves, as in the result)
+    def traced(*a, **k):
+        out = fun(*a, **k)
+        structs[:] = [pytree.user_tree_map(lambda x: x if is_struct(x) else None, out)]
+        return pytree.user_tree_map(lambda x: None if is_struct(x) else x, out)
+
+    functools.update_wrapper(traced, fun, updated=())
+    shapes = Jitted(traced).eval_shape(*args, **kwargs)
+    if not any(map(is_struct, pytree.user_tree_flatten(structs[0])[0])):
+        return shapes
+    return pytree.user_tree_map(lambda s, r: r if s is None else s, structs[0], shapes,
+                                is_leaf=lambda x: x is None)

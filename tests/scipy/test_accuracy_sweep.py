@@ -250,8 +250,9 @@ def test_polygamma_below_minus_two(x64):
     # XLA's expansion (through the Hurwitz zeta) lost every digit below about -5: psi'(-9.63)
     # was -5.3e15 (JAX 0.10.2 gives the same) instead of 11.6. pyjax reflects there for a
     # known n. Oracle: mpmath (SciPy's polygamma is itself off at negative half-integers:
-    # psi^(10)(-3.5) -0.26819350 against mpmath's -0.26819312).
-    import mpmath
+    # psi^(10)(-3.5) -0.26819350 against mpmath's -0.26819312). Traced orders and
+    # lax.polygamma: tests/lax/test_special_reflection.py (no mpmath needed there).
+    mpmath = pytest.importorskip("mpmath")
     x = np.array([-2.3, -2.5, -3.5, -5.3, -7.001, -7.499, -9.63, -20.3, -100.3, -1e4 - 0.37])
     for n in (1, 2, 4, 10):
         with mpmath.workdps(30):

@@ -2,7 +2,6 @@
 primitives) and ``jnp``, with SciPy's names and JAX's conventions."""
 from __future__ import annotations
 
-import functools
 import operator
 
 import numpy as np
@@ -72,69 +71,16 @@ def digamma(x):
     return lax.digamma(x)
 
 
-@compiled_when_eager("n")
+@compiled_when_eager()
 def polygamma(n, x):
-    """The n-th derivative of digamma (n a non-negative integer array).
-
-    For x < 0 and a known n >= 1 it reflects: XLA's expansion (through the Hurwitz zeta)
-    loses all digits there (psi'(-9.63) came out as -5e15 instead of 11.6, in JAX too)."""
+    """The n-th derivative of digamma (n a non-negative integer array); negative x by
+    reflection (lax/special_reflection.py)."""
     n_arr = jnp.asarray(n)
     if not dtypes.issubdtype(n_arr.dtype, np.integer):
         raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype "
                          f"{n_arr.dtype}.")
-    orders = _known_orders(n)
     n, x = _promote("polygamma", n, x)
-    if not orders:
-        return lax_special.polygamma(n, x)
-    # below -2 (XLA's expansion is accurate above), away from the poles (non-positive
-    # integers keep XLA's inf/nan); each branch sees safe points only, so neither one's
-    # derivative can turn the other's zero cotangent into NaN
-    off_pole = (x < -2) & (x != jnp.round(x))
-    reflect = off_pole & functools.reduce(operator.or_, [n == k for k in orders])
-    out = lax_special.polygamma(n, jnp.where(reflect, 1.5, x).astype(x.dtype))
-    xs = jnp.where(reflect, x, -2.5).astype(x.dtype)
-    for k in orders:
-        out = jnp.where(reflect & (n == k), _polygamma_reflected(k, xs), out)
-    return out
-
-
-def _known_orders(n):
-    """The orders >= 1 of a concrete ``n`` (a Python int or a concrete array), else ()."""
-    try:
-        values = np.unique(np.asarray(n))
-    except Exception:   # noqa: BLE001 - a traced n: XLA's expansion alone
-        return ()
-    return tuple(int(k) for k in values if 1 <= k <= 64)
-
-
-def _cot_derivative_poly(k):
-    """Coefficients (increasing powers of u) of P_k with d^k/dt^k cot(t) = P_k(cot t):
-    P_0 = u, P_{j+1} = -(1 + u^2) P_j' (exact integers)."""
-    p = [0, 1]
-    for _ in range(k):
-        d = [i * c for i, c in enumerate(p)][1:] or [0]
-        q = [0] * (len(d) + 2)
-        for i, c in enumerate(d):
-            q[i] -= c
-            q[i + 2] -= c
-        p = q
-    return p
-
-
-def _polygamma_reflected(k, x):
-    """psi^(k)(x) = (-1)^k psi^(k)(1 - x) - pi^(k+1) P_k(cot(pi x)) (reflection, k >= 1)."""
-    r = x - jnp.round(x)   # cot(pi x) has period 1; the reduction is exact
-    # near r = +-1/2 cot(pi r) = sign(r) tan(pi (1/2 - |r|)), with 1/2 - |r| exact: u is 0
-    # at half-integers, where P_k's large coefficients would amplify cos(pi/2)'s rounding
-    h = 0.5 - jnp.abs(r)
-    u = jnp.where(h < 0.25, jnp.sign(r) * jnp.tan(np.pi * h),
-                  jnp.cos(np.pi * r) / jnp.sin(np.pi * r))
-    poly = jnp.zeros_like(u)
-    for c in reversed(_cot_derivative_poly(k)):
-        poly = poly * u + float(c)
-    sign = 1.0 if k % 2 == 0 else -1.0
-    return (sign * lax_special.polygamma(jnp.full_like(x, k), 1 - x)
-            - float(np.pi) ** (k + 1) * poly).astype(x.dtype)
+    return lax_special.polygamma(n, x)
 
 
 @compiled_when_eager()

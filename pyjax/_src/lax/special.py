@@ -1,7 +1,8 @@
 """Special-function primitives: the incomplete gamma and beta functions, polygamma, Hurwitz zeta
 and the exponentially scaled modified Bessel functions of order 0 and 1.
 
-``polygamma``, ``zeta`` and ``bessel_i1e`` lower to the CHLO ops of the same name (XLA expands
+``polygamma``, ``zeta`` (reflected below 0: special_reflection.py) and ``bessel_i1e`` lower to
+the CHLO ops of the same name (XLA expands
 them, as for JAX). The others are written here in lax: power series and continued fractions
 (the methods of Cephes' ``igam``/``igamc`` and of Numerical Recipes' ``betacf``), iterated in a
 ``stablehlo.while`` built by ``_lower_loop`` until every element has converged (this layer

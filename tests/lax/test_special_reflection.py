@@ -86,6 +86,10 @@ def test_zeta_at_negative_q(x64):
     np.testing.assert_allclose(np.asarray(lax.zeta(s.astype(np.float32), q.astype(np.float32))),
                                [exact_zeta(int(a), float(np.float32(b))) for a, b in zip(s, q)],
                                rtol=2e-6)
+    # next to the poles (q -> -k) and near s = 1: SciPy
+    s2 = np.array([3.0, 2.0, 2.0, 1 + 1e-8, 1.001])
+    q2 = np.array([-3 + 1e-7, -1e-9, -2 - 1e-9, 2.0, 0.5])
+    np.testing.assert_allclose(np.asarray(jss.zeta(s2, q2)), ss.zeta(s2, q2), rtol=1e-14)
     # non-integer s at q < 0 is complex: NaN, as SciPy and JAX
     assert np.isnan(lax.zeta(2.5, -1.3)) and np.isnan(jss.zeta(2.5, -1.3))
 

@@ -429,3 +429,22 @@ def test_eager_grad_of_scan_stops_compiling_after_warm_up():
 # Read by tests/lax/test_registry.py.
 TESTED_PRIMITIVES = {"scan"}
 JVP_TESTED = {"scan"}  # test_jvp_of_scan_matches_finite_differences
+
+
+def test_carries_returned_unchanged_are_the_callers_own_values():
+    # JAX 0.10.2 forwards a carry the body returns unchanged: observed
+    # fori_loop(0, 3, lambda i, c: c, 5) -> the Python int 5, scan's carry likewise,
+    # while_loop(lambda c: False, lambda c: c, 5) -> 5; a changed carry is a weak int32 Array
+    assert type(lax.fori_loop(0, 3, lambda i, c: c, 5)) is int
+    carry, ys = lax.scan(lambda c, x: (c, x), 5, jnp.arange(3))
+    assert type(carry) is int and carry == 5
+    np.testing.assert_array_equal(ys, np.arange(3))
+    assert lax.while_loop(lambda c: False, lambda c: c, 5) == 5
+    assert type(lax.while_loop(lambda c: False, lambda c: c, 5)) is int
+    pair = lax.fori_loop(0, 3, lambda i, c: (c[0] + 1, c[1]), (5, 2.0))
+    assert type(pair[1]) is float and int(pair[0]) == 8 and pair[0].aval.weak_type
+    out = pyjax.jit(lambda: lax.fori_loop(0, 3, lambda i, c: c, 5))()
+    assert out.dtype == np.int32 and out.aval.weak_type and int(out) == 5
+    # forwarding keeps differentiation through the other carries intact
+    g = pyjax.grad(lambda x: lax.fori_loop(0, 3, lambda i, c: (c[0] * c[1], c[1]), (1.0, x))[0])
+    np.testing.assert_allclose(g(2.0), 12.0)

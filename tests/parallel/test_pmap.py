@@ -117,3 +117,13 @@ def test_errors():
         pyjax.pmap(lambda a: a)(np.ones((16, 2)))
     with pytest.raises(NameError, match="unbound axis name: j"):
         pyjax.pmap(lambda a: lax.psum(a, "j"), axis_name="i")(X)
+
+
+def test_jit_takes_a_pmap_result():
+    # JAX 0.10.2 runs jit on a pmap result (its sharding is a NamedSharding there); pyjax
+    # raised "no mesh is set". Oracle: NumPy on the same values; pmap takes jit's result back.
+    r = pyjax.pmap(lambda x: x * 2)(X)
+    out = pyjax.jit(lambda a, b: a * b + 1)(r, jnp.arange(3.0))
+    np.testing.assert_allclose(out, X * 2 * np.arange(3.0) + 1, rtol=1e-6)
+    back = pyjax.pmap(lambda x: x - 1)(out)
+    np.testing.assert_allclose(back, X * 2 * np.arange(3.0), rtol=1e-6)

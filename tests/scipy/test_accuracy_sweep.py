@@ -178,6 +178,21 @@ def test_sici_at_negative_arguments(x64):
     assert ci[0] == -np.inf and np.isnan(ci[1]) and ci[2] == 0.0
 
 
+def test_sici_beyond_two_and_spence_below_one_half_in_ulps(x64):
+    # against SciPy on a dense grid, in ulps of the value. Ci's continued fraction was summed
+    # forward (Lentz): Ci 14 ulps median, 2.9e-15 absolute (JAX 0.10.2: 1 ulp, 8.9e-16); now
+    # from its tail: 1 ulp, 6.8e-16. spence at x = 0.41 was 115 ulps off (XLA's float64
+    # log1p, 25 ulps near -0.4; JAX 13): now 18
+    x = np.linspace(2.0, 60.0, 4001)
+    si, ci = (np.asarray(v) for v in js.sici(x))
+    want_si, want_ci = ss.sici(x)
+    ulps = lambda got, want: np.abs(got - want) / np.spacing(np.abs(want))  # noqa: E731
+    assert np.median(ulps(ci, want_ci)) <= 2 and ulps(si, want_si).max() <= 6
+    assert np.abs(ci - want_ci).max() < 1.5e-15
+    xs = np.linspace(0.0, 0.5, 2001)[1:]
+    assert ulps(np.asarray(js.spence(xs)), ss.spence(xs)).max() <= 30
+
+
 def test_rel_entr_and_kl_div_when_the_ratio_leaves_float32(x64):
     # 1e-30 / 1e10 flushes to 0 in float32: x log(x / y) was -inf (JAX: -9.21034e-29)
     x = np.array([1e-30, 1e30, 3e-23, 2.0, 0.0], np.float32)
@@ -250,8 +265,9 @@ def test_polygamma_below_minus_two(x64):
     # XLA's expansion (through the Hurwitz zeta) lost every digit below about -5: psi'(-9.63)
     # was -5.3e15 (JAX 0.10.2 gives the same) instead of 11.6. pyjax reflects there for a
     # known n. Oracle: mpmath (SciPy's polygamma is itself off at negative half-integers:
-    # psi^(10)(-3.5) -0.26819350 against mpmath's -0.26819312).
-    import mpmath
+    # psi^(10)(-3.5) -0.26819350 against mpmath's -0.26819312). Traced orders and
+    # lax.polygamma: tests/lax/test_special_reflection.py (no mpmath needed there).
+    mpmath = pytest.importorskip("mpmath")
     x = np.array([-2.3, -2.5, -3.5, -5.3, -7.001, -7.499, -9.63, -20.3, -100.3, -1e4 - 0.37])
     for n in (1, 2, 4, 10):
         with mpmath.workdps(30):

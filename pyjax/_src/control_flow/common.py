@@ -71,6 +71,18 @@ def trace_fun(fun, in_tree, in_avals, name, transform):
     return hit
 
 
+def forward_unchanged_carries(jaxpr, num_consts, init_leaves, carry_avals, outs):
+    """``outs`` with each carry the body returns unchanged replaced by the caller's own init
+    leaf (as JAX 0.10.2 forwards them: ``fori_loop(0, 3, lambda i, c: c, 5)`` is the Python
+    int 5, not an Array). ``jaxpr`` takes ``num_consts`` consts, then the carries."""
+    j = jaxpr.jaxpr
+    outs = list(outs)
+    for i, (x, a) in enumerate(zip(init_leaves, carry_avals)):
+        if j.outvars[i] is j.invars[num_consts + i] and aval_of(x) == a:
+            outs[i] = x
+    return outs
+
+
 def flatten_avals(tree):
     """``(leaves' avals, treedef)`` of a pytree of values."""
     leaves, treedef = pytree.tree_flatten(tree)

@@ -115,6 +115,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         return jaxpr, consts, carry_tree, y_tree, list(jaxpr.out_avals[:n])
 
     jaxpr, consts, carry_tree, y_tree, out_carry = traced(carry_avals)
+    given_leaves = init_leaves
     if carry_tree == init_tree:
         promoted = common.promote_weak_carry(carry_avals, out_carry)
         if promoted is not None:
@@ -126,6 +127,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
                        num_carry=len(init_leaves), length=length, reverse=bool(reverse),
                        unroll=_unroll(unroll, length))
     n = len(init_leaves)
+    outs = common.forward_unchanged_carries(jaxpr, len(consts), given_leaves, carry_avals, outs)
     return (pytree.tree_unflatten(init_tree, outs[:n]),
             pytree.tree_unflatten(y_tree, outs[n:]))
 

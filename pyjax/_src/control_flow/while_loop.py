@@ -127,6 +127,7 @@ def while_loop(cond_fun, body_fun, init_val):
         return cond, cond_consts, body, body_consts, body_tree
 
     cond, cond_consts, body, body_consts, body_tree = trace_all(avals)
+    given_leaves = leaves
     if body_tree == in_tree:
         new = common.promote_weak_carry(avals, body.out_avals)
         if new is not None:  # a weakly typed init came back strongly typed: retrace at that
@@ -138,6 +139,7 @@ def while_loop(cond_fun, body_fun, init_val):
     outs = while_p.bind(*cond_consts, *body_consts, *leaves, cond_jaxpr=cond,
                         body_jaxpr=body, cond_nconsts=len(cond_consts),
                         body_nconsts=len(body_consts))
+    outs = common.forward_unchanged_carries(body, len(body_consts), given_leaves, avals, outs)
     return pytree.tree_unflatten(in_tree, outs)
 
 

@@ -1,7 +1,8 @@
 """Special-function primitives: the incomplete gamma and beta functions, polygamma, Hurwitz zeta
 and the exponentially scaled modified Bessel functions of order 0 and 1.
 
-``polygamma``, ``zeta`` and ``bessel_i1e`` lower to the CHLO ops of the same name (XLA expands
+``polygamma``, ``zeta`` (reflected below 0: special_reflection.py) and ``bessel_i1e`` lower to
+the CHLO ops of the same name (XLA expands
 them, as for JAX). The others are written here in lax: power series and continued fractions
 (the methods of Cephes' ``igam``/``igamc`` and of Numerical Recipes' ``betacf``), iterated in a
 ``stablehlo.while`` built by ``_lower_loop`` until every element has converged (this layer
@@ -17,7 +18,7 @@ from pyjax._src.core.primitive import Primitive, with_self
 from pyjax._src.core.rules import lower_fun
 from pyjax._src.lax import ad_util, base, batch_util
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.lax import lgamma_erfinv, reductions, shape_ops
+from pyjax._src.lax import lgamma_erfinv, reductions, shape_ops, special_reflection
 from pyjax._src.lax.base import aval_of
 
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc", "polygamma",
@@ -460,13 +461,13 @@ regularized_incomplete_beta_p = Primitive(
 
 polygamma_p = Primitive(
     "polygamma", abstract_eval=_float_abstract_eval("polygamma"),
-    lower=ew._std_lower("chlo.polygamma"),
+    lower=special_reflection.polygamma_lower,
     jvp=_binary_jvp(None, lambda t, m, x, y: ew.mul_p.bind(
         t, polygamma_p.bind(ew.add_p.bind(m, ew._c(m, 1.0)), x)),
         "polygamma gradient with respect to m is not supported"),
     batch=_elementwise_batch)
 zeta_p = Primitive(
-    "zeta", abstract_eval=_float_abstract_eval("zeta"), lower=ew._std_lower("chlo.zeta"),
+    "zeta", abstract_eval=_float_abstract_eval("zeta"), lower=special_reflection.zeta_lower,
     jvp=_binary_jvp(None, lambda t, s, q, y: ew.mul_p.bind(t, ew.neg_p.bind(ew.mul_p.bind(
         s, zeta_p.bind(ew.add_p.bind(s, ew._c(s, 1.0)), q)))),
         "zeta gradient with respect to x is not supported"),

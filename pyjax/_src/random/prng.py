@@ -606,11 +606,55 @@ class _KeyIndexUpdateRef:
             unique_indices=unique_indices, mode=mode)
         return keys._rewrap(data)
 
-    def _no_arithmetic(self, *args, **kwargs):
-        raise TypeError(f"key arrays (dtype {self.keys.dtype}) support only .at[...].get() "
-                        "and .at[...].set(keys): they hold PRNG keys, not numbers")
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``func`` (key -> key) on each selected key. JAX 0.10.2 accepts only the identity
+        here (any other ``func`` fails to lower there); pyjax applies ``func`` to every
+        selected key, refusing an array index it cannot prove free of repeats (where
+        JAX's numeric ``apply`` would apply ``func`` once per occurrence)."""
+        if not callable(func):
+            raise TypeError(f"keys.at[...].apply: func must be callable, got {func!r}")
+        self._check_no_repeats(unique_indices)
+        selected = self.get(indices_are_sorted=indices_are_sorted, unique_indices=True,
+                            mode=mode)
+        from pyjax._src.transformations.vmap import vmap
+        flat = selected.reshape(-1)
+        new = vmap(func)(flat)
+        if not isinstance(new, PRNGKeyArray) or new.dtype != selected.dtype \
+                or new.shape != flat.shape:
+            got = getattr(new, "dtype", type(new).__name__)
+            raise TypeError(f"keys.at[...].apply: func must map a key of dtype "
+                            f"{selected.dtype} to one key of the same dtype, got {got}")
+        return self.set(new.reshape(selected.shape), indices_are_sorted=indices_are_sorted,
+                        unique_indices=True, mode=mode)
 
-    add = subtract = multiply = mul = divide = power = min = max = apply = _no_arithmetic
+    def _check_no_repeats(self, unique_indices):
+        idx = self.index if isinstance(self.index, tuple) else (self.index,)
+        dims = [i for i in idx if i is not None]
+        sizes = ((None,) * len(dims) if any(i is Ellipsis for i in dims) else self.keys.shape)
+        for i, size in zip(dims, sizes):
+            if i is Ellipsis or isinstance(i, (int, np.integer, slice)):
+                continue
+            if getattr(i, "dtype", None) == np.bool_ or unique_indices:
+                continue
+            try:
+                values = np.asarray(i)
+            except Exception:   # noqa: BLE001 - a traced index
+                raise NotImplementedError(
+                    "keys.at[...].apply with a traced array index needs unique_indices=True "
+                    "(repeated indices would apply func once per occurrence)") from None
+            if size is not None:
+                values = np.where(values < 0, values + size, values)
+            if values.ndim and np.unique(values.ravel()).size != values.size:
+                raise NotImplementedError(
+                    f"keys.at[...].apply with repeated indices {values.tolist()}: func would "
+                    "be applied once per occurrence")
+
+    def _no_arithmetic(self, *args, **kwargs):
+        # JAX 0.10.2: TypeError "Cannot interpret 'key<fry>' as a data type"
+        raise TypeError(f"key arrays (dtype {self.keys.dtype}) support only .at[...].get(), "
+                        ".set(keys) and .apply(func): they hold PRNG keys, not numbers")
+
+    add = subtract = multiply = mul = divide = power = min = max = _no_arithmetic
 
 
 def _keys_compare(name, a, b):

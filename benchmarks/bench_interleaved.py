@@ -134,7 +134,10 @@ def main():
     work, lowerable = workloads("pyjax", args.suite)
     work = {k: v for k, v in work.items() if args.only in k}
     warm(work)
-    time.sleep(5)  # a tiered program's full build lands (runtime/tiered.py)
+    # the full builds of tiered programs land (runtime/tiered.py): on a loaded machine they
+    # can take longer than any fixed pause, and the low tier runs ~1.3x slower
+    from pyjax._src.runtime import tiered
+    tiered.wait_for_upgrades(timeout=300)
     warm(work)
     if not os.path.exists(JAX_PYTHON):
         print(f"(JAX side skipped: {JAX_PYTHON} not found)")

@@ -11,7 +11,9 @@ Suites: ``transformer``: the pre-LN block of bench_nn_transformer.py (forward, j
 step); ``numpy``: ``interp`` (10^6 points on 1000) and ``histogram2d`` (10^6 points, 32x32
 bins) of bench_numpy_extra.py, ``min`` + ``max`` of 10^6 floats, and ``pad`` of 1000x1000 by 16
 in modes reflect (odd), constant, edge, symmetric and wrap. ``--only TEXT`` keeps the workloads
-whose name contains TEXT.
+whose name contains TEXT. ``--jax-module``: also time JAX's own StableHLO module of each
+transformer workload (``jax.jit(f).lower(...).as_text()``, from the worker) compiled and run by
+pyjax's runtime with pyjax's XLA options, its results first checked against pyjax's.
 """
 import argparse
 import importlib
@@ -28,7 +30,8 @@ import bench_nn_transformer as transformer
 
 
 def workloads(mod_name, suite):
-    """``{name: (zero-argument callable that blocks on its result, calls per burst)}``."""
+    """``{name: (zero-argument callable that blocks on its result, calls per burst)}``, and
+    ``{name: (jitted function, arguments)}`` of the workloads ``--jax-module`` can swap."""
     jax = importlib.import_module(mod_name)
     jnp = importlib.import_module(mod_name + ".numpy")
     rng = np.random.default_rng(0)
@@ -37,8 +40,9 @@ def workloads(mod_name, suite):
         params = jax.tree.map(jnp.asarray, transformer.init(rng))
         shape = (transformer.BATCH, transformer.SEQ, transformer.D)
         x, y = (jnp.asarray(rng.normal(size=shape).astype(np.float32)) for _ in range(2))
-        return {"forward": (lambda: forward(params, x).block_until_ready(), 5),
-                "train step": (lambda: jax.block_until_ready(step(params, x, y)), 3)}
+        return ({"forward": (lambda: forward(params, x).block_until_ready(), 5),
+                 "train step": (lambda: jax.block_until_ready(step(params, x, y)), 3)},
+                {"forward": (forward, (params, x)), "train step": (step, (params, x, y))})
     a, b = (jnp.asarray(rng.normal(size=1_000_000).astype(np.float32)) for _ in range(2))
     xp = np.sort(rng.normal(size=1000)).astype(np.float32)
     fp = rng.normal(size=1000).astype(np.float32)
@@ -54,7 +58,7 @@ def workloads(mod_name, suite):
         fn = jax.jit(lambda x, mode=mode, kw=kw: jnp.pad(x, 16, mode=mode, **kw))
         name = f"pad 1000^2 by 16 {mode}" + (" odd" if kw else "")
         work[name] = (lambda fn=fn: fn(square).block_until_ready(), 10)
-    return work
+    return work, {}
 
 
 def burst(fn, n):
@@ -74,12 +78,45 @@ def warm(work):
 
 
 def worker(suite):
-    work = workloads("jax", suite)
+    work, lowerable = workloads("jax", suite)
     warm(work)
     print("ready", flush=True)
-    for line in sys.stdin:  # one workload name per line: answer with one burst
+    for line in sys.stdin:  # a workload name: one burst; "lower NAME": its module's text
         name = line.rstrip("\n")
-        print(json.dumps(burst(*work[name])), flush=True)
+        if name.startswith("lower "):
+            fn, args = lowerable[name[len("lower "):]]
+            print(json.dumps(fn.lower(*args).as_text()), flush=True)
+        else:
+            print(json.dumps(burst(*work[name])), flush=True)
+
+
+def jax_module_workloads(jax_worker, lowerable, work):
+    """JAX's module of each lowerable workload, compiled by pyjax's runtime (pyjax's XLA
+    options), as bursts of ``work``'s length; results checked against pyjax's own."""
+    import pyjax
+    from pyjax._src import runtime
+    from pyjax._src.runtime.compile_options import DEFAULT_OPTION_OVERRIDES
+    out = {}
+    for name, (fn, args) in lowerable.items():
+        if name not in work:
+            continue
+        jax_worker.stdin.write(f"lower {name}\n")
+        jax_worker.stdin.flush()
+        text = json.loads(jax_worker.stdout.readline())
+        flat = pyjax.tree.flatten(args)[0]
+        want = pyjax.tree.flatten(fn(*args))[0]
+        exe = runtime.get_client().compile(
+            text, [(a.dtype, a.shape) for a in flat], [(a.dtype, a.shape) for a in want],
+            env_option_overrides=DEFAULT_OPTION_OVERRIDES)
+        bufs = [a._buf for a in flat]
+        for got, w in zip(exe.execute(bufs), want):
+            np.testing.assert_allclose(got.to_numpy(), np.asarray(w), rtol=1e-4, atol=1e-5)
+
+        def run(exe=exe, bufs=bufs):
+            for r in exe.execute(bufs):
+                r.block_until_ready()
+        out[name + ", JAX's module"] = (run, work[name][1])
+    return out
 
 
 def main():
@@ -88,13 +125,19 @@ def main():
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--only", default="", help="keep workloads whose name contains this")
     parser.add_argument("--worker-jax", action="store_true")
+    parser.add_argument("--jax-module", action="store_true",
+                        help="also time JAX's module of each workload on pyjax's runtime")
     args = parser.parse_args()
     if IS_JAX_WORKER:
         worker(args.suite)
         return
-    work = {k: v for k, v in workloads("pyjax", args.suite).items() if args.only in k}
+    work, lowerable = workloads("pyjax", args.suite)
+    work = {k: v for k, v in work.items() if args.only in k}
     warm(work)
-    time.sleep(5)  # a tiered program's full build lands (runtime/tiered.py)
+    # the full builds of tiered programs land (runtime/tiered.py): on a loaded machine they
+    # can take longer than any fixed pause, and the low tier runs ~1.3x slower
+    from pyjax._src.runtime import tiered
+    tiered.wait_for_upgrades(timeout=300)
     warm(work)
     if not os.path.exists(JAX_PYTHON):
         print(f"(JAX side skipped: {JAX_PYTHON} not found)")
@@ -105,6 +148,10 @@ def main():
                                text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
         if jax.stdout.readline().strip() != "ready":
             raise RuntimeError("the JAX worker did not start")
+        if args.jax_module:
+            swapped = jax_module_workloads(jax, lowerable, work)
+            warm(swapped)
+            work.update(swapped)
     sides = ["pyjax"] + (["jax"] if jax else [])
     got = {(s, name): ([], []) for s in sides for name in work}
     for r in range(args.rounds):
@@ -113,7 +160,7 @@ def main():
                 if side == "pyjax":
                     walls, cpus = burst(fn, n)
                 else:
-                    jax.stdin.write(name + "\n")
+                    jax.stdin.write(name.removesuffix(", JAX's module") + "\n")
                     jax.stdin.flush()
                     walls, cpus = json.loads(jax.stdout.readline())
                 got[(side, name)][0].extend(walls)

@@ -445,8 +445,14 @@ def _split(fun, ary, indices_or_sections, axis, equal):
             else [static_int(i, f"{fun} indices") for i in indices_or_sections]
         bounds = [0] + [builtins.min(builtins.max(i if i >= 0 else i + n, 0), n) for i in idx]
         bounds = bounds + [n]
-    return [lax_shape.slice_in_dim(ary, lo, builtins.max(lo, hi), 1, axis)
-            for lo, hi in zip(bounds[:-1], bounds[1:])]
+    # slices for NumPy's overlapping pieces (JAX 0.10.2 raises there) and for key arrays
+    if bounds != sorted(bounds) or key_arrays.is_key_array(ary):
+        return [lax_shape.slice_in_dim(ary, lo, builtins.max(lo, hi), 1, axis)
+                for lo, hi in zip(bounds[:-1], bounds[1:])]
+    # one split primitive, as JAX 0.10.2: its transpose is one concatenate, where the
+    # transposes of separate slices were a zero-padded copy of the operand per piece, summed
+    # (docs/speed_vs_jax.md, "JAX's transformer module on pyjax's runtime")
+    return lax_composite.split(ary, [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:])], axis)
 
 
 def split(ary, indices_or_sections, axis=0):

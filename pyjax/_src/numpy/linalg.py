@@ -473,7 +473,8 @@ def _lstsq(a, b, rcond):
     eps = float(np.finfo(dtypes.to_real_dtype(a.dtype)).eps)
     u, s, vt = lax_linalg.svd(a, full_matrices=False)
     rcond = uf.where(uf.less(rcond, 0), eps, rcond).astype(s.dtype)
-    mask = uf.greater_equal(s, rcond * s[0]) if s.shape[0] else s > 0
+    # strict, as NumPy's gelsd and JAX: the zero matrix has rank 0 (and x = 0), not 1/0
+    mask = uf.greater(s, rcond * s[0]) if s.shape[0] else s > 0
     rank = jr.sum(mask)
     safe_s = uf.where(mask, s, 1).astype(a.dtype)
     s_inv = uf.where(mask, 1 / safe_s, 0)[:, None]

@@ -184,7 +184,9 @@ def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a:
     a = _matrix("eigh", a)
     if subset_by_index is not None:
         subset_by_index = (int(subset_by_index[0]), int(subset_by_index[1]) + 1)
-    v, w = lax_linalg.eigh(a, lower=bool(lower), symmetrize_input=False,
+    # symmetrized as JAX's (not SciPy's one-triangle read): JAX 0.10.2 gives [0, 2] for
+    # [[1, 2], [0, 1]] with lower=True and with lower=False
+    v, w = lax_linalg.eigh(a, lower=bool(lower), symmetrize_input=True,
                            subset_by_index=subset_by_index)
     return w if eigvals_only else (w, v)
 

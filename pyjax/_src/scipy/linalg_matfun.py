@@ -133,7 +133,10 @@ def _triu_sqrt(t):
     def step(d, r):
         mask = _superdiagonal(n, d)
         safe = jnp.where(mask, denom, 1)
-        return jnp.where(mask, (t - r @ r) / safe, r)
+        num = t - r @ r
+        # 0/0 (a zero eigenvalue twice, nothing to fix) is 0, as SciPy and JAX: sqrtm(0) == 0
+        zero = (num == 0) & (safe == 0)
+        return jnp.where(mask, jnp.where(zero, 0, num / jnp.where(zero, 1, safe)), r)
     return fori_loop(1, n, step, jnp.diag(diag))
 
 
@@ -149,7 +152,10 @@ def _triu_funm(t, func):
 
     def step(d, f):
         mask = _superdiagonal(n, d)
-        return jnp.where(mask, (t @ f - f @ t) / jnp.where(mask, gap, 1), f)
+        # a repeated eigenvalue (gap 0) keeps the undivided sum, as SciPy and JAX: funm(0, exp)
+        # is the identity, not NaN
+        g = jnp.where(mask & (gap != 0), gap, 1)
+        return jnp.where(mask, (t @ f - f @ t) / g, f)
     return fori_loop(1, n, step, jnp.diag(fd))
 
 
@@ -260,6 +266,8 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     if max_squarings < 0:
         raise ValueError(f"expm: max_squarings must be >= 0, got {max_squarings}")
     batch = a.shape[:-2]
+    if a.size == 0:
+        return jnp.zeros(a.shape, a.dtype)
     flat = a.reshape((-1,) + a.shape[-2:])
     out = vmap(lambda x: _expm_one(x, max_squarings))(flat)
     return out.reshape(batch + a.shape[-2:])

@@ -54,3 +54,41 @@ def test_scipy_eigh_symmetrizes_its_input_as_jax():
     a = np.array([[1.0, 2.0], [0.0, 1.0]], np.float32)
     for lower in (True, False):
         close(jsl.eigh(a, lower=lower, eigvals_only=True), [0.0, 2.0], 1e-6)
+
+
+def test_scipy_lu_permutation_is_real_for_complex_input():
+    a = np.array([[1, 2j], [3, 4]], np.complex64)
+    p, l, u = jsl.lu(a)                  # was complex64
+    want = sl.lu(a)
+    assert p.dtype == want[0].dtype == np.float32
+    close(p, want[0])
+    close(np.asarray(p) @ np.asarray(l) @ np.asarray(u), a, 1e-6)
+
+
+def test_scipy_cholesky_reads_one_triangle():
+    # SciPy and JAX 0.10.2 read only the requested triangle (was: the symmetrized matrix)
+    a = np.array([[4.0, 1, 2], [1, 5, 1], [2, 1, 6]])
+    up = np.triu(a) + np.tril(np.full((3, 3), 7.0), -1)
+    close(jsl.cholesky(up), sl.cholesky(up), 1e-6)
+    close(jsl.cholesky(up.T, lower=True), sl.cholesky(up.T, lower=True), 1e-6)
+    close(jsl.cho_factor(up)[0], sl.cholesky(up), 1e-6)
+    close(jsl.solve(up, np.ones(3), assume_a="pos"), sl.solve(up, np.ones(3), assume_a="pos"),
+          1e-5)
+
+
+def test_scipy_solvers_take_batches_of_vectors_and_matrices():
+    # JAX 0.10.2 accepts a batch of factors with b of shape (..., n) or (..., n, k); pyjax
+    # raised ValueError for cho_solve, lu_solve and solve(assume_a="pos")
+    rng = np.random.default_rng(0)
+    g = rng.normal(size=(2, 3, 3))
+    a = g @ g.transpose(0, 2, 1) + 3 * np.eye(3)
+    for b in (rng.normal(size=(2, 3)), rng.normal(size=(2, 3, 2))):
+        vec = b.ndim == 2
+        loop = lambda f: np.stack([f(a[i], b[i]) for i in range(2)])  # noqa: E731
+        want = loop(lambda x, y: np.linalg.solve(x, y))
+        close(jsl.cho_solve(jsl.cho_factor(a), b), want, 1e-5)
+        close(jsl.solve(a, b, assume_a="pos"), want, 1e-5)
+        for trans in (0, 1):
+            close(jsl.lu_solve(jsl.lu_factor(a), b, trans=trans),
+                  loop(lambda x, y: sl.lu_solve(sl.lu_factor(x), y, trans=trans)), 1e-5)
+        assert vec == (jsl.cho_solve(jsl.cho_factor(a), b).ndim == 2)

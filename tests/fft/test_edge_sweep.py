@@ -40,3 +40,22 @@ def test_bool_input_transforms_in_float32(x64):
         want = getattr(np.fft, f.__name__)(b.astype(np.float64))
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-6)
     assert jnp.fft.fft(np.arange(3)).dtype == np.complex128
+
+
+def test_rfftfreq_with_an_integer_dtype_is_not_truncated():
+    # JAX 0.10.2: rfftfreq(8, dtype=int32) is [0, 0.125, ..., 0.5] in float32 (pyjax gave int32
+    # zeros); fftfreq with an integer dtype stays integer in JAX (zeros), as here
+    got = jnp.fft.rfftfreq(8, dtype=jnp.int32)
+    assert np.issubdtype(got.dtype, np.floating)
+    np.testing.assert_allclose(np.asarray(got), np.fft.rfftfreq(8))
+    np.testing.assert_allclose(np.asarray(jnp.fft.rfftfreq(7, 0.5, dtype=jnp.int8)),
+                               np.fft.rfftfreq(7, 0.5), rtol=1e-6)
+    assert jnp.fft.fftfreq(8, dtype=jnp.int32).dtype == np.int32
+
+
+def test_zero_frequencies():
+    # JAX 0.10.2: fftfreq(0) -> [] and rfftfreq(0) -> [nan] (0 / 0, as NumPy)
+    assert jnp.fft.fftfreq(0).shape == (0,)
+    assert np.isnan(np.asarray(jnp.fft.rfftfreq(0))).all() and jnp.fft.rfftfreq(0).shape == (1,)
+    with pytest.raises(ValueError, match="non-negative"):
+        jnp.fft.fftfreq(-1)

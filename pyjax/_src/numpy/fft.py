@@ -249,8 +249,8 @@ def _freq_args(name, n, d, dtype):
         raise ValueError(f"The d argument of jax.numpy.fft.{name} only takes a single value. "
                          f"Got d = {list(d)}.")
     n = index(n, "n", f"jax.numpy.fft.{name}")
-    if n < 1:  # NumPy divides by zero for n=0; a negative n has no frequencies
-        raise ValueError(f"jax.numpy.fft.{name}: n must be positive, got {n}")
+    if n < 0:  # a negative n has no frequencies; n=0 gives none, as JAX 0.10.2
+        raise ValueError(f"jax.numpy.fft.{name}: n must be non-negative, got {n}")
     dt = dtypes.default_float_dtype() if dtype is None else dtypes.check_user_dtype(
         dtype, f"jax.numpy.fft.{name}")
     return n, dt
@@ -274,6 +274,9 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None):
 def rfftfreq(n, d=1.0, *, dtype=None, device=None):
     """The frequencies of the bins of an ``n``-point ``rfft``: ``[0, ..., n//2] / (d * n)``."""
     n, dt = _freq_args("rfftfreq", n, d, dtype)
+    # an integer dtype computes in the inexact one (JAX 0.10.2: float32 values; truncating
+    # gave zeros); fftfreq keeps the integer dtype, as JAX's does
+    dt = dtypes.to_inexact_dtype(dt)
     return _frequencies(np.arange(0, n // 2 + 1), n, d, dt, device)
 
 

@@ -92,3 +92,38 @@ def test_scipy_solvers_take_batches_of_vectors_and_matrices():
             close(jsl.lu_solve(jsl.lu_factor(a), b, trans=trans),
                   loop(lambda x, y: sl.lu_solve(sl.lu_factor(x), y, trans=trans)), 1e-5)
         assert vec == (jsl.cho_solve(jsl.cho_factor(a), b).ndim == 2)
+
+
+def test_expm_needing_more_squarings_than_allowed_is_nan(x64):
+    # JAX 0.10.2: expm(k * [[1, 2], [3, 4]], max_squarings=m) is NaN for (k, m) = (5, 1),
+    # (10, 2), (40, 4) and finite for (1, 0), (5, 2), (10, 3), (40, 5); pyjax returned an
+    # unconverged finite matrix (1e26 where SciPy's is 1e28)
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    for k, m, nan in ((1, 0, False), (5, 1, True), (40, 4, True), (40, 5, False)):
+        got = np.asarray(jsl.expm(k * a, max_squarings=m))
+        assert np.isnan(got).all() == nan, (k, m)
+        if not nan and k > 1:
+            close(got, sl.expm(k * a), 1e-6)
+
+
+def test_eigh_unsymmetrized_complex_input_ignores_the_imaginary_diagonal(x64):
+    # small complex matrices (the XLA path) used Im(diag), which LAPACK, NumPy and JAX ignore
+    rng = np.random.default_rng(0)
+    c = rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3))
+    for uplo in ("L", "U"):
+        want = np.linalg.eigvalsh(c, UPLO=uplo)
+        f = lambda c: jnp.linalg.eigh(c, UPLO=uplo, symmetrize_input=False)[0]  # noqa: E731
+        for got in both(f, c):
+            close(got, want, 1e-9)
+        close(f(c.astype(np.complex64)), want, 1e-5)
+
+
+def test_matrix_rank_tol_is_absolute():
+    # NumPy's tol is an absolute threshold (JAX 0.10.2 alike: rank 4 here); pyjax took it as
+    # relative (rank 3). rtol stays relative as NumPy's (JAX 0.10.2 returns 4 for rtol=1e-3:
+    # it compares the singular values with rtol itself)
+    h = sl.hilbert(8)
+    assert int(jnp.linalg.matrix_rank(h, tol=1e-3)) == np.linalg.matrix_rank(h, tol=1e-3) == 4
+    assert int(jnp.linalg.matrix_rank(h, rtol=1e-3)) == np.linalg.matrix_rank(h, rtol=1e-3) == 3
+    b = np.stack([h, 2 * h])
+    np.testing.assert_array_equal(jnp.linalg.matrix_rank(b, tol=np.array([1e-3, 5e-3])), [4, 3])

@@ -251,7 +251,11 @@ def _expm_one(a, max_squarings):
             return jnp.linalg.solve(q, p)
         return run
     r = switch(index, [branch(m) for m, _ in thetas], scaled)
-    return fori_loop(0, max_squarings, lambda i, r: jnp.where(i < s, r @ r, r), r)
+    r = fori_loop(0, max_squarings, lambda i, r: jnp.where(i < s, r @ r, r), r)
+    # more squarings needed than allowed: NaN, as JAX 0.10.2 (which counts them with a floor:
+    # expm(30 * [[1, 2], [3, 4]], max_squarings=1) is NaN there, max_squarings=2 is not)
+    too_big = jnp.floor(jnp.log2(norm / top_theta)) > max_squarings
+    return jnp.where(too_big, jnp.asarray(np.nan, a.dtype), r)
 
 
 @compiled_when_eager("upper_triangular", "max_squarings")

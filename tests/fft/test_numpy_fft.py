@@ -170,7 +170,7 @@ def test_shifts(axes):
 @pytest.mark.parametrize("call,err,match", [
     (lambda: jnp.fft.fft(np.ones(4), norm="bad"), ValueError, "Invalid norm value bad"),
     (lambda: jnp.fft.fft(np.ones(4), n=0), ValueError, r"Invalid number of FFT data points"),
-    (lambda: jnp.fft.irfft(np.ones(1)), ValueError, r"Invalid number of FFT data points \(0"),
+    # irfft(np.ones(1)) gives an empty array as JAX 0.10.2 (tests/fft/test_edge_sweep.py)
     (lambda: jnp.fft.fft(np.ones((2, 2)), axis=(0, 1)), ValueError, "does not support multiple"),
     (lambda: jnp.fft.fftn(np.ones((2, 2)), axes=(0, 0)), ValueError, "repeated axis"),
     (lambda: jnp.fft.fftn(np.ones((2, 2)), s=(2,), axes=(0, 1)), ValueError,

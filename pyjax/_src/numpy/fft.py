@@ -72,6 +72,8 @@ def _fft_core(name, fft_type, a, s, axes, norm):
     util.check_arraylike(full_name, a)
     norm = _check_norm(norm)
     arr = asarray(a)
+    if arr.dtype == np.bool_:  # JAX 0.10.2: bool input transforms in float32 even with x64
+        arr = lax_ew.convert_element_type(arr, np.dtype(np.float32))
     if fft_type == FftType.RFFT:
         if dtypes.is_complex(arr.dtype):
             raise ValueError(f"only real valued inputs supported for rfft; {full_name} got "
@@ -115,6 +117,13 @@ def _fft_core(name, fft_type, a, s, axes, norm):
             lengths[-1] = 2 * (lengths[-1] - 1)
     else:
         lengths = list(s)
+    if s is None and fft_type != FftType.RFFT and min(lengths) <= 0:
+        # an empty axis (or one bin for irfft) gives an empty result as in JAX 0.10.2
+        # (NumPy raises); an explicit n=0 or s with a 0 still raises
+        shape[trailing[-1]] = 0 if fft_type == FftType.IRFFT else shape[trailing[-1]]
+        out_dt = (dtypes.to_real_dtype(arr.dtype) if fft_type == FftType.IRFFT
+                  else arr.dtype)
+        return moveaxis(asarray(np.zeros(shape, out_dt)), trailing, axes)
     for n in lengths:
         _points(n)
     for a, n in zip(trailing, lengths):
@@ -240,8 +249,8 @@ def _freq_args(name, n, d, dtype):
         raise ValueError(f"The d argument of jax.numpy.fft.{name} only takes a single value. "
                          f"Got d = {list(d)}.")
     n = index(n, "n", f"jax.numpy.fft.{name}")
-    if n < 1:  # NumPy divides by zero for n=0; a negative n has no frequencies
-        raise ValueError(f"jax.numpy.fft.{name}: n must be positive, got {n}")
+    if n < 0:  # a negative n has no frequencies; n=0 gives none, as JAX 0.10.2
+        raise ValueError(f"jax.numpy.fft.{name}: n must be non-negative, got {n}")
     dt = dtypes.default_float_dtype() if dtype is None else dtypes.check_user_dtype(
         dtype, f"jax.numpy.fft.{name}")
     return n, dt
@@ -265,6 +274,9 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None):
 def rfftfreq(n, d=1.0, *, dtype=None, device=None):
     """The frequencies of the bins of an ``n``-point ``rfft``: ``[0, ..., n//2] / (d * n)``."""
     n, dt = _freq_args("rfftfreq", n, d, dtype)
+    # an integer dtype computes in the inexact one (JAX 0.10.2: float32 values; truncating
+    # gave zeros); fftfreq keeps the integer dtype, as JAX's does
+    dt = dtypes.to_inexact_dtype(dt)
     return _frequencies(np.arange(0, n // 2 + 1), n, d, dt, device)
 
 

@@ -428,14 +428,17 @@ def _pinv(a, rtol, hermitian):
 def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
     """The number of singular values above ``rtol`` times the largest (default
     ``max(m, n) * eps``)."""
-    if tol is not None:
-        if rtol is not None:
-            raise ValueError("matrix_rank: only one of rtol or tol may be specified")
-        rtol = tol
+    if tol is not None and rtol is not None:
+        raise ValueError("matrix_rank: only one of rtol or tol may be specified")
     M = _inexact("matrix_rank", M)
     if M.ndim < 2:
         return jr.any(uf.not_equal(M, 0)).astype(np.int32)
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
+    if tol is not None:
+        # tol is an absolute threshold, as NumPy's (and JAX 0.10.2: rank 4 for the 8x8
+        # Hilbert matrix with tol=1e-3, whose 4th singular value is 1.3e-3); it was relative
+        tol = jc.asarray(tol).astype(s.dtype)
+        return jr.sum(uf.greater(s, tol[..., None]), axis=-1)
     if rtol is None:
         rtol = max(M.shape[-2:]) * float(np.finfo(s.dtype).eps)
     rtol = jc.asarray(rtol).astype(s.dtype)
@@ -473,7 +476,8 @@ def _lstsq(a, b, rcond):
     eps = float(np.finfo(dtypes.to_real_dtype(a.dtype)).eps)
     u, s, vt = lax_linalg.svd(a, full_matrices=False)
     rcond = uf.where(uf.less(rcond, 0), eps, rcond).astype(s.dtype)
-    mask = uf.greater_equal(s, rcond * s[0]) if s.shape[0] else s > 0
+    # strict, as NumPy's gelsd and JAX: the zero matrix has rank 0 (and x = 0), not 1/0
+    mask = uf.greater(s, rcond * s[0]) if s.shape[0] else s > 0
     rank = jr.sum(mask)
     safe_s = uf.where(mask, s, 1).astype(a.dtype)
     s_inv = uf.where(mask, 1 / safe_s, 0)[:, None]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyjax._src.core import dtypes
 from pyjax._src.lax import linalg as lax_linalg
 from pyjax._src.numpy import creation as jc
 from pyjax._src.numpy import linalg as jla
@@ -25,7 +26,8 @@ def _matrix(name, a, square=True):
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """Cholesky factor of the Hermitian positive definite ``a``: upper unless ``lower``."""
     a = _matrix("cholesky", a)
-    l = lax_linalg.cholesky(a)
+    # one triangle is read (the other ignored), as SciPy and JAX: no symmetrization
+    l = lax_linalg.cholesky(a if lower else jla._H(a), symmetrize_input=False)
     return l if lower else jla._H(l)
 
 
@@ -38,15 +40,24 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     """Solve ``a @ x == b`` given ``cho_factor(a)``."""
     c, lower = c_and_lower
     c, b = jla._inexact("cho_solve", c, b)
-    vec = b.ndim == 1
-    x = b[:, None] if vec else b
-    if c.ndim != 2 or x.shape[0] != c.shape[0]:
-        raise ValueError(f"cho_solve: incompatible shapes, c {c.shape} and b {b.shape}")
+    c, x, vec = _batched_rhs("cho_solve", c, b)
     lo = lax_linalg.triangular_solve(c, x, left_side=True, lower=lower, transpose_a=not lower,
                                      conjugate_a=not lower)
     x = lax_linalg.triangular_solve(c, lo, left_side=True, lower=lower, transpose_a=lower,
                                     conjugate_a=lower)
-    return x[:, 0] if vec else x
+    return x[..., 0] if vec else x
+
+
+def _batched_rhs(name, a, b):
+    """``(a, x, vec)``: ``b`` of shape (..., n) (a stack of vectors) or (..., n, k), both
+    broadcast to one batch shape, as JAX's solvers take them."""
+    vec = b.ndim in (1, a.ndim - 1)
+    x = b[..., None] if vec else b
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or x.ndim < 2 or x.shape[-2] != a.shape[-1]:
+        raise ValueError(f"{name}: incompatible shapes, {a.shape} and b {b.shape}")
+    batch = np.broadcast_shapes(a.shape[:-2], x.shape[:-2])
+    return (js.broadcast_to(a, batch + a.shape[-2:]), js.broadcast_to(x, batch + x.shape[-2:]),
+            vec)
 
 
 _TRANS = {0: (False, False), "N": (False, False), 1: (True, False), "T": (True, False),
@@ -63,7 +74,7 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
         raise NotImplementedError("solve_triangular: the debug argument is not supported")
     a, b = jla._inexact("solve_triangular", a, b)
     transpose_a, conjugate_a = _TRANS[trans]
-    vec = b.ndim == a.ndim - 1
+    vec = b.ndim in (1, a.ndim - 1)
     x = b[..., None] if vec else b
     if a.ndim < 2 or a.shape[-1] != a.shape[-2] or x.shape[-2] != a.shape[-1]:
         raise ValueError(f"solve_triangular: incompatible shapes, a {a.shape} and b {b.shape}")
@@ -92,10 +103,8 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
         raise ValueError(f"Invalid 'trans' value {trans!r}: expected 0, 1 or 2")
     lu_, b = jla._inexact("lu_solve", lu_, b)
     n = lu_.shape[-1]
-    vec = b.ndim == 1
-    x = b[:, None] if vec else b
-    if lu_.ndim != 2 or x.shape[0] != n:
-        raise ValueError(f"lu_solve: incompatible shapes, lu {lu_.shape} and b {b.shape}")
+    lu_, x, vec = _batched_rhs("lu_solve", lu_, b)
+    piv = js.broadcast_to(piv, lu_.shape[:-1])
     perm = lax_linalg.lu_pivots_to_permutation(piv, n)
     if trans == 0:
         x = jla._lu_solve(lu_, perm, x)
@@ -105,9 +114,9 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
                                         conjugate_a=conj)
         x = lax_linalg.triangular_solve(lu_, x, left_side=True, lower=True, transpose_a=True,
                                         conjugate_a=conj, unit_diagonal=True)
-        pmat = uf.equal(perm[:, None], jc.arange(n, dtype=np.int32)).astype(lu_.dtype)
+        pmat = uf.equal(perm[..., :, None], jc.arange(n, dtype=np.int32)).astype(lu_.dtype)
         x = jp.matmul(jla._mT(pmat), x)
-    return x[:, 0] if vec else x
+    return x[..., 0] if vec else x
 
 
 def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
@@ -118,9 +127,11 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
     k = min(m, n)
     l = jc.tril(lu_[..., :, :k], -1) + jc.eye(m, k, dtype=a.dtype)
     u = jc.triu(lu_[..., :k, :])
-    p = jla._mT(uf.equal(perm[..., :, None], jc.arange(m, dtype=np.int32)).astype(a.dtype))
+    # p is real for complex a, as SciPy's and JAX's
+    p = jla._mT(uf.equal(perm[..., :, None], jc.arange(m, dtype=np.int32))
+                .astype(dtypes.to_real_dtype(a.dtype)))
     if permute_l:
-        return jp.matmul(p, l), u
+        return jp.matmul(p.astype(a.dtype), l), u
     return p, l, u
 
 
@@ -162,8 +173,6 @@ def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: boo
     if assume_a != "pos":
         return jla.solve(a, b)
     a, b = jla._inexact("solve", a, b)
-    if a.ndim != 2:
-        raise ValueError(f"solve(assume_a='pos') takes a 2-D a, got shape {a.shape}")
     c = lax_linalg.cholesky(a if lower else jla._H(a), symmetrize_input=False)
     return cho_solve((c, True), b)
 
@@ -184,7 +193,9 @@ def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a:
     a = _matrix("eigh", a)
     if subset_by_index is not None:
         subset_by_index = (int(subset_by_index[0]), int(subset_by_index[1]) + 1)
-    v, w = lax_linalg.eigh(a, lower=bool(lower), symmetrize_input=False,
+    # symmetrized as JAX's (not SciPy's one-triangle read): JAX 0.10.2 gives [0, 2] for
+    # [[1, 2], [0, 1]] with lower=True and with lower=False
+    v, w = lax_linalg.eigh(a, lower=bool(lower), symmetrize_input=True,
                            subset_by_index=subset_by_index)
     return w if eigvals_only else (w, v)
 

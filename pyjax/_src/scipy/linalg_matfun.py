@@ -133,7 +133,10 @@ def _triu_sqrt(t):
     def step(d, r):
         mask = _superdiagonal(n, d)
         safe = jnp.where(mask, denom, 1)
-        return jnp.where(mask, (t - r @ r) / safe, r)
+        num = t - r @ r
+        # 0/0 (a zero eigenvalue twice, nothing to fix) is 0, as SciPy and JAX: sqrtm(0) == 0
+        zero = (num == 0) & (safe == 0)
+        return jnp.where(mask, jnp.where(zero, 0, num / jnp.where(zero, 1, safe)), r)
     return fori_loop(1, n, step, jnp.diag(diag))
 
 
@@ -149,7 +152,10 @@ def _triu_funm(t, func):
 
     def step(d, f):
         mask = _superdiagonal(n, d)
-        return jnp.where(mask, (t @ f - f @ t) / jnp.where(mask, gap, 1), f)
+        # a repeated eigenvalue (gap 0) keeps the undivided sum, as SciPy and JAX: funm(0, exp)
+        # is the identity, not NaN
+        g = jnp.where(mask & (gap != 0), gap, 1)
+        return jnp.where(mask, (t @ f - f @ t) / g, f)
     return fori_loop(1, n, step, jnp.diag(fd))
 
 
@@ -245,7 +251,11 @@ def _expm_one(a, max_squarings):
             return jnp.linalg.solve(q, p)
         return run
     r = switch(index, [branch(m) for m, _ in thetas], scaled)
-    return fori_loop(0, max_squarings, lambda i, r: jnp.where(i < s, r @ r, r), r)
+    r = fori_loop(0, max_squarings, lambda i, r: jnp.where(i < s, r @ r, r), r)
+    # more squarings needed than allowed: NaN, as JAX 0.10.2 (which counts them with a floor:
+    # expm(30 * [[1, 2], [3, 4]], max_squarings=1) is NaN there, max_squarings=2 is not)
+    too_big = jnp.floor(jnp.log2(norm / top_theta)) > max_squarings
+    return jnp.where(too_big, jnp.asarray(np.nan, a.dtype), r)
 
 
 @compiled_when_eager("upper_triangular", "max_squarings")
@@ -260,6 +270,8 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     if max_squarings < 0:
         raise ValueError(f"expm: max_squarings must be >= 0, got {max_squarings}")
     batch = a.shape[:-2]
+    if a.size == 0:
+        return jnp.zeros(a.shape, a.dtype)
     flat = a.reshape((-1,) + a.shape[-2:])
     out = vmap(lambda x: _expm_one(x, max_squarings))(flat)
     return out.reshape(batch + a.shape[-2:])

@@ -669,9 +669,15 @@ def to_numeric_dtype(dtype: Any) -> np.dtype:
 
 
 def to_inexact_dtype(dtype: Any) -> np.dtype:
-    """Floating/complex dtypes unchanged; bool and integers -> the default float dtype."""
+    """Floating/complex dtypes unchanged; bool and integers of up to 32 bits -> float32;
+    64-bit integers -> the default float dtype (float64 with x64). JAX 0.10.2 maps them so
+    (observed: ``jnp.sin(int32 array)`` is float32 with x64 on, ``jnp.sin(int64)`` float64)."""
     dt = _to_np_dtype(dtype)
-    return dt if dt in _INEXACT_SET else default_float_dtype()
+    if dt in _INEXACT_SET:
+        return dt
+    if dt.itemsize >= 8:
+        return default_float_dtype()
+    return float32
 
 
 def to_complex_dtype(dtype: Any) -> np.dtype:

@@ -294,7 +294,7 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     def div(v):
         av = aval_of(v)
         if not dtypes.is_inexact(av.dtype):
-            v = ew.convert_element_type(v, dtypes.default_float_dtype())
+            v = ew.convert_element_type(v, dtypes.to_inexact_dtype(av.dtype))
             av = aval_of(v)
         return ew.div(v, np.asarray(n, av.dtype)[()] if not av.weak_type
                       else _weak_scalar(n, av))

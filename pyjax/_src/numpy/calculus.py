@@ -134,7 +134,8 @@ def gradient(f, *varargs, axis=None, edge_order=None):
     util.check_arraylike("gradient", f, *varargs)
     a = asarray(f)
     if not dtypes.issubdtype(a.dtype, np.inexact):
-        a = a.astype(dtypes.default_float_dtype())
+        # integers become float32 (int64: float64), or what the spacings promote them to
+        a = a.astype(dtypes.to_inexact_dtype(dtypes.result_type(a, *varargs)))
     if a.ndim == 0:
         raise ValueError("gradient requires an array of at least one dimension, got a scalar")
     axis_tuple = (tuple(range(a.ndim)) if axis is None
@@ -162,7 +163,9 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     (if given) or with uniform spacing ``dx``."""
     util.check_arraylike("trapezoid", y)
     if x is None:
-        y, dx_arr = (asarray(v) for v in util.promote_dtypes_inexact(asarray(y), dx))
+        # a scalar dx does not widen y (JAX: int32 y with dx=0.5 integrates in float32)
+        (y,) = util.promote_dtypes_inexact(asarray(y))
+        y, dx_arr = asarray(y), asarray(dx)
         axis = axes_mod.canonicalize_axis(axis, y.ndim, fun="trapezoid")
     else:
         util.check_arraylike("trapezoid", x)

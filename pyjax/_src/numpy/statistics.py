@@ -137,7 +137,11 @@ def _weighted_inverted_cdf(a2, w, qf, axes_shape, ignore_nan):
 
 @compiled_when_eager("axis", "method", "keepdims", "ignore_nan", "fun")
 def _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun, weights=None):
-    a, q = (asarray(v) for v in util.promote_dtypes_inexact(asarray(a), asarray(q)))
+    # the result has a's inexact dtype whatever q's is (JAX 0.10.2: int32 data and a float64
+    # q give float32)
+    (a,) = util.promote_dtypes_inexact(asarray(a))
+    a = asarray(a)
+    q = asarray(q).astype(a.dtype)
     if dtypes.issubdtype(a.dtype, np.complexfloating):
         raise ValueError(f"{fun} does not support complex input")
     nd = a.ndim

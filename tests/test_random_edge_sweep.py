@@ -1,0 +1,76 @@
+"""jax.random at its parameter edges: regressions for what the edge sweep found wrong
+(docs/random_edges.md). Fixed keys; SciPy distributions and finite differences of SciPy CDFs
+as oracles, with thresholds a correct sampler passes and the old behaviour failed."""
+import numpy as np
+import pytest
+from scipy import stats
+
+import pyjax
+import pyjax.numpy as jnp
+from pyjax import random
+
+KEY = random.key(3)
+
+
+def _fd_implicit_grad(cdf, x, a, h=1e-5):
+    """dx/da of a draw x = F^-1(u; a) at fixed u: -(dF/da) / (dF/dx), by central differences
+    in float64 (the implicit reparameterisation the samplers' gradients follow)."""
+    x = np.asarray(x, np.float64)
+    dfa = (cdf(x, a + h) - cdf(x, a - h)) / (2 * h)
+    hx = 1e-6 * np.maximum(x, 1e-30)
+    dfx = (cdf(x + hx, a) - cdf(x - hx, a)) / (2 * hx)
+    return -dfa / dfx
+
+
+# Before: grad through beta, dirichlet, t, chisquare, f, generalized_normal and ball raised
+# "div with a linear divisor cannot be transposed" (they differentiated the rejection loop
+# instead of the gamma primitive's implicit-gradient rule).
+def test_grad_through_samplers_built_on_gamma():
+    # beta(key) = Ga / (Ga + Gb) with log Ga = loggamma(split(key)[0], a), log Gb likewise:
+    # dx/da = dGa/da * Gb / (Ga + Gb)**2, dGa/da from SciPy's gamma CDF
+    a, b = 0.7, 2.0
+    k_a, k_b = random.split(KEY)
+    ga = np.exp(np.asarray(random.loggamma(k_a, a, (6,)), np.float64))
+    gb = np.exp(np.asarray(random.loggamma(k_b, b, (6,)), np.float64))
+    np.testing.assert_allclose(np.asarray(random.beta(KEY, a, b, (6,))), ga / (ga + gb),
+                               rtol=1e-5)
+    g = jax_grad_per_draw(lambda a: random.beta(KEY, a, b, (6,)), a)
+    dga = _fd_implicit_grad(lambda x, a: stats.gamma.cdf(x, a), ga, a)
+    np.testing.assert_allclose(g, dga * gb / (ga + gb) ** 2, rtol=2e-2, atol=1e-6)
+
+    # chisquare(key, df) = 2 Gamma(df / 2) under the same key: the chi2 CDF's relation
+    df = 3.0
+    x = np.asarray(random.chisquare(KEY, df, (6,)), np.float64)
+    g = jax_grad_per_draw(lambda d: random.chisquare(KEY, d, (6,)), df)
+    want = _fd_implicit_grad(lambda x, d: stats.chi2.cdf(x, d), x, df)
+    np.testing.assert_allclose(g, want, rtol=2e-2, atol=1e-6)
+
+    # dirichlet normalises the same per-coordinate gammas: a larger alpha_0 moves mass to
+    # coordinate 0; t and generalized_normal differentiate through their gamma draws
+    g = np.asarray(pyjax.grad(lambda al: random.dirichlet(KEY, al, (4,))[:, 0].sum())(
+        jnp.array([0.5, 1.0, 2.0])))
+    assert np.all(np.isfinite(g)) and g[0] > 0 > g[1] and g[2] < 0
+    for f in (lambda d: random.t(KEY, d, (3,)),
+              lambda p: random.generalized_normal(KEY, p, (3,))):
+        assert np.isfinite(float(pyjax.grad(lambda v: f(v).sum())(1.5)))
+
+
+def jax_grad_per_draw(sample, a):
+    """d draw_i / d a for each draw (the draws are independent of each other's a)."""
+    return np.asarray(pyjax.jacfwd(sample)(a), np.float64)
+
+
+# Before: NaN. A log-gamma draw whose exp underflows to 0 had slope 0/0; JAX 0.10.2 takes
+# x = finfo.tiny there (its grad of sum(loggamma(key(3), 1e-3, (4,))) is 270696.7).
+def test_loggamma_grad_finite_when_the_draw_underflows():
+    a = 1e-3
+    lg = np.asarray(random.loggamma(KEY, a, (4,)))
+    assert np.any(lg < np.log(np.finfo(np.float32).tiny))  # the case: exp(draw) == 0
+    g = jax_grad_per_draw(lambda a: random.loggamma(KEY, a, (4,)), a)
+    assert np.all(np.isfinite(g))
+    ok = lg > -80  # where exp(draw) is a normal float: d log x / da = (dx/da) / x
+    x = np.exp(lg[ok].astype(np.float64))
+    want = _fd_implicit_grad(lambda x, a: stats.gamma.cdf(x, a), x, a, h=1e-7) / x
+    np.testing.assert_allclose(g[ok], want, rtol=2e-2)
+    # chisquare (2 exp(loggamma(df/2))) inherits it: its grad was NaN too
+    assert np.isfinite(float(pyjax.grad(lambda d: random.chisquare(KEY, d, (4,)).sum())(2e-3)))

@@ -74,3 +74,45 @@ def test_loggamma_grad_finite_when_the_draw_underflows():
     np.testing.assert_allclose(g[ok], want, rtol=2e-2)
     # chisquare (2 exp(loggamma(df/2))) inherits it: its grad was NaN too
     assert np.isfinite(float(pyjax.grad(lambda d: random.chisquare(KEY, d, (4,)).sum())(2e-3)))
+
+
+# Before: float32 erf saturated at 0.99999982 from |x| ~ 3.83 on, erf(inf) included, so
+# truncated_normal(lower=10, upper=11) put every draw at 10.000001 where JAX's (same
+# erf(10/sqrt2) == 1) put them at 10.999999, and truncated_normal(-inf, inf) was cut at
+# +-5.07. The fix computes 1 - erfc(|x|) past 3.7: correctly rounded there, 1.0 from ~3.92 (JAX: from 3.66, jittery up to 3.92).
+def test_erf_float32_reaches_one():
+    from scipy import special
+    x = np.concatenate([np.linspace(3.0, 6.0, 301), [10.0, np.inf]]).astype(np.float32)
+    got = np.asarray(pyjax.lax.erf(jnp.asarray(x)))
+    want = special.erf(x.astype(np.float64))
+    np.testing.assert_array_less(np.abs(got - want), 2.5e-7)  # ~4 ulps below 1
+    assert np.all(got[x >= 4.0] == 1.0)
+    np.testing.assert_array_equal(np.asarray(pyjax.lax.erf(-jnp.asarray(x))), -got)
+    # the whole real line: exactly N(0, 1), none clamped at the old +-5.07
+    z = np.asarray(random.truncated_normal(KEY, -np.inf, np.inf, (20_000,)))
+    assert stats.kstest(z, stats.norm.cdf).pvalue > 1e-4
+    # both bounds past erf's saturation: draws stay inside (lower, upper), at the top as
+    # in JAX (its u == 1 gives erfinv(1) == inf, clamped to just below upper)
+    t = np.asarray(random.truncated_normal(KEY, 10.0, 11.0, (64,)))
+    assert np.all((t > 10) & (t < 11)) and np.all(t == np.nextafter(np.float32(11), 0))
+
+
+# Before: 8- and 16-bit randint drew 8/16-bit words (and its 2**(nbits/2) squared wrapped
+# to 0 in uint8); JAX 0.10.2 draws 32-bit words for them, so its values are the int32
+# draw's narrowed (observed for [-128, 127) int8, [0, 3) uint8, [-3, 3) int16).
+@pytest.mark.parametrize("lo, hi, dtype", [(-128, 127, jnp.int8), (0, 3, jnp.uint8),
+                                           (-3, 3, jnp.int16), (-5, 300, jnp.uint8)])
+def test_randint_narrow_dtypes_draw_32_bit_words(lo, hi, dtype):
+    got = np.asarray(random.randint(KEY, (4000,), lo, hi, dtype=dtype))
+    assert got.dtype == np.dtype(dtype)
+    info = np.iinfo(dtype)
+    clo, chi = max(lo, int(info.min)), min(hi, int(info.max) + 1)
+    wide = np.asarray(random.randint(KEY, (4000,), clo, chi, dtype=jnp.int32))
+    np.testing.assert_array_equal(got, wide.astype(dtype))
+    counts = np.bincount(got.astype(np.int64) - clo, minlength=chi - clo)
+    assert len(counts) == chi - clo and stats.chisquare(counts).pvalue > 1e-6
+
+
+def test_categorical_refuses_integer_logits_as_jax():
+    with pytest.raises(ValueError, match="must be a float dtype, got int32"):
+        random.categorical(KEY, jnp.array([0, 1, 2]))

@@ -116,3 +116,17 @@ def test_randint_narrow_dtypes_draw_32_bit_words(lo, hi, dtype):
 def test_categorical_refuses_integer_logits_as_jax():
     with pytest.raises(ValueError, match="must be a float dtype, got int32"):
         random.categorical(KEY, jnp.array([0, 1, 2]))
+
+
+# Before: orthogonal(..., m=5) raised TypeError (JAX 0.10.2 takes m: n x m matrices with
+# orthonormal rows when n < m, columns when n > m).
+@pytest.mark.parametrize("n, m", [(3, 5), (5, 3), (1, 1)])
+def test_orthogonal_rectangular(n, m):
+    q = np.asarray(random.orthogonal(KEY, n, (2,), m=m))
+    assert q.shape == (2, n, m) and q.dtype == np.float32
+    q = q.astype(np.float64)
+    small = min(n, m)
+    gram = q @ np.swapaxes(q, -1, -2) if n < m else np.swapaxes(q, -1, -2) @ q
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(small), (2, small, small)),
+                               atol=1e-5)
+    assert not np.allclose(q[0], q[1])  # two draws, not one repeated

@@ -741,23 +741,27 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     return _multivariate_normal_jit(kd, shape, dtype, method, mean, cov)
 
 
-@functools.partial(jit, static_argnums=(1, 2, 3))
-def _orthogonal_jit(kd, n, shape, dtype):
-    z = normal_core(kd, tuple(shape) + (n, n), dtype)
+@functools.partial(jit, static_argnums=(1, 2, 3, 4))
+def _orthogonal_jit(kd, n, m, shape, dtype):
+    # a tall Gaussian matrix's QR; the n < m case is the transpose of the m x n one
+    z = normal_core(kd, tuple(shape) + (max(n, m), min(n, m)), dtype)
     q, r = jla.qr(z)
     d = jla.diagonal(r)
-    return jnp.multiply(q, jnp.divide(d, jnp.abs(d).astype(dtype))[..., None, :])
+    q = jnp.multiply(q, jnp.divide(d, jnp.abs(d).astype(dtype))[..., None, :])
+    return jshape.swapaxes(q, -1, -2) if n < m else q
 
 
-def orthogonal(key, n, shape=(), dtype=float):
+def orthogonal(key, n, shape=(), dtype=float, m=None):
     """Sample ``n x n`` matrices uniformly (Haar) from the orthogonal group O(n), or from the
     unitary group U(n) for a complex ``dtype`` (Mezzadri 2007: QR of a Gaussian matrix with
-    the signs of ``diag(r)`` folded into ``q``)."""
+    the signs of ``diag(r)`` folded into ``q``). With ``m``, ``n x m`` matrices with
+    orthonormal columns (``n >= m``) or rows (``n < m``)."""
     shape = canonical_shape("orthogonal", shape)
     kd, _ = check_key("orthogonal", key)
     dtype = float_dtype("orthogonal", dtype, allow_complex=True)
     n = canonical_shape("orthogonal", (n,), "n")[0]
-    return _orthogonal_jit(kd, n, shape, dtype)
+    m = n if m is None else canonical_shape("orthogonal", (m,), "m")[0]
+    return _orthogonal_jit(kd, n, m, shape, dtype)
 
 
 __all__ = ["bits", "uniform", "normal", "randint", "permutation", "choice",

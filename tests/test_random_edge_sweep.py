@@ -130,3 +130,13 @@ def test_orthogonal_rectangular(n, m):
     np.testing.assert_allclose(gram, np.broadcast_to(np.eye(small), (2, small, small)),
                                atol=1e-5)
     assert not np.allclose(q[0], q[1])  # two draws, not one repeated
+
+
+# The samplers moved onto random_gamma_p batch through its rule: one draw per key as a loop.
+def test_vmap_of_gamma_built_samplers_is_a_loop_over_keys():
+    keys = random.split(random.key(7), 3)
+    for f in (lambda k: random.beta(k, 0.5, 2.0, (2,)),
+              lambda k: random.dirichlet(k, jnp.array([0.5, 1.0, 2.0])),
+              lambda k: random.t(k, 3.0, (2,))):
+        loop = np.stack([np.asarray(f(keys[i])) for i in range(3)])
+        np.testing.assert_array_equal(np.asarray(pyjax.vmap(f)(keys)), loop)

@@ -63,6 +63,27 @@ def _square_lower(ctx, x):
     return ctx.op("stablehlo.multiply", [x, x], ctx.avals_out[0])
 
 
+# The plugin's float32 chlo.erf clamps its argument near 3.83 and so never reaches 1:
+# erf(inf) came out 0.99999982 (JAX: 1.0), which put truncated_normal's far-tail draws at
+# the wrong end of their interval. Past 3.7, 1 - erfc(|x|) (erfc matches JAX bit for bit)
+# rounds to 1 from about 3.92 on, as JAX's erf does; below, chlo.erf gives JAX's bits.
+_ERF_VIA_ERFC_FROM = 3.7
+
+
+def _erf_lower(ctx, x):
+    out = ctx.avals_out[0]
+    erf = ctx.op("chlo.erf", [x], out)
+    if out.dtype != np.float32:
+        return erf
+    ax = ctx.op("stablehlo.abs", [x], out)
+    tail = ctx.op("stablehlo.subtract", [ctx.constant(np.ones(out.shape, np.float32), out),
+                                         ctx.op("chlo.erfc", [ax], out)], out)
+    tail = ctx.op("stablehlo.multiply", [ctx.op("stablehlo.sign", [x], out), tail], out)
+    far = base.compare(ctx, ax, ctx.constant(np.full(out.shape, _ERF_VIA_ERFC_FROM,
+                                                     np.float32), out), "GT")
+    return ctx.op("stablehlo.select", [far, tail, erf], out)
+
+
 def _conj_lower(ctx, x):
     out = ctx.avals_out[0]
     if not dtypes.is_complex(x.aval.dtype):
@@ -191,7 +212,7 @@ _unary = [
     ("rsqrt", INEXACT, _std_lower("stablehlo.rsqrt"), None),
     ("cbrt", FLOAT, _std_lower("stablehlo.cbrt"), None),
     ("square", NUM, _square_lower, None),
-    ("erf", FLOAT, _std_lower("chlo.erf"), None),
+    ("erf", FLOAT, _with_operands_broadcast(lambda ctx, x: _erf_lower(ctx, x)), None),
     ("erfc", FLOAT, _std_lower("chlo.erfc"), None),
     ("erf_inv", FLOAT, lambda ctx, x: lgamma_erfinv.lower_erf_inv(ctx, x), None),
     ("lgamma", FLOAT, lambda ctx, x: lgamma_erfinv.lower_lgamma(ctx, x), None),

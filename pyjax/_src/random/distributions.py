@@ -339,8 +339,14 @@ def _randint_jit(kd, shape, minval, maxval, dtype):
     maxval = _as_int_array(maxval)
     imax = jcr.asarray(np.array(dtypes.iinfo(dtype).max, dtype))
     maxval_out_of_range = jnp.greater(maxval, _convert_and_clip_integer(imax, dtype_of(maxval)))
-    minval = bcast_to(_convert_and_clip_integer(minval, dtype), shape)
-    maxval = bcast_to(_convert_and_clip_integer(maxval, dtype), shape)
+    out_dtype = dtype
+    if dtypes.iinfo(dtype).bits < 32:
+        # JAX 0.10.2 draws 32-bit words for 8- and 16-bit dtypes too: work in 32 bits on
+        # bounds clipped to the dtype's range, then narrow (same values as JAX's)
+        dtype = np.dtype(np.uint32 if dtypes.issubdtype(dtype, np.unsignedinteger)
+                         else np.int32)
+    minval = bcast_to(convert(_convert_and_clip_integer(minval, out_dtype), dtype), shape)
+    maxval = bcast_to(convert(_convert_and_clip_integer(maxval, out_dtype), dtype), shape)
     maxval_out_of_range = bcast_to(maxval_out_of_range, shape)
     nbits = dtypes.iinfo(dtype).bits
     # twice the bits the dtype needs, to shrink the modulo bias of spans not a power of 2
@@ -361,7 +367,7 @@ def _randint_jit(kd, shape, minval, maxval, dtype):
     offset = lax.add(lax.mul(lax.rem(higher_bits, span), multiplier),
                      lax.rem(lower_bits, span))
     offset = lax.rem(offset, span)
-    return lax.add(minval, convert(offset, dtype))
+    return convert(lax.add(minval, convert(offset, dtype)), out_dtype)
 
 
 def randint(key, shape, minval, maxval, dtype=int):
@@ -642,7 +648,9 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     check_arraylike("categorical", logits)
     logits = jcr.asarray(logits)
     if not dtypes.issubdtype(logits.dtype, np.floating):
-        logits = logits.astype(dtypes.canonicalize_dtype(float))
+        # JAX 0.10.2 draws its Gumbel noise in the logits' dtype and refuses integers so
+        raise ValueError(f"dtype argument to `gumbel` must be a float dtype, got "
+                         f"{logits.dtype.name}")
     nd = logits.ndim
     if nd == 0:
         raise ValueError("categorical: logits must have at least one dimension")
@@ -733,23 +741,27 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     return _multivariate_normal_jit(kd, shape, dtype, method, mean, cov)
 
 
-@functools.partial(jit, static_argnums=(1, 2, 3))
-def _orthogonal_jit(kd, n, shape, dtype):
-    z = normal_core(kd, tuple(shape) + (n, n), dtype)
+@functools.partial(jit, static_argnums=(1, 2, 3, 4))
+def _orthogonal_jit(kd, n, m, shape, dtype):
+    # a tall Gaussian matrix's QR; the n < m case is the transpose of the m x n one
+    z = normal_core(kd, tuple(shape) + (max(n, m), min(n, m)), dtype)
     q, r = jla.qr(z)
     d = jla.diagonal(r)
-    return jnp.multiply(q, jnp.divide(d, jnp.abs(d).astype(dtype))[..., None, :])
+    q = jnp.multiply(q, jnp.divide(d, jnp.abs(d).astype(dtype))[..., None, :])
+    return jshape.swapaxes(q, -1, -2) if n < m else q
 
 
-def orthogonal(key, n, shape=(), dtype=float):
+def orthogonal(key, n, shape=(), dtype=float, m=None):
     """Sample ``n x n`` matrices uniformly (Haar) from the orthogonal group O(n), or from the
     unitary group U(n) for a complex ``dtype`` (Mezzadri 2007: QR of a Gaussian matrix with
-    the signs of ``diag(r)`` folded into ``q``)."""
+    the signs of ``diag(r)`` folded into ``q``). With ``m``, ``n x m`` matrices with
+    orthonormal columns (``n >= m``) or rows (``n < m``)."""
     shape = canonical_shape("orthogonal", shape)
     kd, _ = check_key("orthogonal", key)
     dtype = float_dtype("orthogonal", dtype, allow_complex=True)
     n = canonical_shape("orthogonal", (n,), "n")[0]
-    return _orthogonal_jit(kd, n, shape, dtype)
+    m = n if m is None else canonical_shape("orthogonal", (m,), "m")[0]
+    return _orthogonal_jit(kd, n, m, shape, dtype)
 
 
 __all__ = ["bits", "uniform", "normal", "randint", "permutation", "choice",

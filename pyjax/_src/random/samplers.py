@@ -119,9 +119,21 @@ def _random_gamma_jvp(primals, tangents, *, log_space):
     out = random_gamma_p.bind(kd, a, log_space=log_space)
     if type(ta) is Zero:
         return out, Zero(aval_of(out))
-    x = lax.exp(out) if log_space else out
-    dout = special.random_gamma_grad(a, x)
-    return out, lax.mul(ta, lax.div(dout, x) if log_space else dout)
+    return out, lax.mul(ta, _gamma_sample_grad(a, out, log_space))
+
+
+def _gamma_sample_grad(a, out, log_space):
+    """d out / d a for gamma draws ``out`` (their logs with ``log_space``). In log space
+    d log(x) = dx / x, with an ``x = exp(out)`` that underflowed to 0 taken as the smallest
+    normal float, as JAX does (a finite slope where 0 / 0 would give NaN)."""
+    if not log_space:
+        return special.random_gamma_grad(a, out)
+    dtype = dtype_of(out)
+    x = lax.exp(out)
+    x = lax.select(lax.eq(x, const(dtype, 0)),
+                   shape_ops.full(aval_of(x).shape, const(dtype, dtypes.finfo(dtype).tiny), dtype),
+                   x)
+    return lax.div(special.random_gamma_grad(a, x), x)
 
 
 def _random_gamma_batch(args, dims, *, log_space):
@@ -161,6 +173,12 @@ random_gamma_p = Primitive(
     jvp=_random_gamma_jvp, batch=_random_gamma_batch,
     sharding_rule=replicated_results)
 
+def gamma_draws(kd, a, log_space):
+    """``gamma_core`` through ``random_gamma_p``, so that derivatives in ``a`` take the
+    primitive's implicit-reparameterisation rule (differentiating the rejection loop itself
+    fails: its tangent is not linear)."""
+    return random_gamma_p.bind(kd, a, log_space=bool(log_space))
+
 
 @functools.partial(jit, static_argnums=(1, 2, 3))
 def _gamma_jit(kd, shape, dtype, log_space, a):
@@ -184,12 +202,7 @@ def _gamma_sample_jvp(shape, dtype, log_space, primals, tangents):
     out = _gamma_sample(kd, a, shape, dtype, log_space)
     a = bcast_to(convert(a, dtype), shape)
     ta = bcast_to(convert(ta, dtype), shape)
-    if log_space:
-        x = lax.exp(out)
-        dout = lax.div(special.random_gamma_grad(a, x), x)
-    else:
-        dout = special.random_gamma_grad(a, out)
-    return out, lax.mul(ta, dout)
+    return out, lax.mul(ta, _gamma_sample_grad(a, out, log_space))
 
 
 def gamma(key, a, shape=None, dtype=float):
@@ -210,8 +223,8 @@ def _beta_jit(kd, shape, dtype, a, b):
     a = bcast_to(convert(a, dtype), shape)
     b = bcast_to(convert(b, dtype), shape)
     key_a, key_b = split_keys(kd, 2)
-    log_ga = gamma_core(key_a, a, True)
-    log_gb = gamma_core(key_b, b, True)
+    log_ga = gamma_draws(key_a, a, True)
+    log_gb = gamma_draws(key_b, b, True)
     # ga / (ga + gb) without losing precision
     log_max = lax.max(log_ga, log_gb)
     ga = lax.exp(lax.sub(log_ga, log_max))
@@ -229,7 +242,7 @@ def beta(key, a, b, shape=None, dtype=float):
 def _dirichlet_jit(kd, shape, dtype, alpha):
     alpha = convert(alpha, dtype)
     full = tuple(shape) + tuple(aval_of(alpha).shape[-1:])
-    log_g = gamma_core(kd, bcast_to(alpha, full), True)
+    log_g = gamma_draws(kd, bcast_to(alpha, full), True)
     # softmax along the last axis
     m = jred.max(log_g, axis=-1, keepdims=True)
     e = jnp.exp(jnp.subtract(log_g, m))
@@ -259,7 +272,7 @@ def _t_jit(kd, shape, dtype, df):
     key_n, key_g = split_keys(kd, 2)
     n = normal_core(key_n, shape, dtype)
     half_df = lax.div(df, const(dtype, 2))
-    g = gamma_core(key_g, half_df, False)
+    g = gamma_draws(key_g, half_df, False)
     return lax.mul(n, lax.sqrt(lax.div(half_df, g)))
 
 
@@ -273,7 +286,7 @@ def t(key, df, shape=(), dtype=float):
 @functools.partial(jit, static_argnums=(1, 2))
 def _chisquare_jit(kd, shape, dtype, df):
     half_df = lax.div(bcast_to(convert(df, dtype), shape), const(dtype, 2))
-    return lax.mul(lax.exp(gamma_core(kd, half_df, True)), const(dtype, 2))
+    return lax.mul(lax.exp(gamma_draws(kd, half_df, True)), const(dtype, 2))
 
 
 def chisquare(key, df, shape=None, dtype=float):
@@ -288,8 +301,8 @@ def _f_jit(kd, shape, dtype, dfnum, dfden):
     dfnum = bcast_to(convert(dfnum, dtype), shape)
     two = const(dtype, 2)
     key_dfd, key_dfn = split_keys(kd, 2)
-    chi2_num = lax.mul(lax.exp(gamma_core(key_dfn, lax.div(dfnum, two), True)), two)
-    chi2_den = lax.mul(lax.exp(gamma_core(key_dfd, lax.div(dfden, two), True)), two)
+    chi2_num = lax.mul(lax.exp(gamma_draws(key_dfn, lax.div(dfnum, two), True)), two)
+    chi2_den = lax.mul(lax.exp(gamma_draws(key_dfd, lax.div(dfden, two), True)), two)
     return lax.div(lax.div(chi2_num, dfnum), lax.div(chi2_den, dfden))
 
 
@@ -304,7 +317,7 @@ def generalized_normal_core(kd, p, shape, dtype):
     per-element set-up over the whole (constant) shape array, slowly."""
     k_g, k_r = split_keys(kd, 2)
     inv_p = lax.div(const(dtype, 1), convert(p, dtype))
-    g = gamma_core(k_g, bcast_to(inv_p, shape), False)
+    g = gamma_draws(k_g, bcast_to(inv_p, shape), False)
     r = rademacher_core(k_r, shape, dtype)
     return lax.mul(r, lax.pow(g, bcast_to(inv_p, shape)))
 

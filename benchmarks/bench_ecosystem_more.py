@@ -1,5 +1,5 @@
 """Three programs of tests/ecosystem/test_ecosystem_more.py at a benchmark size, under pyjax
-(``pyjax.install_as_jax()``) and under real JAX (a subprocess with /tmp/jaxvenv/bin/python or
+(``pyjax.install_as_jax()``) and under real JAX (a subprocess with benchmarks/.jaxvenv or
 $JAX_PYTHON, skipped when absent), rounds interleaved so both sides see the same load:
 
     python benchmarks/bench_ecosystem_more.py [--rounds 3]

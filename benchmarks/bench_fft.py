@@ -1,6 +1,6 @@
 """FFT benchmarks (run by hand): a jitted ``fft`` of complex64[2**20] and ``rfft2`` of
 f32[1024, 1024], and the ``welch`` and ``fftconvolve`` built on them, side by side with
-numpy.fft and scipy.fft, and JAX in a subprocess (``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON;
+numpy.fft and scipy.fft, and JAX in a subprocess (benchmarks/.jaxvenv (``sh benchmarks/setup_jax_side.sh``) or $JAX_PYTHON;
 skipped when absent). Times are the minimum of 20 calls in milliseconds (``block_until_ready``);
 the two sides alternate in rounds (``--rounds``, default 3) and the best round is kept.
 

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-JAX_PYTHON = "/tmp/jaxvenv/bin/python"
+from timing import JAX_PYTHON  # noqa: E402
 
 COMMON = r"""
 import json, os, sys, time, threading

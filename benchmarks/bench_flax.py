@@ -1,5 +1,5 @@
 """flax.linen + optax under pyjax (``pyjax.install_as_jax()``) against the same program on real
-JAX (run by hand; the JAX side runs in a subprocess with ``/tmp/jaxvenv/bin/python`` or
+JAX (run by hand; the JAX side runs in a subprocess with benchmarks/.jaxvenv's Python or
 $JAX_PYTHON and is skipped when absent or when optax/flax are not installed there).
 
     python benchmarks/bench_flax.py [--rounds 3] [--imports 5]

@@ -4,7 +4,7 @@ matrix product (TFLOP/s). One script for a session that is lent a GPU (docs/gpu.
     python benchmarks/bench_gpu.py            # from the repository root
 
 Each side runs in its own subprocess, one after the other (each takes most of the GPU's
-memory, as JAX does by default). The JAX side uses $JAX_PYTHON, else /tmp/jaxvenv/bin/python,
+memory, as JAX does by default). The JAX side uses $JAX_PYTHON, else benchmarks/.jaxvenv (setup_jax_side.sh),
 else this interpreter if it can import jax; it is skipped when none has a GPU JAX. Without a
 GPU for pyjax the script says "no GPU" and exits 0.
 """
@@ -17,6 +17,8 @@ import sys
 import time
 
 import numpy as np
+
+from timing import JAX_PYTHON  # noqa: E402
 
 HERE = os.path.abspath(__file__)
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -143,7 +145,7 @@ def run_side(lib):
 # --- the driver ---------------------------------------------------------------------------------
 
 def _jax_python():
-    for cand in (os.environ.get("JAX_PYTHON"), "/tmp/jaxvenv/bin/python"):
+    for cand in (JAX_PYTHON,):
         if cand and os.path.exists(cand):
             return cand
     if importlib.util.find_spec("jax") is not None:   # finds, does not import

@@ -1,5 +1,5 @@
 """What ``jit(f).lower(x).as_text(dialect="hlo")`` costs (run by hand), side by side with JAX in
-a subprocess (``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON; skipped when absent). pyjax gets the
+a subprocess (benchmarks/.jaxvenv (``sh benchmarks/setup_jax_side.sh``) or $JAX_PYTHON; skipped when absent). pyjax gets the
 HLO from one more XLA compile with dump options (PJRT has no call for the translation alone);
 JAX translates in-process. Each measurement lowers afresh (a new ``jit``), so nothing is cached
 but the traced primitives' rules. The sides alternate in rounds (``--rounds``, default 3);

@@ -1,7 +1,7 @@
 """``import pyjax`` against ``import jax`` (and their parts), fresh processes, best of N.
 
 Run by hand from the repository root: ``python benchmarks/bench_import.py [N]``.
-The JAX side runs with /tmp/jaxvenv/bin/python when it exists and is skipped otherwise.
+The JAX side runs with benchmarks/.jaxvenv (setup_jax_side.sh) or $JAX_PYTHON when it exists and is skipped otherwise.
 Bytecode caches are allowed (PYTHONDONTWRITEBYTECODE is unset) and a first, untimed import
 writes them: an installed package has them, and without them pyjax's time is mostly the
 compilation of its ~180 modules. Wall time is what a user waits; CPU time (user + system of
@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-JAX_PYTHON = "/tmp/jaxvenv/bin/python"
+from timing import JAX_PYTHON  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CODE = ("import time; t = time.perf_counter(); c = time.process_time(); import {mod}; "
          "print(time.perf_counter() - t, time.process_time() - c)")
@@ -55,7 +55,7 @@ def main():
         (pw, pc), (jw, jc) = results["pyjax"], results["jax"]
         print(f"pyjax / jax: wall {pw / jw:.2f}x, cpu {pc / jc:.2f}x (goal <= 0.35x)")
     else:
-        print("JAX not installed at /tmp/jaxvenv: no side-by-side ratio")
+        print(f"JAX not installed at {JAX_PYTHON}: no side-by-side ratio")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """pyjax and JAX 0.10.2 timed in alternating short bursts (run by hand), for a shared machine
 whose load moves faster than one benchmark round: this process runs pyjax, a JAX worker
-(``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON, ``--worker-jax``; skipped when absent) runs the
+(benchmarks/.jaxvenv (``sh benchmarks/setup_jax_side.sh``) or $JAX_PYTHON, ``--worker-jax``; skipped when absent) runs the
 same workloads, and each round asks both sides in turn (alternating who goes first) for a few
 calls of every workload. Prints, per workload and side, the min and median wall time and the
 median CPU time of the process per call (ms), and the pyjax/JAX ratios.

@@ -20,7 +20,7 @@ Milliseconds per call: the minimum of 10 calls after a warm-up call, and for pyj
 first call (trace + compile + run); with ``--rounds R`` pyjax and the JAX subprocess alternate
 R times and each cell keeps its best round (the machine is shared: min and ratios are steadier
 than medians). JAX runs in a subprocess with the interpreter given by ``--jax``
-(default ``/tmp/jaxvenv/bin/python`` when it exists): pyjax never imports jax. docs/linalg.md
+(default benchmarks/.jaxvenv, made by setup_jax_side.sh, when it exists): pyjax never imports jax. docs/linalg.md
 records the numbers and what each primitive is computed with.
 """
 import json
@@ -32,13 +32,13 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import best_ms as ms, print_table  # noqa: E402
+from timing import JAX_PYTHON as _DEFAULT_JAX_PYTHON, best_ms as ms, print_table  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 SIZES = (64, 128) if QUICK else (64, 256, 512)
 N_SYS = 1000 if QUICK else 10000
 JAX_PYTHON = (sys.argv[sys.argv.index("--jax") + 1] if "--jax" in sys.argv
-              else "/tmp/jaxvenv/bin/python")
+              else _DEFAULT_JAX_PYTHON)
 
 
 def inputs(n):

@@ -1,5 +1,5 @@
 """Structured linear algebra, ms per jitted call (median), side by side with SciPy and with
-JAX 0.10.2 when /tmp/jaxvenv exists (run in a subprocess): tridiagonal_solve, hessenberg,
+JAX 0.10.2 when benchmarks/.jaxvenv (setup_jax_side.sh) exists (run in a subprocess): tridiagonal_solve, hessenberg,
 tridiagonal, schur, cholesky_update, expm, sqrtm, cg, gmres. Also prints the accuracy of each
 pyjax result against SciPy in float64.
 
@@ -7,6 +7,7 @@ pyjax result against SciPy in float64.
 """
 import json
 import os
+import tempfile
 import subprocess
 import sys
 import textwrap
@@ -97,7 +98,7 @@ def run(python, mod, path):
 
 def main():
     data = inputs()
-    path = "/tmp/bench_linalg_structured.npz"
+    path = os.path.join(tempfile.mkdtemp(), "bench_linalg_structured.npz")
     np.savez(path, **data)
     scipy_ms, scipy_vals = {}, {}
     for name, (_, expr) in CASES.items():
@@ -107,7 +108,7 @@ def main():
     results = {"SciPy": scipy_ms}
     py_ms, py_vals = run(sys.executable, "pyjax", path)
     results["pyjax"] = {k: v for k, v in py_ms.items() if v is not None}
-    jax_python = "/tmp/jaxvenv/bin/python"
+    from timing import JAX_PYTHON as jax_python
     if os.path.exists(jax_python):
         jax_ms, _ = run(jax_python, "jax", path)
         results["JAX"] = {k: v for k, v in jax_ms.items() if v is not None}

@@ -1,6 +1,6 @@
 """Neural-network benchmarks (run by hand): a CNN training step and the first convolution's
 forward pass, side by side with NumPy (im2col + matmul for the convolution), JAX in a
-subprocess (``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON) and PyTorch when installed (each skipped
+subprocess (benchmarks/.jaxvenv (``sh benchmarks/setup_jax_side.sh``) or $JAX_PYTHON) and PyTorch when installed (each skipped
 otherwise). pyjax and JAX alternate in rounds (``--rounds``, default 3); each cell is the
 minimum over all rounds of the per-call times.
 

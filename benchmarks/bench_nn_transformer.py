@@ -1,7 +1,7 @@
 """A pre-LayerNorm transformer block (run by hand): d_model 256, 4 heads, sequence 128,
 batch 8, gelu MLP 1024, causal attention. Forward pass and a ``jit(grad)`` + SGD training step
 (ms), side by side with NumPy (forward only: it has no autodiff) and JAX in a subprocess
-(``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON; skipped when absent). pyjax and JAX alternate in
+(benchmarks/.jaxvenv (``sh benchmarks/setup_jax_side.sh``) or $JAX_PYTHON; skipped when absent). pyjax and JAX alternate in
 rounds (``--rounds``, default 3); each cell is the minimum over rounds of min-of-10 times.
 
     python benchmarks/bench_nn_transformer.py [--rounds 3]

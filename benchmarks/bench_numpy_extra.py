@@ -1,6 +1,6 @@
 """Benchmarks of the jnp functions added for JAX's full ``jax.numpy`` surface (run by hand),
 each jitted on 10^6 elements, side by side with NumPy and JAX (in a subprocess with
-``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON; skipped when absent).
+benchmarks/.jaxvenv (``sh benchmarks/setup_jax_side.sh``) or $JAX_PYTHON; skipped when absent).
 
     python benchmarks/bench_numpy_extra.py [--n 1000000] [--rounds 3]
 

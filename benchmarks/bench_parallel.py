@@ -1,7 +1,7 @@
 """Parallelism benchmarks (run by hand, 8 virtual CPU devices): the seeds' data-parallel
 example (784-512-512-10 MLP, batch 1024) as a cached SPMD jit(grad) call against the
 one-device jit(grad), a cached pmap of psum on f32[8,1024], and NumPy doing the same work.
-JAX 0.10.2 is timed side by side in a subprocess (``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON,
+JAX 0.10.2 is timed side by side in a subprocess (benchmarks/.jaxvenv (``sh benchmarks/setup_jax_side.sh``) or $JAX_PYTHON,
 ``--xla_force_host_platform_device_count=8``), the two sides alternating round by round so
 both see the same load; the table gives min and median over rounds of each round's best
 wall time, and (rows ending in CPU) the process CPU time per call, all threads included.

@@ -25,7 +25,7 @@ the first side's ratio to each other side. Trust the mins and the ratios more th
 when the machine is busy.
 
 A side is ``NAME=LIB[@PLUGIN][{compiler options JSON}][;VAR=VALUE...]``: LIB is ``pyjax`` or
-``jax`` (JAX runs with ``/tmp/jaxvenv/bin/python``, skipped when that interpreter or its jax is
+``jax`` (JAX runs with benchmarks/.jaxvenv's Python, skipped when that interpreter or its jax is
 missing); PLUGIN sets ``PYJAX_PLUGIN_PATH`` for that worker; the JSON replaces pyjax's default
 compile-option overrides (``runtime/compile_options.DEFAULT_OPTION_OVERRIDES``) in that worker,
 to weigh one option at a time; each ``;VAR=VALUE`` sets an environment variable of that worker
@@ -46,7 +46,7 @@ import subprocess
 import sys
 import time
 
-JAX_PYTHON = "/tmp/jaxvenv/bin/python"
+from timing import JAX_PYTHON  # noqa: E402
 
 SIZES = [784, 512, 512, 10]
 SGD_BATCH, FWD_BATCH, LR = 128, 32, 0.01

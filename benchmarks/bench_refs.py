@@ -1,5 +1,5 @@
 """Mutable array references (`jax.new_ref`) in pyjax against real JAX (run by hand; the JAX
-side runs in a subprocess with ``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON, skipped when absent).
+side runs in a subprocess with benchmarks/.jaxvenv (``sh benchmarks/setup_jax_side.sh``) or $JAX_PYTHON, skipped when absent).
 
     python benchmarks/bench_refs.py [--rounds 5]
 

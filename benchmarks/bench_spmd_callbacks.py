@@ -1,7 +1,7 @@
 """Host callbacks in SPMD programs (run by hand, 8 virtual CPU devices): a cached jitted
 ``pure_callback`` (the identity on the host, then ``+ x``) on f32[8,1024] split over 8 devices
 on ``P('x')`` (Explicit axes), against the same call on one device. JAX 0.10.2 is timed side
-by side in a subprocess (``/tmp/jaxvenv/bin/python`` or $JAX_PYTHON), the two sides
+by side in a subprocess (benchmarks/.jaxvenv (``sh benchmarks/setup_jax_side.sh``) or $JAX_PYTHON), the two sides
 alternating round by round; the table gives min and median over rounds of each round's
 best-of mean per call.
 

@@ -51,7 +51,10 @@ def print_table(results, rows=None, label="measurement", width=45, cell=12, digi
 # A benchmark written once against a JAX-like module runs itself again under JAX's interpreter
 # with ``--worker-jax``; that run prints its results as one JSON line, read back here.
 
-JAX_PYTHON = os.environ.get("JAX_PYTHON", "/tmp/jaxvenv/bin/python")
+# made by benchmarks/setup_jax_side.sh; $JAX_PYTHON names another JAX interpreter
+JAX_PYTHON = (os.environ.get("JAX_PYTHON")
+              or os.path.join(os.path.dirname(os.path.abspath(__file__)), ".jaxvenv", "bin",
+                              "python"))
 IS_JAX_WORKER = "--worker-jax" in sys.argv
 
 

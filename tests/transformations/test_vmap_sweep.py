@@ -1,0 +1,49 @@
+"""``vmap`` of composite public functions against a Python loop of unbatched calls.
+
+Primitives are batched one by one by the registry walks; these are the cases where a function
+built from many of them (or its unbatched path) gave a different number, dtype or shape than
+stacking the per-example results, found by a sweep over the public API (see docs/vmap_sweep.md).
+Each case runs ``vmap`` eagerly and under ``jit`` with the batch axis in a non-leading position
+where that matters. Where the loop of unbatched calls itself was wrong, the value JAX 0.10.2
+gives is quoted ("JAX: ...").
+"""
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as jnp
+
+
+def _stack(outs, axis):
+    leaves = [pyjax.tree_util.tree_leaves(o) for o in outs]
+    return [np.stack([np.asarray(l[k]) for l in leaves], axis=axis) for k in range(len(leaves[0]))]
+
+
+def check_vmap(f, args, in_axes, out_axes=0, rtol=1e-6):
+    """vmap(f) eagerly and under jit equals stacking f over the batch (values, dtypes, shapes)."""
+    sizes = {np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None}
+    (size,) = sizes
+    per = [f(*[a if ax is None else np.take(a, i, axis=ax) for a, ax in zip(args, in_axes)])
+           for i in range(size)]
+    want = _stack(per, out_axes)
+    vf = pyjax.vmap(f, in_axes=in_axes, out_axes=out_axes)
+    for got in (vf(*args), pyjax.jit(vf)(*args)):
+        got = pyjax.tree_util.tree_leaves(got)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+            np.testing.assert_allclose(np.asarray(g), w, rtol=rtol, atol=1e-6)
+
+
+def test_repeat_total_length_pads_with_last_input_element():
+    # was: concrete `repeats` padded with the last *output* element, traced (vmapped, jitted)
+    # ones with the last input element. JAX: jnp.repeat([1., 2, 3], [2, 1, 0],
+    # total_repeat_length=6) == [1, 1, 2, 3, 3, 3], eager and jitted alike.
+    x = np.array([1., 2., 3.], np.float32)
+    np.testing.assert_array_equal(
+        jnp.repeat(x, np.array([2, 1, 0]), total_repeat_length=6), [1, 1, 2, 3, 3, 3])
+    np.testing.assert_array_equal(jnp.repeat(x, 2, total_repeat_length=8), [1, 1, 2, 2, 3, 3, 3, 3])
+    xs = np.array([[1., 2., 3.], [4., 5., 6.]], np.float32)
+    reps = np.array([[2, 1, 0], [0, 3, 1]], np.int32)
+    check_vmap(lambda x, r: jnp.repeat(x, r, total_repeat_length=6), (xs, reps), (0, 0))
+    check_vmap(lambda x, r: jnp.repeat(x, r, total_repeat_length=6), (xs.T, reps), (1, 0), -1)

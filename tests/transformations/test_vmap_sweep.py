@@ -47,3 +47,20 @@ def test_repeat_total_length_pads_with_last_input_element():
     reps = np.array([[2, 1, 0], [0, 3, 1]], np.int32)
     check_vmap(lambda x, r: jnp.repeat(x, r, total_repeat_length=6), (xs, reps), (0, 0))
     check_vmap(lambda x, r: jnp.repeat(x, r, total_repeat_length=6), (xs.T, reps), (1, 0), -1)
+
+
+def test_custom_linear_solve_with_matrix_batched_off_axis_0():
+    # was: the closed-over matrix was moved to axis 0 but its body batched at the original
+    # axis: an error for (3, 2, 3)-shaped batches, silently another matrix's solve for square ones
+    from pyjax import lax
+    rng = np.random.default_rng(0)
+    a = (rng.uniform(-1, 1, (3, 3, 3)) + 3 * np.eye(3)[:, None]).astype(np.float32)
+    b = rng.uniform(-1, 1, (3, 3)).astype(np.float32)
+
+    def solve(a, b):
+        return lax.custom_linear_solve(lambda v: a @ v, b,
+                                       lambda matvec, rhs: jnp.linalg.solve(a, rhs))
+    check_vmap(solve, (a, b), (1, 0), rtol=1e-5)
+    check_vmap(solve, (a, b), (2, 1), -1, rtol=1e-5)
+    want = np.stack([np.linalg.solve(a[:, i], b[i]) for i in range(3)])
+    np.testing.assert_allclose(pyjax.vmap(solve, in_axes=(1, 0))(a, b), want, rtol=1e-5)

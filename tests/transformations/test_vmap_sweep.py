@@ -64,3 +64,12 @@ def test_custom_linear_solve_with_matrix_batched_off_axis_0():
     check_vmap(solve, (a, b), (2, 1), -1, rtol=1e-5)
     want = np.stack([np.linalg.solve(a[:, i], b[i]) for i in range(3)])
     np.testing.assert_allclose(pyjax.vmap(solve, in_axes=(1, 0))(a, b), want, rtol=1e-5)
+
+
+def test_nan_to_num_with_batched_replacements():
+    # was: a traced `nan=`/`posinf=`/`neginf=` raised TracerArrayConversionError; JAX 0.10.2
+    # accepts it (vmap over nan=[1., 2.] gives [[1, 1, 3.4e38], [2, 1, 3.4e38]])
+    x = np.array([[np.nan, 1., np.inf, -np.inf], [2., np.nan, -np.inf, np.inf]], np.float32)
+    v = np.array([1.5, -2.], np.float32)
+    check_vmap(lambda a, v: jnp.nan_to_num(a, nan=v, posinf=v + 1, neginf=-v), (x, v), (0, 0))
+    check_vmap(lambda a, v: jnp.nan_to_num(a, nan=v), (x.T, v), (1, 0), -1)

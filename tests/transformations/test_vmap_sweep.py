@@ -73,3 +73,18 @@ def test_nan_to_num_with_batched_replacements():
     v = np.array([1.5, -2.], np.float32)
     check_vmap(lambda a, v: jnp.nan_to_num(a, nan=v, posinf=v + 1, neginf=-v), (x, v), (0, 0))
     check_vmap(lambda a, v: jnp.nan_to_num(a, nan=v), (x.T, v), (1, 0), -1)
+
+
+def test_i0e_of_a_scalar_above_two():
+    # was: NaN for float32 scalars (and shape (1,)) in about [2.45, 25] while vectors were right,
+    # so vonmises.logpdf under jit(vmap(..., in_axes=(0, None))) gave NaN and the loop did not.
+    # The series' constant factors 1/k^2 are now divided, not multiplied, term by term.
+    import scipy.special as ss
+    from pyjax import lax
+    from pyjax.scipy.stats import vonmises
+    for v in (2.6, 10.0, 24.9):
+        np.testing.assert_allclose(lax.bessel_i0e(np.float32(v)), ss.i0e(v), rtol=1e-6)
+        np.testing.assert_allclose(lax.bessel_i0e(np.array([v], np.float32)), [ss.i0e(v)],
+                                   rtol=1e-6)
+    x = np.array([[0.2, 0.5, 0.7], [0.3, 0.4, 0.8]], np.float32)
+    check_vmap(vonmises.logpdf, (x, np.float32(2.6)), (0, None), rtol=1e-5)

@@ -248,12 +248,13 @@ def _batch(args, dims, *, const_lengths, jaxprs, axis_data):
             new_j.append(None)
             new_c.append([])
             continue
-        bj, bconsts, _ = batching.batch_jaxpr(j, list(ds) + [0] * len(b), axis_data,
+        # the consts are passed moved to axis 0 (below), so the body is batched at 0 too
+        c0 = [d if d is not_mapped else 0 for d in ds]
+        bj, bconsts, _ = batching.batch_jaxpr(j, c0 + [0] * len(b), axis_data,
                                               [True] * len(j.out_avals))
         new_j.append(bj)
         new_c.append(list(bconsts) + [x if d is not_mapped else common.move_to(x, d, 0, size)
                                       for x, d in zip(cs, ds)])
-    # the batched Jaxprs take their consts at axis 0; re-batch with those dims fixed
     outs = linear_solve_p.bind(*[c for cs in new_c for c in cs], *b,
                                const_lengths=SolveTuple(*(len(c) for c in new_c)),
                                jaxprs=SolveTuple(*new_j))

@@ -489,7 +489,7 @@ def _i0e(x):
     q = ew.mul(ew.mul(xs, xs), 0.25)
     term, total = _full(x, 1.0), _full(x, 1.0)
     for k in range(1, 51):
-        term = ew.mul(term, ew.mul(q, 1.0 / (k * k)))
+        term = ew.div(ew.mul(term, q), float(k * k))
         total = ew.add(total, term)
     series = ew.mul(total, ew.exp(ew.neg(xs)))
     return _where(small, series, _asymptotic(xl, 0))

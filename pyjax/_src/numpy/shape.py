@@ -657,8 +657,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         cur = out.shape[axis]
         if cur > total:
             out = lax_shape.slice_in_dim(out, 0, total, 1, axis)
-        else:  # pad by repeating the last element, as JAX does
-            last = lax_shape.slice_in_dim(out, cur - 1, cur, 1, axis) if cur else None
+        else:  # pad with the input's last element (even when its repeat is 0), as JAX does
+            last = lax_shape.slice_in_dim(a, n - 1, n, 1, axis) if n else None
             if last is None:
                 raise ValueError("repeat: cannot pad an empty result to total_repeat_length")
             shape = list(out.shape)

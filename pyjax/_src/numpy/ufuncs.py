@@ -1065,9 +1065,16 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     info = dtypes.finfo(dt)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
-    out = _where(isnan(x), _const(x, nan), x)
-    out = _where(isposinf(out), _const(x, posinf), out)
-    return _where(isneginf(out), _const(x, neginf), out)
+    out = _where(isnan(x), _replacement(x, nan), x)
+    out = _where(isposinf(out), _replacement(x, posinf), out)
+    return _where(isneginf(out), _replacement(x, neginf), out)
+
+
+def _replacement(x, value):
+    # a traced or array value (e.g. per example under vmap) is cast to x's dtype, as JAX does
+    if isinstance(value, (Tracer, ArrayImpl, np.ndarray)):
+        return lax.convert_element_type(_asarray(value), _dt(x))
+    return _const(x, value)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

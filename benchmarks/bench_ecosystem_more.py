@@ -12,11 +12,10 @@ $JAX_PYTHON, skipped when absent), rounds interleaved so both sides see the same
 * numpyro: ``MCMC(NUTS)`` (200 warmup + 200 samples) on a normal model with 50 observations:
   the first ``run`` (s) and a second ``run`` of the same MCMC object (s).
 """
-import sys
 import time
 
 import numpy as np
-from timing import IS_JAX_WORKER, best_ms, interleaved_rounds, print_table, worker_print
+from timing import IS_JAX_WORKER, best_ms, main_interleaved
 
 if not IS_JAX_WORKER:
     import pyjax
@@ -90,8 +89,4 @@ def measure():
 
 
 if __name__ == "__main__":
-    if IS_JAX_WORKER:
-        worker_print(measure())
-        sys.exit()
-    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
-    print_table(interleaved_rounds(measure, __file__, rounds), digits=3)
+    main_interleaved(measure, __file__)

@@ -11,11 +11,10 @@ $JAX_PYTHON, skipped when absent), rounds interleaved so both sides see the same
 * ``optax.lbfgs`` (zoom line search: nested while loops) on a 64-dimensional quartic, one
   ``jax.jit`` step: first call (s) and best of 20 (ms).
 """
-import sys
 import time
 
 import numpy as np
-from timing import IS_JAX_WORKER, best_ms, interleaved_rounds, print_table, worker_print
+from timing import IS_JAX_WORKER, best_ms, main_interleaved
 
 if not IS_JAX_WORKER:
     import pyjax
@@ -112,8 +111,4 @@ def measure():
 
 
 if __name__ == "__main__":
-    if IS_JAX_WORKER:
-        worker_print(measure())
-        sys.exit()
-    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
-    print_table(interleaved_rounds(measure, __file__, rounds), digits=3)
+    main_interleaved(measure, __file__)

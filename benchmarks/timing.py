@@ -80,6 +80,16 @@ def jax_side(script, args=(), timeout=1800):
         return None
 
 
+def main_interleaved(measure, script):
+    """The ``__main__`` of a benchmark measured by ``measure()`` (a dict of numbers): as the JAX
+    worker, print one run; else ``--rounds N`` (default 3) interleaved rounds as a table."""
+    if IS_JAX_WORKER:
+        worker_print(measure())
+        sys.exit()
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
+    print_table(interleaved_rounds(measure, script, rounds), digits=3)
+
+
 def interleaved_rounds(measure_ours, script, rounds):
     """``rounds`` rounds of ``measure_ours()`` (a dict of numbers) each followed by the JAX
     worker's run of ``script`` (same machine load on both sides); returns the per-key

@@ -459,6 +459,9 @@ def _geometric_jit(kd, shape, dtype, p):
         p = convert(p, dtypes.canonicalize_dtype(float))
     fdt = dtype_of(p)
     u = uniform_core(kd, shape, fdt)
+    # a zero draw counts as 1 (one trial), as JAX does: log(0) / log1p(-p) is inf, which
+    # became int32 max (1 draw in 1,024 in float16)
+    u = lax.select(lax.eq(u, const(fdt, 0)), bcast_to(const(fdt, 1), shape), u)
     log_one_minus_p = bcast_to(lax.log1p(lax.neg(p)), shape)
     g = lax.add(lax.floor(lax.div(lax.log(u), log_one_minus_p)), const(fdt, 1))
     return convert(g, dtype)

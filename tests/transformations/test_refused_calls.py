@@ -396,3 +396,27 @@ def test_trim_zeros_all_zero_and_bad_axis():
     assert jnp.trim_zeros(np.zeros((2, 3)), axis=1).shape == (2, 0)  # JAX 0.10.2: (2, 0)
     with pytest.raises(ValueError, match="out of bounds"):
         jnp.trim_zeros(np.zeros((2, 2)), axis=2)
+
+
+def test_defvjp_optimize_remat_saves_the_arguments_and_recomputes_residuals():
+    # what the option changes: reverse mode keeps the inputs, and fwd runs again in the
+    # backward pass (counted while tracing), with a nondiff argument placed before x
+    calls = []
+
+    def fwd(scale, x):
+        calls.append(1)
+        return scale * jnp.sin(x), (jnp.cos(x), jnp.exp(x))
+
+    def bwd(scale, res, g):
+        c, e = res
+        return (scale * c * g + 0.0 * e,)
+
+    f = pyjax.custom_vjp(lambda scale, x: scale * jnp.sin(x), nondiff_argnums=(0,))
+    f.defvjp(fwd, bwd, optimize_remat=True)
+    x = np.arange(3.0, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(pyjax.grad(lambda v: f(2.0, v).sum())(x)),
+                               2.0 * np.cos(x), rtol=1e-6)
+    assert len(calls) == 2  # forward, then again for the residuals
+    from pyjax._src.transformations.ad_checkpoint import saved_residuals
+    saved = saved_residuals(lambda v: f(2.0, v).sum(), x)
+    assert len(saved) == 1 and saved[0][0].shape == (3,)  # x alone, not (cos x, exp x)

@@ -308,6 +308,27 @@ custom_jvp_call_p = Primitive(
 
 # ---- custom_vjp ----
 
+def _rematerialized_rules(fwd, bwd, nondiff_argnums):
+    """fwd/bwd that keep the differentiable arguments as the residuals and recompute fwd's
+    own residuals from them in the backward pass (``defvjp(optimize_remat=True)``)."""
+    def positions(n):
+        return sorted({i % n for i in nondiff_argnums})
+
+    def remat_fwd(*args):
+        out, _ = fwd(*args)
+        fixed = positions(len(args))
+        return out, tuple(a for i, a in enumerate(args) if i not in fixed)
+
+    def remat_bwd(*rest):
+        fixed, (diff_args, ct) = rest[:-2], rest[-2:]  # bwd gets nondiff args by position
+        args = _merge(zip(positions(len(fixed) + len(diff_args)), fixed), diff_args)
+        _, res = fwd(*args)
+        return bwd(*fixed, res, ct)
+
+    return remat_fwd, remat_bwd
+
+
+
 class custom_vjp(_CustomDerivativeFun):
     """Give ``fun`` a custom VJP with ``defvjp(fwd, bwd)``: ``fwd(*args) -> (out, residuals)``
     and ``bwd(*nondiff_args, residuals, out_cotangent) -> tuple of input cotangents`` (one per
@@ -320,14 +341,16 @@ class custom_vjp(_CustomDerivativeFun):
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """Set ``fwd`` and ``bwd``. With ``symbolic_zeros``, ``fwd`` sees each argument leaf as
         a ``CustomVJPPrimal(value, perturbed)`` and ``bwd`` may return ``SymbolicZero``s.
-        ``optimize_remat`` (JAX: recompute in the backward pass the residuals that depend
-        only on the inputs) changes no value; pyjax accepts it and saves the residuals fwd
-        returns either way."""
+        With ``optimize_remat``, reverse mode saves the differentiable arguments instead of
+        fwd's residuals and reruns fwd in the backward pass to recompute them (the residuals
+        depend only on the arguments); values are unchanged."""
         if optimize_remat and symbolic_zeros:  # JAX 0.10.2's refusal
             raise NotImplementedError(
                 "remat optimization for custom_vjp does not support symbolic zeros")
         if symbolic_zeros:
             fwd, bwd = _symbolic_zeros_rules(fwd, bwd, self.nondiff_argnums)
+        if optimize_remat:
+            fwd, bwd = _rematerialized_rules(fwd, bwd, self.nondiff_argnums)
         self.fwd = fwd
         self.bwd = bwd
 

@@ -10,11 +10,9 @@ best-of mean per call.
 import os
 import sys
 
-os.environ.setdefault("PYJAX_CPU_DEVICES", "8")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-if "--worker-jax" in sys.argv:  # JAX reads its device count from XLA_FLAGS at import
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                               + " --xla_force_host_platform_device_count=8").strip()
+from timing import use_eight_cpu_devices  # noqa: E402
+
+use_eight_cpu_devices()
 
 import numpy as np  # noqa: E402
 from timing import (IS_JAX_WORKER, interleaved_rounds, per_call_us, print_table,  # noqa: E402

@@ -47,6 +47,15 @@ def print_table(results, rows=None, label="measurement", width=45, cell=12, digi
         print(f"{row:{width}s}{cells}")
 
 
+def use_eight_cpu_devices():
+    """Asks both sides for 8 virtual CPU devices; call before importing pyjax or jax."""
+    os.environ.setdefault("PYJAX_CPU_DEVICES", "8")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if "--worker-jax" in sys.argv:  # JAX reads its device count from XLA_FLAGS at import
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                                   + " --xla_force_host_platform_device_count=8").strip()
+
+
 # --- JAX side in a subprocess (pyjax never imports jax) -----------------------------------
 # A benchmark written once against a JAX-like module runs itself again under JAX's interpreter
 # with ``--worker-jax``; that run prints its results as one JSON line, read back here.

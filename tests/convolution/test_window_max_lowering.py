@@ -16,6 +16,12 @@ BF16 = np.dtype(pyjax.numpy.bfloat16)
 
 
 def _bits(a):
+    """The bits of ``a``, every NaN as the same quiet NaN: the sign and payload of a NaN that
+    max/min return are the plugin's choice (xla-cpu-pjrt keeps the operand's NaN, the YNNPACK
+    build's newer XLA returns -NaN); which elements are NaN is not."""
+    a = np.asarray(a)
+    if a.dtype.kind == "f" or a.dtype == BF16:
+        a = np.where(np.isnan(a.astype(np.float32)), np.array(np.nan, a.dtype), a)
     return a.view(f"u{a.dtype.itemsize}")
 
 

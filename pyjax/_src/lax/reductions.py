@@ -95,10 +95,10 @@ def _binary_region(ctx, dt, op_name):
 
 
 def _nan_propagating_region(ctx, dt, op_name):
-    """``max``/``min`` that return NaN when either side is NaN, written out with selects. Still
-    the body of windowed and cumulative max/min; ``reduce_max``/``reduce_min`` of floats use a
-    bare body (``_float_minmax``), which propagates NaNs as well now that pyjax compiles with
-    fast min/max off, and is faster."""
+    """``max``/``min`` that return NaN when either side is NaN, written out with selects: the
+    body of float ``reduce_max``/``reduce_min`` after their fold (``_float_minmax``). A bare
+    body propagates NaNs too in XLA's own code (fast min/max is off), but not once XLA gives
+    the reduce to YNNPACK, which it does not with this body."""
     s = _scalar(dt)
     region = ctx.region([s, s])
     a, b = region.args
@@ -263,9 +263,15 @@ def _row_length(m):
 
 
 def _float_minmax(ctx, x, init, axes, op_name, out):
+    # The reduce after the fold has the select-written body: XLA hands reduces with a bare
+    # max/min body to YNNPACK on plugins that have it (compile_options.py asks for YNNPACK
+    # reductions), and YNNPACK's max/min drop NaNs. After the fold it sees at most _TREE_TO
+    # elements per output (more only along a long axis with no divisor), so the selects cost
+    # little.
     dt = x.aval.dtype
     x, axes = _fold_halves(ctx, x, axes, op_name, None)
-    return ctx.op("stablehlo.reduce", [x, init], out, regions=[_binary_region(ctx, dt, op_name)],
+    return ctx.op("stablehlo.reduce", [x, init], out,
+                  regions=[_nan_propagating_region(ctx, dt, op_name)],
                   attrs={"dimensions": mlir.i64_array(axes)})
 
 

@@ -64,10 +64,22 @@ def _instruction(line):
     return "".join(out)
 
 
+# Newer XLA (the YNNPACK plugin build) prints the source locations of ``metadata`` as tables
+# between the module header and the first computation; they only serve the metadata, which
+# is dropped, so they go too.
+_LOCATION_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
 def jax_style(dump: str) -> str:
     """XLA's dump text of a module re-printed as JAX's ``as_hlo_text()`` prints it."""
-    lines = []
+    lines, in_table = [], False
     for line in dump.splitlines():
+        if line in _LOCATION_TABLES:
+            in_table = True
+            continue
+        if in_table:  # a table runs to its blank line, which goes with it
+            in_table = bool(line)
+            continue
         if line.startswith("HloModule") or not line or line == "}":
             lines.append(line)
             continue

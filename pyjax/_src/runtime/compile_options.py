@@ -100,11 +100,19 @@ def build_compile_options(num_replicas=1, num_partitions=1, *,
 # programs (dot+tanh at 128x784x512: 182 -> 55 ms) with equal or faster kernels (dots call
 # into a runtime library; elementwise loops ran the same or faster). At run time O1, O2 and
 # XLA's default are within 4 % on the SGD step, scan RNN and MLP forward; O0 is 1.4-1.6x slower.
-# The XNN/YNN/oneDNN fusion and multi_thread_eigen options gave no gain on this plugin
+# The XNN/oneDNN fusion and multi_thread_eigen options gave no gain on xla-cpu-pjrt
 # (docs/performance.md).
+# YNNPACK fusions for dots and reductions (the YNNPACK build, runtime/plugin.py; about 7 % less
+# CPU on an MLP SGD step than dots alone, docs/performance.md). Not XLA's whole default set:
+# elementwise fusions are left to XLA. YNNPACK's max/min reductions drop NaNs (max of a
+# 65537-vector holding a NaN gave 4.04; JAX 0.10.2 gives 4.04 too, NumPy NaN), so pyjax writes
+# float max/min reduces with a select body, which XLA does not give YNNPACK
+# (lax/reductions.py). xla-cpu-pjrt knows the option and has no YNNPACK code: no effect there.
 DEFAULT_OPTION_OVERRIDES = {"xla_cpu_enable_fast_min_max": False,
                             "xla_cpu_use_xnnpack": False,
-                            "xla_backend_optimization_level": 1}
+                            "xla_backend_optimization_level": 1,
+                            "xla_cpu_experimental_ynn_fusion_type":
+                                "LIBRARY_FUSION_TYPE_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
 
 
 def _option_override(value):

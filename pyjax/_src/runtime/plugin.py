@@ -3,14 +3,19 @@
 Discovery order for the CPU plugin:
 
 1. ``PYJAX_PLUGIN_PATH``: an explicit path to a PJRT plugin ``.so``.
-2. The ``xla_plugins`` entry point named ``xla_cpu_pjrt`` (installed by
-   ``pip install xla-cpu-pjrt``): its module folder holds ``xla_cpu_pjrt.so``.
-3. A scan of every ``sys.path`` entry for ``xla_plugins/xla_cpu_pjrt/*.so``.
+2. ``fastatomstruct-xla-cpu`` when installed (``pip install 'pyjax[cpu-ynn]'``): an unmodified
+   build of XLA's CPU plugin from mid-2026 (zml/pjrt-artifacts), whose dots run on YNNPACK as
+   jaxlib's do: faster compiled programs than (3); pyjax's tests pass on it with the YNNPACK
+   fusions pyjax asks for (runtime/compile_options.py, docs/performance.md).
+3. The ``xla_plugins`` entry point named ``xla_cpu_pjrt`` (installed by
+   ``pip install xla-cpu-pjrt``, a dependency of pyjax): its module folder holds
+   ``xla_cpu_pjrt.so``.
+4. A scan of every ``sys.path`` entry for ``xla_plugins/xla_cpu_pjrt/*.so``.
 
 Other builds of XLA's CPU plugin are only used when named by ``PYJAX_PLUGIN_PATH``, never
-picked up because they are installed: ``lammps-jax-pjrt-cpu`` 0.11.2 (a newer XLA, faster dots)
-miscompiles two in-place permutations of one array, which pyjax's blocked LU does
-(tests/runtime/test_plugin_soundness.py, docs/performance.md).
+picked up because they are installed: ``lammps-jax-pjrt-cpu`` 0.11.2 miscompiles two in-place
+permutations of one array, which pyjax's blocked LU does (tests/runtime/test_plugin_soundness.py,
+docs/performance.md).
 """
 
 import ctypes
@@ -30,6 +35,8 @@ PLUGIN_PATH_ENV = "PYJAX_PLUGIN_PATH"
 _ENTRY_POINT_GROUP = "xla_plugins"
 _CPU_ENTRY_POINT = "xla_cpu_pjrt"
 _CPU_SO_NAME = "xla_cpu_pjrt.so"
+# The YNNPACK build: (package, file). Its package's __init__ is not imported (find_spec only).
+YNN_PLUGIN = ("fastatomstruct_xla_cpu", "libpjrt_cpu.so")
 _INSTALL_HINT = (f"install it with: pip install xla-cpu-pjrt, or set {PLUGIN_PATH_ENV} "
                  "to the path of a PJRT plugin .so")
 
@@ -54,6 +61,9 @@ def find_plugin_path():
             f"{PLUGIN_PATH_ENV}={explicit!r} does not name an existing file. "
             f"Fix or unset it; to use the default CPU plugin, {_INSTALL_HINT}.")
 
+    ynn = find_ynn_plugin_path()
+    if ynn:
+        return ynn
     # The usual install first: a direct module lookup is far cheaper than scanning the
     # metadata of every installed distribution for entry points.
     try:
@@ -103,10 +113,28 @@ def find_plugin_path():
         + f". {_INSTALL_HINT}.")
 
 
+def find_ynn_plugin_path():
+    """The YNNPACK build's ``.so`` when its package is installed, else None."""
+    package, so_name = YNN_PLUGIN
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    for d in (spec.submodule_search_locations or []) if spec else []:
+        candidate = os.path.join(d, so_name)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
 def prepare_environment(plugin_path=None):
     """Sets the environment the plugin reads, before it is loaded.
 
-    * ``TF_CPP_MIN_LOG_LEVEL=1`` unless set, to hide the plugin's INFO logs.
+    * ``TF_CPP_MIN_LOG_LEVEL=1`` unless set, to hide the plugin's INFO logs; ``3`` for the
+      YNNPACK build, which logs two spurious ERROR lines at every compile ("Target machine
+      feature +prefer-no-gather is not supported on the host machine": a tuning attribute
+      of its own target, not a CPU feature). Its real errors still reach pyjax as
+      PJRT errors, which pyjax raises.
     * ``XLA_FLAGS``: the plugin aborts the whole process at the first compile on a
       flag it does not know. So each token is checked: it must look like
       ``--xla_name[=value]`` and ``xla_name`` must occur as a string in the plugin
@@ -115,7 +143,9 @@ def prepare_environment(plugin_path=None):
       and ~0.3 s per unknown one (a scan of the .so), and only runs when XLA_FLAGS
       is set. A malformed *value* of a known flag can still abort.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    quiet = plugin_path is not None and os.path.basename(plugin_path) == YNN_PLUGIN[1] \
+        and os.path.basename(os.path.dirname(plugin_path)) == YNN_PLUGIN[0]
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3" if quiet else "1")
     flags = os.environ.get("XLA_FLAGS")
     if not flags or not flags.strip():
         return

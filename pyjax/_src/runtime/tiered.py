@@ -39,7 +39,7 @@ import weakref
 import numpy as np
 
 from . import disk_cache
-from .compile_options import build_compile_options
+from .compile_options import DEFAULT_OPTION_OVERRIDES, build_compile_options
 from .errors import XlaRuntimeError
 from .executable import Executable
 
@@ -122,8 +122,9 @@ def warm_up(client):
 def _run_warm_up(client):
     try:
         device = client._default_device
-        options = build_compile_options(1, 1, device_assignment=[device.id],
-                                        env_option_overrides=LOW_TIER_OVERRIDES)
+        options = build_compile_options(
+            1, 1, device_assignment=[device.id],
+            env_option_overrides={**DEFAULT_OPTION_OVERRIDES, **LOW_TIER_OVERRIDES})
         # from the persistent cache when it is on: ~2 ms instead of a ~30 ms compile, so a
         # process whose programs are all on disk has its set-up done before its first run
         exe = Executable(client, client._compile_or_load(_WARM_UP_MODULE, options,

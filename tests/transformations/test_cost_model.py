@@ -125,6 +125,12 @@ def test_convolution_counts_real_taps(lhs_shape, rhs_shape, kw):
     (lambda x: lax.reduce(x, 0.0, lambda u, v: u * v + 1.0, (0,)), (6, 5)),
     (lambda x: jnp.sort(x, 1), (4, 33)),
     (lambda x: jnp.fft.fft2(x), (8, 16)),
+    # scan's lowering: u copies of the step in the loop body, the rest straight-line
+    (lambda ws: lax.scan(lambda c, w: (jnp.tanh(c @ w), None), ws[0], ws, reverse=True,
+                         unroll=2)[0], (5, 16, 16)),
+    (lambda ws: lax.scan(lambda c, w: (jnp.tanh(c @ w), None), ws[0], ws, unroll=True)[0],
+     (3, 16, 16)),
+    (lambda x: lax.scan(lambda c, _: (c * 2.0 + 1.0, None), x, None, length=40)[0], (4,)),
 ])
 def test_other_rules_equal_the_plugins_figures(f, shape):
     compiled = _compiled(f, jnp.ones(shape))

@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 
+from pyjax._src.control_flow import scan as scan_lowering
 from pyjax._src.interpreters import lowering, staging
 
 FLOPS, TRANSCENDENTALS, BYTES = "flops", "transcendentals", "bytes accessed"
@@ -187,7 +188,7 @@ def _arithmetic(name, ins, outs, params):
     if name in _SCATTER_COMBINE:
         return _size(ins[2]), 0
     if name == "select_and_scatter_add":  # a compare per window element, an add per source
-        return _size(ins[0]) * math.prod(params["window_dimensions"]), 0
+        return _size(ins[0]) * (math.prod(params["window_dimensions"]) + 1), 0
     if name == "select_and_gather_add":
         return out_size * (math.prod(params["window_dimensions"]) - 1), 0
     if name == "dot_general":
@@ -308,8 +309,22 @@ def _while(params):
 
 
 def _scan(params):
-    c = _jaxpr_cost(params["jaxpr"])
-    c.flops += 2  # the loop counter: an add and a compare per trip, counted once as XLA does
+    """What control_flow/scan.py emits: a while loop whose body holds ``u`` copies of the
+    step (counted once, as XLA counts a loop body), then the remaining steps straight-line."""
+    length, jaxpr = params["length"], params["jaxpr"]
+    u = params["unroll"] if params["unroll"] > 1 else scan_lowering._auto_unroll(jaxpr.jaxpr,
+                                                                                 length)
+    u = min(u, length) if length else 1
+    n_loop = (length // u) * u
+    c = _Cost()
+    c.add(_jaxpr_cost(jaxpr), (u if n_loop else 0) + length - n_loop)
+    if n_loop > u:  # XLA drops a loop of one trip, with its counter, as a constant
+        n_carry = params["num_carry"]
+        sliced = (len(jaxpr.jaxpr.invars) - params["num_consts"] - n_carry
+                  + len(jaxpr.jaxpr.outvars) - n_carry)
+        # the counter's compare and add; with xs or ys to index, the u - 1 indices of the
+        # unrolled copies and, reversed, a subtraction per copy
+        c.flops += 2 + (u - 1 + (u if params["reverse"] else 0) if sliced else 0)
     return c
 
 

@@ -181,3 +181,13 @@ def test_every_primitive_has_a_model():
                if getattr(p.abstract_eval, "__module__", "").startswith("pyjax.")
                and not cost_model.has_model(p)]
     assert not missing, f"give these a cost rule in transformations/cost_model.py: {missing}"
+
+
+def test_spmd_program_falls_back_to_the_whole_program(monkeypatch):
+    from pyjax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(jax.devices()[:2]), ("x",))
+    a = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("x", None)))
+    compiled = jax.jit(_matmul).lower(a, jnp.ones((16, 4))).compile()
+    assert not hasattr(compiled._entry, "closed")  # an SPMD program: no Jaxpr of its own
+    monkeypatch.setattr(Executable, "cost_analysis", _no_cost_analysis)
+    assert compiled.cost_analysis()["flops"] == 2 * 8 * 16 * 4  # both halves

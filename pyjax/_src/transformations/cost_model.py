@@ -78,8 +78,8 @@ _SCATTER_COMBINE = frozenset(["scatter-add", "scatter-sub", "scatter-mul", "scat
 
 # Primitives without a model: bytes only. XLA's estimate skips custom calls likewise.
 NOT_MODELED = frozenset("""
-    approx_top_k call_exported cholesky_update custom_lin eig eigh ffi_call hessenberg
-    random_gamma schur svd top_k tridiagonal tridiagonal_solve""".split())
+    call_exported cholesky_update custom_lin eig eigh ffi_call hessenberg schur svd top_k
+    tridiagonal tridiagonal_solve""".split())
 
 
 # the primitives _arithmetic has a rule of its own for

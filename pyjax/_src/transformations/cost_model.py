@@ -1,6 +1,6 @@
 """pyjax's own estimate of a program's cost, read from its Jaxpr: what ``Compiled.cost_analysis()``
 answers when the plugin cannot (``PJRT_Executable_GetCostAnalysis`` is UNIMPLEMENTED in newer
-XLA CPU plugins and for some deserialized executables).
+XLA CPU plugins).
 
 The keys and their meaning are XLA's ``HloCostAnalysis``: ``flops`` (arithmetic operations),
 ``transcendentals`` (exp, log, tanh, sqrt, pow, ...: one per element, not in ``flops``) and

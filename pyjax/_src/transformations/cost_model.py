@@ -10,17 +10,18 @@ JAX 0.10.2 answer (checked program by program, docs/debugging.md):
 - elementwise arithmetic, comparisons, selects and conversions: one flop per output element;
 - ``dot_general``: 2 x (batch x M x N x K); convolutions: 2 x the multiply-adds that touch a
   real input element (padding and dilation holes are not counted);
-- reductions: (input elements - output elements) x the reducer's cost; windowed reductions
-  and cumulative ones: output elements x (window elements - 1) x the reducer's cost;
+- reductions: (input elements - output elements) x the reducer's cost; windowed reductions:
+  output elements x (window elements - 1) x the reducer's cost; cumulative ones as XLA's CPU
+  pipeline rewrites them (``_cumulative_steps``);
 - sort: n x ceil(log2 n) comparisons over the operand's n elements; FFT: 8 x elements x the
   product of log2 of the FFT lengths;
-- a loop body counts once (``while``, ``scan``; XLA does not multiply by the trip count; a
-  ``scan`` adds 2 flops for its counter), ``cond`` the maximum over its branches, key by key,
-  and calls (``jit``, ``checkpoint``, custom derivatives) their body.
+- a loop body counts once (``while``, ``scan``: XLA does not multiply by the trip count; a
+  ``scan`` as its lowering emits it, ``_scan``), ``cond`` the maximum over its branches, key
+  by key, and calls (``jit``, ``checkpoint``, custom derivatives) their body.
 
 Unlike XLA's figure, which is taken after fusion, ``bytes accessed`` here adds up every
-equation's operands and results, as if each were its own kernel: it is larger than XLA's for
-any program of more than one equation. Primitives it has no model for (``NOT_MODELED``:
+equation's operands and results, as if each were its own kernel: larger than XLA's for fused
+chains, smaller where XLA counts the operand reads a kernel repeats (convolutions, loops). Primitives it has no model for (``NOT_MODELED``:
 eigen- and singular value decompositions, custom calls) count their bytes and no flops, as
 XLA's estimate skips custom calls. Linear algebra with a model uses textbook flop counts.
 """

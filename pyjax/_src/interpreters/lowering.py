@@ -60,6 +60,17 @@ class LoweringRuleContext:
                              attrs={"callee": f"@{fname}"})
 
 
+def lower_fun_jaxpr(prim, avals, params):
+    """The ClosedJaxpr that ``prim``'s ``core.rules.lower_fun`` rule lowers for operands of
+    ``avals`` and these params (the same cached trace the lowering uses), or None when its
+    rule is not a ``lower_fun``: a cost model reads a composite primitive through it."""
+    fn = getattr(prim.lower, "fn", None)
+    if fn is None:
+        return None
+    return _staged(fn, tuple(_unsharded(a) for a in avals), dict(params),
+                   prim.multiple_results)
+
+
 # (fn, avals, params) -> ClosedJaxpr with host consts: an executable's lowering traces each
 # lower_fun once, however many times the primitive appears in it.
 _staged_cache: dict = {}

@@ -231,3 +231,14 @@ def test_unwritable_directory_warns_and_still_runs(tmp_path):
     finally:
         for n, v in d.items():
             pyjax.config.update(n, v)
+
+
+def test_key_names_the_host_cpu(monkeypatch):
+    # An entry compiled on a machine with other instruction sets (a cache directory shared
+    # between machines) must miss, not be loaded and die of SIGILL: the key covers the CPU.
+    class Api:  # a plugin identity of its own, so the memoized one is not reused
+        path, version = "/nonexistent/plugin.so", (0, 1)
+    here = disk_cache.key_of(Api(), b"module", b"options")
+    assert disk_cache.key_of(Api(), b"module", b"options") == here
+    monkeypatch.setattr(disk_cache, "_host_cpu", lambda: "Other CPU|sse2")
+    assert disk_cache.key_of(Api(), b"module", b"options") != here

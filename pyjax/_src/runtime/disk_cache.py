@@ -89,12 +89,28 @@ def _plugin_identity(api):
             file_id = f"{st.st_size}:{st.st_mtime_ns}"
         except OSError:
             file_id = "?"
-        ident = f"{path}|{file_id}|{getattr(api, 'version', '')}".encode()
+        ident = f"{path}|{file_id}|{getattr(api, 'version', '')}|{_host_cpu()}".encode()
         try:
             api._disk_cache_identity = ident
         except AttributeError:
             pass
     return ident
+
+
+def _host_cpu():
+    """The CPU's model and instruction-set flags: XLA compiles for the host's CPU, so an entry
+    written on another machine sharing the cache directory (with, say, AVX-512 where this one
+    has none) would die of SIGILL here instead of missing."""
+    import platform
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read(1 << 16)
+        fields = {k.strip(): v for k, v in (line.split(":", 1) for line in
+                                             info.split("\n\n", 1)[0].splitlines()
+                                             if ":" in line)}
+        return "|".join(fields.get(k, "").strip() for k in ("model name", "flags"))
+    except (OSError, ValueError):
+        return f"{platform.machine()}|{platform.processor()}"
 
 
 def _path(key, kind=""):

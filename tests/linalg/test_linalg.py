@@ -317,8 +317,9 @@ def test_bad_input_raises_clear_errors():
         jnp.linalg.eig(np.ones((2, 3)))
     with pytest.raises(NotImplementedError, match="enable_eigvec_derivs"):
         ll.eig(np.eye(2, dtype=np.float32), enable_eigvec_derivs=True)
-    with pytest.raises(NotImplementedError, match="pivoting"):
-        ll.qr(np.eye(2, dtype=np.float32), pivoting=True)
+    # (pivoting=True is accepted, as JAX 0.10.2: tests/linalg/test_linalg_accepted.py)
+    with pytest.raises(NotImplementedError, match="use_magma"):
+        ll.qr(np.eye(2, dtype=np.float32), use_magma=True)
     with pytest.raises(ValueError, match="subset_by_index"):
         ll.eigh(np.eye(3, dtype=np.float32), subset_by_index=(2, 5))
 

@@ -43,7 +43,7 @@ __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr
            "householder_product", "ormqr", "eigh", "svd", "geqrf", "cholesky_p",
            "triangular_solve_p",
            "lu_p", "lu_pivots_to_permutation_p", "qr_p", "geqrf_p", "householder_product_p",
-           "eigh_p", "svd_p", "eig", "eig_p"]
+           "eigh_p", "svd_p", "eig", "eig_p", "SvdAlgorithm"]
 
 _I32 = np.dtype(np.int32)
 
@@ -406,5 +406,5 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
 from pyjax._src.lax import linalg_factor as _factor  # noqa: E402  (lu, qr, eigh, svd)
 from pyjax._src.lax.linalg_factor import (  # noqa: E402,F401
     lu, lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p, qr, qr_p, geqrf, geqrf_p,
-    householder_product, householder_product_p, eigh, eigh_p, svd, svd_p, ormqr)
+    householder_product, householder_product_p, eigh, eigh_p, svd, svd_p, ormqr, SvdAlgorithm)
 from pyjax._src.lax.linalg_eig import eig, eig_p  # noqa: E402,F401

@@ -4,6 +4,8 @@ Helpers and the design notes are in ``linalg.py``; docs/linalg.md records the me
 """
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from pyjax._src.core import dtypes
@@ -16,6 +18,7 @@ from pyjax._src.lax import shape_ops
 from pyjax._src.lax.ad_util import zero_tangent
 from pyjax._src.lax.base import aval_of
 from pyjax._src.lax import linalg as L
+from pyjax._src.lax import linalg_host
 
 _I32 = np.dtype(np.int32)
 
@@ -359,12 +362,15 @@ def ormqr(a, taus, c, *, left=True, transpose=False):
     return L._mm(q, c) if left else L._mm(c, q)
 
 
-def _qr_abstract_eval(a, *, full_matrices):
+def _qr_abstract_eval(a, *, pivoting, full_matrices):
     L._check_matrix("qr", a)
     *batch, m, n = a.shape
     k = m if full_matrices else min(m, n)
-    return [ShapedArray(tuple(batch) + (m, k), a.dtype),
+    outs = [ShapedArray(tuple(batch) + (m, k), a.dtype),
             ShapedArray(tuple(batch) + (k, n), a.dtype)]
+    if pivoting:  # the column permutation, as JAX's (int32, one entry per column)
+        outs.append(ShapedArray(tuple(batch) + (n,), _I32))
+    return outs
 
 
 def _qr_impl(a, *, full_matrices):
@@ -390,15 +396,21 @@ def _pad_taus(taus, size):
     return shape_ops.pad(taus, np.array(0, L._dtype(taus)), cfg)
 
 
-def _qr_jvp(primals, tangents, *, full_matrices):
+def _qr_jvp(primals, tangents, *, pivoting, full_matrices):
     a, = primals
     da, = tangents
-    q, r = qr_p.bind(a, full_matrices=full_matrices)
+    outs = qr_p.bind(a, pivoting=pivoting, full_matrices=full_matrices)
+    q, r = outs[:2]
     if type(da) is Zero:
-        return [q, r], [zero_tangent(aval_of(q)), zero_tangent(aval_of(r))]
+        return outs, [zero_tangent(aval_of(o)) for o in outs]
     *_, m, n = L._shape(a)
     if m < n or (full_matrices and m != n):
         raise NotImplementedError("Unimplemented case of QR decomposition derivative")
+    if pivoting:
+        # a P = q r with P constant (almost everywhere): the rule of an unpivoted QR of a P,
+        # whose tangent is da P (da's columns in the order perm)
+        perm = outs[2]
+        da = L._mm(da, L._T(_permutation_matrix(perm, L._dtype(a))))
     dx_rinv = L.triangular_solve(r, da)  # da @ r^-1
     qt_dx_rinv = L._mm(L._H(q), dx_rinv)
     low = L.tril(qt_dx_rinv, -1)
@@ -409,14 +421,41 @@ def _qr_jvp(primals, tangents, *, full_matrices):
             ew.real(qt_dx_rinv), L._dtype(a)))))
     dq = ew.add(L._mm(q, ew.sub(do, qt_dx_rinv)), dx_rinv)
     dr = L._mm(ew.sub(qt_dx_rinv, do), r)
-    return [q, r], [dq, dr]
+    tangents_out = [dq, dr] + [zero_tangent(aval_of(o)) for o in outs[2:]]
+    return outs, tangents_out
 
 
-def _qr_lower(ctx, a, *, full_matrices):
+def _qr_lower(ctx, a, *, pivoting, full_matrices):
+    if pivoting:
+        return _qr_pivoted_lower(ctx, a, full_matrices=full_matrices)
     if L._on_host(ctx, min(a.aval.shape[-2:])):
         return L._host_kernel(ctx, "qr", [a], full_matrices=full_matrices)
     return ctx.lower_fun(_qr_impl, [a], {"full_matrices": full_matrices},
                          multiple_results=True)
+
+
+def _qr_pivoted_lower(ctx, a, *, full_matrices):
+    """Column-pivoted QR: LAPACK's ``geqp3`` on the host, at every size (XLA has no pivoted
+    QR; JAX computes it with LAPACK/cuSOLVER only)."""
+    if ctx.platform != "cpu":
+        raise NotImplementedError(f"lax.linalg.qr: pivoting=True is implemented on the CPU "
+                                  f"only (LAPACK's geqp3), not on {ctx.platform!r}")
+    if min(a.aval.shape[-2:]) == 0:
+        return ctx.lower_fun(_qr_pivoted_empty, [a], {"full_matrices": full_matrices},
+                             multiple_results=True)
+    return L._host_kernel(ctx, "qr", [a], full_matrices=full_matrices, pivoting=True)
+
+
+def _qr_pivoted_empty(a, *, full_matrices):
+    """An empty matrix: ``q`` the identity's first columns, ``r`` empty, the permutation
+    zeros (what JAX 0.10.2 returns: ``geqp3`` leaves its zero-initialised pivots alone)."""
+    *batch, m, n = L._shape(a)
+    k = m if full_matrices else min(m, n)
+    rows, cols = L._index_grid(tuple(batch) + (m, k))
+    q = ew.convert_element_type(ew.eq(rows, cols), L._dtype(a))
+    r = L._full_like(shape_ops.slice(a, (0,) * (len(batch) + 2), tuple(batch) + (k, n)), 0)
+    perm = _bcast(np.array(0, _I32), tuple(batch) + (n,), ())
+    return [q, r, perm]
 
 
 qr_p = Primitive("qr", abstract_eval=_qr_abstract_eval, lower=_qr_lower, jvp=_qr_jvp,
@@ -426,12 +465,13 @@ L._set_batch(qr_p)
 
 def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
     """QR decomposition ``x == q @ r``: ``(q, r)`` with ``q`` orthonormal columns and ``r``
-    upper triangular; ``full_matrices=False`` gives the reduced ``m x min(m, n)`` ``q``."""
-    if pivoting:
-        raise NotImplementedError("lax.linalg.qr: pivoting=True is not implemented")
+    upper triangular; ``full_matrices=False`` gives the reduced ``m x min(m, n)`` ``q``.
+    ``pivoting=True`` (CPU: LAPACK's ``geqp3``) returns ``(q, r, p)`` with
+    ``x[..., p] == q @ r``, ``p`` an int32 column permutation and ``|diag(r)|`` not
+    increasing."""
     if use_magma is not None:
         raise NotImplementedError("lax.linalg.qr: use_magma is not supported (CPU only)")
-    return tuple(qr_p.bind(x, full_matrices=bool(full_matrices)))
+    return tuple(qr_p.bind(x, pivoting=bool(pivoting), full_matrices=bool(full_matrices)))
 
 
 # ---- eigh: the plugin's Jacobi eigensolver ----
@@ -573,7 +613,7 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalu
 
 # ---- svd: eigh of the Jordan-Wielandt matrix ----
 
-def _svd_abstract_eval(a, *, full_matrices, compute_uv, subset_by_index):
+def _svd_abstract_eval(a, *, full_matrices, compute_uv, subset_by_index, algorithm):
     L._check_matrix("svd", a)
     *batch, m, n = a.shape
     batch = tuple(batch)
@@ -601,7 +641,7 @@ def _normalize_cols(x):
                                                   L._dtype(x)))
 
 
-def _svd_impl(a, *, full_matrices, compute_uv, subset_by_index):
+def _svd_impl(a, *, full_matrices, compute_uv, subset_by_index, algorithm=None):
     shape = L._shape(a)
     *batch, m, n = shape
     batch = tuple(batch)
@@ -672,7 +712,7 @@ def _pad_cols_right(x, size):
     return shape_ops.pad(x, np.array(0, L._dtype(x)), cfg)
 
 
-def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index):
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, algorithm):
     a, = primals
     da, = tangents
     *_, m, n = L._shape(a)
@@ -681,7 +721,8 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index):
     if compute_uv and full_matrices:
         raise NotImplementedError("Singular value decomposition JVP not implemented for full "
                                   "matrices")
-    s, u, vh = svd_p.bind(a, full_matrices=False, compute_uv=True, subset_by_index=None)
+    s, u, vh = svd_p.bind(a, full_matrices=False, compute_uv=True, subset_by_index=None,
+                          algorithm=algorithm)
     outs = [s, u, vh] if compute_uv else [s]
     if type(da) is Zero:
         return outs, [zero_tangent(aval_of(o)) for o in outs]
@@ -717,12 +758,46 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index):
     return outs, [ds, du, L._H(dv)]
 
 
-def _svd_lower(ctx, a, **params):
+class SvdAlgorithm(enum.Enum):
+    """The SVD algorithm of ``lax.linalg.svd`` (JAX's names and values). On the CPU, as JAX's
+    CPU backend: ``DEFAULT`` and ``DIVIDE_AND_CONQUER`` run LAPACK's ``gesdd``, ``QR`` its
+    ``gesvd``; ``JACOBI`` and ``POLAR`` (TPU/GPU algorithms in JAX) raise."""
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+# the LAPACK driver of each algorithm on the CPU (None: not available there, as in JAX)
+_SVD_DRIVER = {None: "gesdd", SvdAlgorithm.DEFAULT: "gesdd",
+               SvdAlgorithm.DIVIDE_AND_CONQUER: "gesdd", SvdAlgorithm.QR: "gesvd",
+               SvdAlgorithm.JACOBI: None, SvdAlgorithm.POLAR: None}
+
+
+def _svd_lower(ctx, a, *, algorithm, **params):
+    driver = _svd_driver(ctx, algorithm)
     # every non-empty size: the Jordan-Wielandt path would mix LAPACK's eigh (from
     # HOST_MIN_SPECTRAL) whose eigenvector signs jump under perturbation, and it is slower
     if L._on_host(ctx, min(a.aval.shape[-2:]), 1):
-        return L._host_kernel(ctx, "svd", [a], **params)
+        return L._host_kernel(ctx, "svd", [a], driver=driver, **params)
     return ctx.lower_fun(_svd_impl, [a], params, multiple_results=True)
+
+
+def _svd_driver(ctx, algorithm):
+    if ctx.platform != "cpu":
+        if algorithm not in (None, SvdAlgorithm.DEFAULT):
+            raise NotImplementedError(f"lax.linalg.svd: algorithm={algorithm} is not "
+                                      f"implemented on {ctx.platform!r} (only DEFAULT)")
+        return None
+    driver = _SVD_DRIVER[algorithm]
+    if driver is None:  # JAX 0.10.2's words (it raises for both on the CPU)
+        raise NotImplementedError(f"lax.linalg.svd: algorithm={algorithm}: The SVD Jacobi and "
+                                  "Polar algorithms are not implemented on CPU.")
+    if driver == "gesvd" and not linalg_host._scipy_on():
+        raise NotImplementedError(f"lax.linalg.svd: algorithm={algorithm} runs LAPACK's gesvd, "
+                                  "which needs SciPy (NumPy only exposes gesdd)")
+    return driver
 
 
 svd_p = Primitive("svd", abstract_eval=_svd_abstract_eval, lower=_svd_lower, jvp=_svd_jvp,
@@ -733,13 +808,15 @@ L._set_batch(svd_p)
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
         algorithm=None):
     """Singular value decomposition: ``(u, s, vh)`` with ``x == u[..., :k] * s @ vh[..., :k, :]``
-    and ``s`` descending; only ``s`` when ``compute_uv=False``."""
-    if algorithm is not None:
-        raise NotImplementedError("lax.linalg.svd: the algorithm option is not supported")
+    and ``s`` descending; only ``s`` when ``compute_uv=False``. ``algorithm``: a
+    ``SvdAlgorithm`` (``None`` is ``DEFAULT``)."""
+    if algorithm is not None and not isinstance(algorithm, SvdAlgorithm):
+        raise NotImplementedError(f"lax.linalg.svd: algorithm must be a "
+                                  f"lax.linalg.SvdAlgorithm or None, got {algorithm!r}")
     if subset_by_index is not None:
         subset_by_index = tuple(int(i) for i in subset_by_index)
     outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
-                      subset_by_index=subset_by_index)
+                      subset_by_index=subset_by_index, algorithm=algorithm)
     if not compute_uv:
         return outs[0]
     s, u, vh = outs

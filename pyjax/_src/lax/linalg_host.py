@@ -274,23 +274,54 @@ def _solve_lower_left(t, b, unit):
 
 # ---- QR ----
 
-def qr(a, *, full_matrices):
+def qr(a, *, full_matrices, pivoting=False):
     """``(q, r)`` of every matrix: ``geqrf`` + ``orgqr``/``ungqr`` (NumPy's ``qr`` calls the
-    same routines)."""
+    same routines); with ``pivoting``, ``(q, r, p)`` from ``geqp3`` (``a[:, p] == q r``)."""
     flat = _flat(a)
-    m, n = flat.shape[-2:]
+    b, m, n = flat.shape
     k = m if full_matrices else min(m, n)
-    q = np.empty(flat.shape[:1] + (m, k), flat.dtype)
-    r = np.empty(flat.shape[:1] + (k, n), flat.dtype)
-    if _one_by_one(min(m, n)):
+    q = np.empty((b, m, k), flat.dtype)
+    r = np.empty((b, k, n), flat.dtype)
+    perm = np.empty((b, n), np.int32)
+    mode = "full" if full_matrices else "economic"
+    if pivoting and _scipy_on():
         for i, x in enumerate(flat):
-            q[i], r[i] = _sla.qr(x, mode="full" if full_matrices else "economic",
-                                 check_finite=False)
+            q[i], r[i], perm[i] = _sla.qr(x, mode=mode, pivoting=True, check_finite=False)
+    elif pivoting:
+        for i, x in enumerate(flat):
+            perm[i] = _column_pivots(x)
+        q[...], r[...] = np.linalg.qr(np.take_along_axis(flat, perm[:, None, :], axis=2),
+                                      mode="complete" if full_matrices else "reduced")
+    elif _one_by_one(min(m, n)):
+        for i, x in enumerate(flat):
+            q[i], r[i] = _sla.qr(x, mode=mode, check_finite=False)
     elif flat.size:
         q[...], r[...] = np.linalg.qr(flat, mode="complete" if full_matrices else "reduced")
     batch = a.shape[:-2]
-    return [q.reshape(batch + (m, k)).astype(a.dtype, copy=False),
-            r.reshape(batch + (k, n)).astype(a.dtype, copy=False)]
+    out = [q.reshape(batch + (m, k)).astype(a.dtype, copy=False),
+           r.reshape(batch + (k, n)).astype(a.dtype, copy=False)]
+    return out + [perm.reshape(batch + (n,))] if pivoting else out
+
+
+def _column_pivots(x):
+    """``geqp3``'s column order without SciPy: at each step the remaining column of largest
+    norm orthogonal to the columns chosen so far (the first of equal ones), then the rest in
+    their order, as LAPACK leaves them. The Householder QR of ``x[:, p]`` (``geqrf``, the same
+    reflections ``geqp3`` applies) then gives its ``q`` and ``r``."""
+    m, n = x.shape
+    rest = np.array(x, dtype=np.result_type(x, np.float32))
+    order = list(range(n))
+    for j in range(min(m, n)):
+        norms = np.linalg.norm(rest[:, order[j:]], axis=0)
+        p = j + int(np.argmax(norms))
+        order[j], order[p] = order[p], order[j]
+        c = rest[:, order[j]]
+        nrm = np.linalg.norm(c)
+        if nrm == 0:
+            break
+        c = c / nrm
+        rest -= np.outer(c, c.conj() @ rest)
+    return np.array(order, np.int32)
 
 
 # ---- eigh ----
@@ -323,9 +354,9 @@ def _real_dtype(dt):
 
 # ---- svd ----
 
-def svd(a, *, full_matrices, compute_uv, subset_by_index):
-    """``[s]`` or ``[s, u, vh]``, singular values descending (``gesdd``; a matrix on which it
-    does not converge gives NaNs, as JAX)."""
+def svd(a, *, full_matrices, compute_uv, subset_by_index, driver="gesdd"):
+    """``[s]`` or ``[s, u, vh]``, singular values descending (LAPACK's ``driver``: ``gesdd``,
+    or ``gesvd`` through SciPy; a matrix on which it does not converge gives NaNs, as JAX)."""
     flat = _flat(a)
     b, m, n = flat.shape
     k = min(m, n)
@@ -335,7 +366,7 @@ def svd(a, *, full_matrices, compute_uv, subset_by_index):
     u = np.full((b, m, ku), _nan(flat.dtype), flat.dtype)
     vh = np.full((b, kv, n), _nan(flat.dtype), flat.dtype)
     ok = np.flatnonzero(_finite(flat))
-    if not _one_by_one(k) and ok.size:
+    if not (_one_by_one(k) or driver != "gesdd") and ok.size:
         try:  # all at once; one by one if one matrix fails
             res = np.linalg.svd(flat[ok], full_matrices=full_matrices, compute_uv=compute_uv)
             if compute_uv:
@@ -349,7 +380,7 @@ def svd(a, *, full_matrices, compute_uv, subset_by_index):
         try:
             if _scipy_on():
                 res = _sla.svd(flat[i], full_matrices=full_matrices, compute_uv=compute_uv,
-                               check_finite=False, lapack_driver="gesdd")
+                               check_finite=False, lapack_driver=driver)
             else:
                 res = np.linalg.svd(flat[i], full_matrices=full_matrices, compute_uv=compute_uv)
         except np.linalg.LinAlgError:

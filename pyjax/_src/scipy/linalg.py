@@ -138,18 +138,17 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
 def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: bool = False,
        check_finite: bool = True):
     """QR decomposition: ``(q, r)`` for ``mode`` ``"full"`` or ``"economic"``, ``(r,)`` for
-    ``"r"``."""
-    if pivoting:
-        raise NotImplementedError("scipy.linalg.qr: pivoting=True is not implemented")
+    ``"r"``; with ``pivoting``, the int32 column permutation ``p`` follows
+    (``a[..., p] == q @ r``)."""
     if lwork is not None:
         raise NotImplementedError("scipy.linalg.qr: the lwork argument is not supported")
     if mode not in ("full", "r", "economic"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     a = _matrix("qr", a, square=False)
-    q, r = lax_linalg.qr(a, full_matrices=(mode != "economic"))
+    q, r, *p = lax_linalg.qr(a, pivoting=bool(pivoting), full_matrices=(mode != "economic"))
     if mode == "r":
-        return (r,)
-    return q, r
+        return (r, *p)
+    return (q, r, *p)
 
 
 def det(a, overwrite_a: bool = False, check_finite: bool = True):
@@ -202,7 +201,9 @@ def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a:
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
         check_finite: bool = True, lapack_driver: str = "gesdd"):
-    """Singular value decomposition ``(u, s, vh)``, or ``s`` when ``compute_uv=False``."""
+    """Singular value decomposition ``(u, s, vh)``, or ``s`` when ``compute_uv=False``.
+    ``gesdd`` whatever ``lapack_driver`` says, as JAX 0.10.2 (whose results this matches);
+    ``lax.linalg.svd(algorithm=SvdAlgorithm.QR)`` runs ``gesvd``."""
     if lapack_driver not in ("gesdd", "gesvd"):
         raise ValueError(f"lapack_driver must be 'gesdd' or 'gesvd', got {lapack_driver!r}")
     out = jla.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)

@@ -43,11 +43,12 @@ def _complex(a):
 
 @compiled_when_eager("output")
 def schur(a, output: str = "real"):
-    """Schur decomposition ``a = z t z^H``: ``(t, z)``; ``output='complex'`` gives the
-    upper triangular complex form of a real ``a``."""
+    """Schur decomposition ``a = z t z^H`` of each matrix of ``a`` (leading batch dimensions,
+    as JAX's): ``(t, z)``; ``output='complex'`` gives the upper triangular complex form of a
+    real ``a``."""
     if output not in ("real", "complex"):
         raise ValueError(f"schur: output must be 'real' or 'complex', got {output!r}")
-    a = _square("schur", a)
+    a = _square("schur", a, batch=True)
     if output == "complex":
         a = _complex(a)
     return structured.schur(a)
@@ -56,18 +57,19 @@ def schur(a, output: str = "real"):
 @compiled_when_eager("calc_q", "overwrite_a", "check_finite")
 def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False,
                check_finite: bool = True):
-    """Upper Hessenberg form ``h = q^H a q``: ``h``, or ``(h, q)`` with ``calc_q``."""
-    a = _square("hessenberg", a)
+    """Upper Hessenberg form ``h = q^H a q`` of each matrix of ``a`` (leading batch
+    dimensions, as JAX's): ``h``, or ``(h, q)`` with ``calc_q``."""
+    a = _square("hessenberg", a, batch=True)
     packed, taus = structured.hessenberg(a)
     h = jnp.triu(packed, -1)
     if not calc_q:
         return h
     n = a.shape[-1]
-    q = jnp.eye(n, dtype=a.dtype)
+    q = jnp.broadcast_to(jnp.eye(n, dtype=a.dtype), a.shape)
     if n > 1:
         # reflector i acts on rows i+1: (unit first entry on the diagonal of packed[1:, :-1])
-        refl = jnp.tril(packed[1:, :-1])
-        q = q.at[1:, 1:].set(lax_linalg.householder_product(refl, taus))
+        refl = jnp.tril(packed[..., 1:, :-1])
+        q = q.at[..., 1:, 1:].set(lax_linalg.householder_product(refl, taus))
     return h, q
 
 
@@ -339,29 +341,37 @@ def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
 
 
 def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterations=None):
-    """Polar decomposition: ``(u, p)`` with ``a = u p`` (``side='right'``) or ``a = p u``
-    (``'left'``), ``u`` with orthonormal columns and ``p`` Hermitian positive semidefinite.
-    Computed from the SVD for both methods (so ``eps``/``max_iterations``, which bound QDWH's
-    iterations, are met exactly)."""
+    """Polar decomposition of each matrix of ``a`` (leading batch dimensions, as JAX's):
+    ``(u, p)`` with ``a = u p`` (``side='right'``) or ``a = p u`` (``'left'``), ``u`` with
+    orthonormal columns (rows) and ``p`` Hermitian positive semidefinite. Computed from the
+    SVD for both methods (so ``eps``/``max_iterations``, which bound QDWH's iterations, are
+    met exactly); the shapes each method accepts are JAX's: ``'qdwh'`` takes ``m >= n`` with
+    ``side='right'`` and ``m < n`` with ``side='left'``, ``'svd'`` every shape."""
     if side not in ("right", "left"):
-        raise ValueError(f"polar: side must be 'right' or 'left', got {side!r}")
+        raise ValueError(f"The argument `side` must be either 'right' or 'left', got "
+                         f"{side!r}.")
     if method not in ("qdwh", "svd"):
-        raise ValueError(f"polar: unknown method {method!r}; expected 'qdwh' or 'svd'")
+        raise ValueError(f"Unknown polar decomposition method {method}.")
     a = jnp.asarray(a)
-    if a.ndim != 2:
-        raise ValueError(f"polar: expected a matrix, got shape {a.shape}")
-    if not dtypes.is_inexact(a.dtype):
-        a = a.astype(dtypes.canonicalize_dtype(np.float64))
-    if side == "right" and a.shape[0] < a.shape[1] or side == "left" and a.shape[0] > \
-            a.shape[1]:
-        raise ValueError(f"polar: side={side!r} needs a {'tall' if side == 'right' else 'wide'}"
-                         f" or square matrix, got shape {a.shape}")
+    if a.ndim < 2:
+        raise ValueError(f"polar: the input `a` must be at least a 2-D array, got shape "
+                         f"{a.shape}")
+    if not dtypes.is_inexact(a.dtype):  # JAX 0.10.2 refuses integers (ValueError)
+        raise ValueError(f"polar: data type {a.dtype} not inexact (floating or complex "
+                         f"expected)")
+    m, n = a.shape[-2:]
+    if method == "qdwh" and (m < n if side == "right" else m >= n):
+        # JAX 0.10.2's words (its QDWH runs on a tall matrix, or the transpose of a wide one)
+        raise NotImplementedError(f"method='qdwh' only supports mxn matrices where m < n where "
+                                  f"side='right' and m >= n side='left', got {(m, n)} with "
+                                  f"side={side!r}")
     u_, s, vh = jnp.linalg.svd(a, full_matrices=False)
     unitary = u_ @ vh
+    s = s.astype(a.dtype)[..., None, :]
     if side == "right":
-        p = (jnp.conj(vh.T) * s.astype(a.dtype)) @ vh
+        p = (jnp.conj(jnp.swapaxes(vh, -1, -2)) * s) @ vh
     else:
-        p = (u_ * s.astype(a.dtype)) @ jnp.conj(u_.T)
+        p = (u_ * s) @ jnp.conj(jnp.swapaxes(u_, -1, -2))
     return unitary, p
 
 

@@ -104,6 +104,21 @@ def test_scipy_qr_pivoting_modes(x64):
         jsl.qr(a, mode="raw", pivoting=True)
 
 
+def test_qr_multiply_pivoting(x64):
+    # JAX 0.10.2 and SciPy: (c @ q, r, p) with a[:, p] = q r
+    a, c = TALL[0], RNG.normal(size=(2, 5))
+    got = jsl.qr_multiply(a, c, pivoting=True)
+    want = sl.qr_multiply(a, c, pivoting=True)
+    assert len(got) == 3 and got[2].dtype == np.int32
+    np.testing.assert_array_equal(got[2], want[2])
+    close(got[0], want[0])
+    close(got[1], want[1])
+    v = RNG.normal(size=(3,))
+    got = jsl.qr_multiply(a, v, mode="left", pivoting=True)
+    for x, y in zip(got, sl.qr_multiply(a, v, mode="left", pivoting=True)):
+        close(x, y)
+
+
 def test_pivoted_qr_derivative(x64):
     # JAX 0.10.2 differentiates pivoted QR (the permutation is piecewise constant: the rule
     # of a plain QR of a[..., p]); full_matrices=True on a tall matrix raises, as unpivoted

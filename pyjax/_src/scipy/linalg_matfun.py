@@ -416,11 +416,10 @@ def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bo
                 overwrite_a: bool = False, overwrite_c: bool = False):
     """``(c @ q, r)`` (``mode='right'``) or ``(q @ c, r)`` (``'left'``) for the reduced QR
     decomposition ``a = q r`` (``q`` is ``M x K``, ``K = min(M, N)``); ``conjugate`` uses
-    ``conj(q)``. A 1-D ``c`` is a row (right) or a column (left), as SciPy."""
+    ``conj(q)``. A 1-D ``c`` is a row (right) or a column (left), as SciPy. ``pivoting``
+    factors ``a[:, p] = q r`` (column-pivoted QR) and returns ``p`` third, as SciPy and JAX."""
     if mode not in ("right", "left"):
         raise ValueError(f"qr_multiply: mode must be 'right' or 'left', got {mode!r}")
-    if pivoting:
-        raise NotImplementedError("qr_multiply: pivoting=True is not implemented")
     a, c = jnp.asarray(a), jnp.asarray(c)
     if a.ndim != 2:
         raise ValueError(f"qr_multiply: a must be a matrix, got shape {a.shape}")
@@ -434,9 +433,9 @@ def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bo
         what = "columns" if mode == "right" else "rows"
         raise ValueError(f"qr_multiply: c must have {need} {what} (1-D or 2-D) for a of shape "
                          f"{a.shape} and mode={mode!r}, got shape {c.shape}")
-    q, r = jnp.linalg.qr(a, mode="reduced")
+    q, r, *p = lax_linalg.qr(a, pivoting=bool(pivoting), full_matrices=False)
     if conjugate:
         q = jnp.conj(q)
     dt = jnp.result_type(q.dtype, c.dtype)
     q, c = q.astype(dt), c.astype(dt)
-    return (c @ q if mode == "right" else q @ c), r
+    return (c @ q if mode == "right" else q @ c, r, *p)

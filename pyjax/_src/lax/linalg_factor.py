@@ -641,7 +641,7 @@ def _normalize_cols(x):
                                                   L._dtype(x)))
 
 
-def _svd_impl(a, *, full_matrices, compute_uv, subset_by_index, algorithm=None):
+def _svd_impl(a, *, full_matrices, compute_uv, subset_by_index):
     shape = L._shape(a)
     *batch, m, n = shape
     batch = tuple(batch)

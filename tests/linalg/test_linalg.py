@@ -318,8 +318,8 @@ def test_bad_input_raises_clear_errors():
     with pytest.raises(NotImplementedError, match="enable_eigvec_derivs"):
         ll.eig(np.eye(2, dtype=np.float32), enable_eigvec_derivs=True)
     # (pivoting=True is accepted, as JAX 0.10.2: tests/linalg/test_linalg_accepted.py)
-    with pytest.raises(NotImplementedError, match="use_magma"):
-        ll.qr(np.eye(2, dtype=np.float32), use_magma=True)
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        ll.qr(np.ones(2, dtype=np.float32), pivoting=True)
     with pytest.raises(ValueError, match="subset_by_index"):
         ll.eigh(np.eye(3, dtype=np.float32), subset_by_index=(2, 5))
 

@@ -653,7 +653,6 @@ def _svd_impl(a, *, full_matrices, compute_uv, subset_by_index):
             return outs
         s, u, vh = outs
         return [s, L._H(vh), L._H(u)]
-    dt = L._dtype(a)
     z = (0,) * nb
     size = m + n
     # M = [[0, a], [a^H, 0]]

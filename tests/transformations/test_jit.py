@@ -317,3 +317,21 @@ def test_array_methods_of_traced_values_are_the_jnp_functions():
     f = pyjax.jit(lambda a: (a.var(), a.std(axis=0), a.mean(), a.sum(1)))
     for got, want in zip(f(x), (x.var(), x.std(axis=0), x.mean(), x.sum(1))):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_keyword_only_static_argument_and_positional_hot_path():
+    # A call without keywords takes the positional hot path (keyed by the arguments' avals);
+    # a keyword-only static argument then holds its default, and a call that passes it must
+    # not reuse that entry, nor the other way round.
+    traces = []
+
+    def f(x, *, scale=2.0):
+        traces.append(scale)
+        return x * scale
+    g = pyjax.jit(f, static_argnames="scale")
+    x = jnp.arange(3.0)
+    for _ in range(2):
+        np.testing.assert_array_equal(g(x), [0.0, 2.0, 4.0])
+        np.testing.assert_array_equal(g(x, scale=3.0), [0.0, 3.0, 6.0])
+        np.testing.assert_array_equal(g(x, scale=2.0), [0.0, 2.0, 4.0])
+    assert traces.count(3.0) == 1 and 1 <= traces.count(2.0) <= 2

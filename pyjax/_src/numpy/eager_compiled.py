@@ -72,8 +72,13 @@ def compiled_when_eager(*static_argnames):
     signature. Any other call (under a trace, list operands, an unhashable configuration
     value) runs the function itself, so its behaviour and errors are its own."""
     def wrap(fn):
-        params = list(inspect.signature(fn).parameters)
+        sig = inspect.signature(fn)
+        params = list(sig.parameters)
         static_pos = {i: p for i, p in enumerate(params) if p in static_argnames}
+        # keywords passed at their default are left out, so that a call of Arrays alone
+        # takes jit's positional hot path
+        defaults = {n: p.default for n, p in sig.parameters.items()
+                    if p.default is not p.empty}
         static_names = frozenset(static_argnames)
         # (its cache is the "eager jnp" one: fewer signatures kept per function than jit's,
         # as eager code over ever new shapes must not keep an executable for each)
@@ -90,7 +95,11 @@ def compiled_when_eager(*static_argnames):
                 ready = None
             if ready is None:
                 return fn(*args, **kwargs)
-            return compiled(*ready[0], **ready[1])
+            args, kwargs = ready
+            if kwargs:
+                kwargs = {k: v for k, v in kwargs.items()
+                          if k not in defaults or v is not defaults[k]}
+            return compiled(*args, **kwargs)
         wrapper.uncompiled = fn
         wrapper.compiled = compiled
         return wrapper

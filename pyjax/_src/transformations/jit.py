@@ -424,7 +424,11 @@ class Jitted:
         self.compiler_options = compiler_options
         self._option_overrides = (None if compiler_options is None
                                   else option_overrides(compiler_options))
-        self._simple = not (self.static_argnums or self.static_argnames or self.donate_argnums)
+        # The positional hot path: static names are then keyword-only parameters (a name of a
+        # positional one is in static_argnums too), so a call without keywords leaves them at
+        # their defaults, and its key (the arguments' avals) cannot meet a keyword call's.
+        self._simple = not (self.static_argnums or self.donate_argnums or self.donate_argnames
+                            or (self.static_argnames and self._sig is None))
         # Compiled signatures: signature -> _Entry. Its first level ("fast") holds three kinds
         # of keys: ids of the avals of all-Array positional args -> (entry, x64, avals);
         # (treedef of args, x64, *avals) -> entry; _call_key(args, kwargs) -> hit.

@@ -274,7 +274,6 @@ def _abstract_eval(index, *avals, branches):
             raise TypeError(
                 f"cond branch {i} has output types {[a.str_short() for a in bo]} but branch 0 "
                 f"has {[a.str_short() for a in outs]}")
-        outs = [o if not o.weak_type or a.weak_type else a for a, o in zip(bo, outs)]
     for i, b in enumerate(branches):
         bi = b.in_avals
         if len(bi) != len(avals) or not all(same_type(a, o) for a, o in zip(bi, avals)):

@@ -137,6 +137,9 @@ def test_jit_takes_a_pmap_result():
     r = pyjax.pmap(lambda x: x * 2)(X)
     out = pyjax.jit(lambda a, b: a * b + 1)(r, jnp.arange(3.0))
     np.testing.assert_allclose(out, X * 2 * np.arange(3.0) + 1, rtol=1e-6)
+    # JAX 0.10.2 (observed): jit and eager operations keep a pmap result's layout
+    assert out.sharding == r.sharding and jnp.sin(r).sharding == r.sharding
+    assert r.sum().sharding == r.sharding.update(spec=P())
     back = pyjax.pmap(lambda x: x - 1)(out)
     np.testing.assert_allclose(back, X * 2 * np.arange(3.0), rtol=1e-6)
     # device_put to a pmap result's sharding lays the value out as that NamedSharding says

@@ -34,7 +34,8 @@ class ShardedArray(ArrayImpl):
     """An array laid out over the devices of ``sharding`` (``_shards[i]`` is the buffer on
     ``sharding._device_assignment[i]``). ``_pmapped``: a ``pmap`` result, whose sharding is
     JAX 0.10.2's for one (dimension 0 over a one-axis mesh) but whose buffers lack that
-    dimension; eager operations and ``jit`` take it as one array, ``pmap`` its buffers."""
+    dimension: ``pmap`` takes its buffers, SPMD programs (``jit``, eager operations) lay its
+    value out afresh."""
 
     __slots__ = ("_shards", "_sharding", "_full", "_pmapped")
 
@@ -212,7 +213,7 @@ class ShardedShapedArray(ShapedArray):
 
 def typeof(x):
     """``x``'s abstract value, with its sharding when it is laid out over a mesh."""
-    if type(x) is ShardedArray and isinstance(x._sharding, NamedSharding) and not x._pmapped:
+    if type(x) is ShardedArray and isinstance(x._sharding, NamedSharding):
         av = x.aval
         return ShardedShapedArray(av.shape, av.dtype, av.weak_type, x._sharding)
     return trace_mod.get_aval(x)

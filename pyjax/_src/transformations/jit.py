@@ -25,7 +25,7 @@ from pyjax._src.core.array import ArrayImpl, array_from_buffer
 from pyjax._src.core.jaxpr import ClosedJaxpr, Eqn, Var, eval_jaxpr
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.sharded_array import ShardedArray
-from pyjax._src.core.sharding import (NamedSharding, Sharding,
+from pyjax._src.core.sharding import (NamedSharding, PmapSharding, Sharding,
                                      SingleDeviceSharding, current_mesh)
 from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import batching, staging
@@ -812,9 +812,9 @@ class Jitted:
 
 
 def _any_sharded(xs):
-    # a pmap result runs as one array, as the eager operations take it
+    # an array laid out by a PmapSharding runs as one array, as the eager operations take it
     for x in xs:
-        if type(x) is ShardedArray and not x._pmapped:
+        if type(x) is ShardedArray and not isinstance(x._sharding, PmapSharding):
             return True
     return False
 

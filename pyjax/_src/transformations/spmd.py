@@ -146,8 +146,6 @@ def compiled_program(jitted, key, closed, out_tree, planned, donated):
 def leaf_sharding(x):
     """The mesh layout an argument brings: a laid-out array's, or a ShapeDtypeStruct's (the
     ahead-of-time ``jit(f).lower(ShapeDtypeStruct(..., sharding=...))``)."""
-    if type(x) is ShardedArray and x._pmapped:
-        return None  # a pmap result runs as one array (its buffers lack the mapped dimension)
     s = x._sharding if type(x) is ShardedArray else getattr(x, "sharding", None) \
         if not isinstance(x, ArrayImpl) else None
     return s if isinstance(s, NamedSharding) else None
@@ -334,6 +332,7 @@ def _replicated(x, devices):
 def shards_for(x, s, devices):
     """The buffers of ``x`` laid out as ``s``, one per device of the mesh."""
     if type(x) is ShardedArray and x._sharding == s and not x._pmapped:
+        # (a pmap result's buffers lack the mapped dimension: laid out afresh below)
         return x._shards
     if type(x) is ArrayImpl and s.is_fully_replicated:
         return _replicated(x, devices)
@@ -361,7 +360,6 @@ def apply_sharded(primitive, args, params):
     primitive), so the result stays laid out over the mesh. Pmap results and other
     non-mesh layouts take the single-device path."""
     if not any(type(x) is ShardedArray and isinstance(x._sharding, NamedSharding)
-               and not x._pmapped
                for x in args):
         return _single_device(primitive, args, params)
     key = (primitive, tuple(sorted(params.items())))

@@ -3,8 +3,8 @@
 ``cond_p.bind(index, *operands, branches=(b0, b1, ...))`` applies ``branches[index]`` to the
 operands. ``index`` is an int32 scalar; every branch is a const-free ``ClosedJaxpr`` taking all
 the operands (the values any branch closed over come first: each branch takes them all and
-ignores the others') and returning outputs of the same shapes and dtypes (weak types are joined:
-an output is weak only when it is weak in every branch).
+ignores the others') and returning outputs of the same shapes and dtypes (the weak types are
+branch 0's, as JAX 0.10.2's: cond's false_fun's, switch's first branch's).
 
 * Lowering: one ``stablehlo.case`` on the index, a region per branch.
 * JVP: every branch is differentiated with the union of the branches' nonzero output tangents.

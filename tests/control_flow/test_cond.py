@@ -111,11 +111,22 @@ def test_closures_and_zero_operand_branches():
     assert float(lax.switch(7, [lambda x: x * 3], 2.0)) == 6.0
 
 
-def test_weak_types_are_joined():
+def test_weak_types_are_branch_zeros():
+    # JAX 0.10.2 (observed): cond's outputs take branch 0's weak types (cond's false_fun,
+    # switch's first branch) whichever branch runs; the dtypes must agree
     out = lax.cond(True, lambda: 1.0, lambda: 2.0)
     assert out.weak_type and float(out) == 1.0
     out = lax.cond(False, lambda: 1.0, lambda: jnp.float32(2.0))
     assert not out.weak_type and float(out) == 2.0
+    strong = jnp.float32(1.0)
+    out = lax.cond(True, lambda c: c + strong, lambda c: c, 0.5)
+    assert out.weak_type and float(out) == 1.5
+    out = lax.cond(False, lambda c: c, lambda c: jnp.asarray(2.0), strong)
+    assert out.weak_type and float(out) == 2.0
+    out = lax.switch(1, [lambda c: c, lambda c: c + strong], 0.5)
+    assert out.weak_type and float(out) == 1.5
+    out = lax.switch(0, [lambda c: c + strong, lambda c: c], 0.5)
+    assert not out.weak_type and float(out) == 1.5
 
 
 def test_nested_cond():

@@ -321,6 +321,24 @@ def test_weak_init_promoted_to_body_type():
     assert c.dtype == np.float32 and not c.aval.weak_type and float(c) == 3.0
 
 
+def test_weak_carry_returned_strong_keeps_the_body_weak_types():
+    # JAX 0.10.2 (observed): a weak carry the body returns strong with the same dtype is not
+    # retraced, so carries computed from it in that one trace stay weak (blackjax's window
+    # adaptation returns a weak step size through this); a strong carry returned weak is weak
+    strong = jnp.float32(1.0)
+
+    def body(c, x):
+        a, b = c
+        return (a + strong, b * 2.0 + a), None
+    (a, b), _ = lax.scan(body, (0.0, 1.0), None, length=3)
+    assert not a.aval.weak_type and b.aval.weak_type
+    assert (float(a), float(b)) == (3.0, 12.0)  # b: 1 -> 2 -> 5 -> 12
+    (a, b), _ = pyjax.jit(lambda c: lax.scan(body, c, None, length=3))((0.0, 1.0))
+    assert not a.aval.weak_type and b.aval.weak_type  # Python scalars stay weak under jit
+    c, _ = lax.scan(lambda c, x: (jnp.asarray(2.0), None), strong, None, length=2)
+    assert c.aval.weak_type and float(c) == 2.0
+
+
 def test_grad_of_jit_with_scan_inside_splits_the_scan(x64):
     # partial evaluation of the jitted body splits the scan (known primal scan, staged
     # linear scan) instead of staging it whole, which could not be transposed

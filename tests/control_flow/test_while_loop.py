@@ -316,6 +316,16 @@ def test_weak_type_init_is_promoted():
     assert out.dtype == np.float32 and not out.weak_type
 
 
+def test_result_takes_the_body_weak_types():
+    # JAX 0.10.2 (observed): while_loop's result has the body's output weak types
+    strong = jnp.float32(1.0)
+    a, b = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + strong, c[1] * 2.0 + c[0]),
+                          (0.0, 1.0))
+    assert not a.weak_type and b.weak_type and (float(a), float(b)) == (3.0, 12.0)
+    out = lax.while_loop(lambda c: False, lambda c: jnp.asarray(2.0), strong)
+    assert out.weak_type and float(out) == 1.0
+
+
 def test_carry_dtype_change_error():
     def body(c):
         return c[0], c[1].astype(jnp.int32)

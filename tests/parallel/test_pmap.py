@@ -6,7 +6,7 @@ import pytest
 import pyjax
 import pyjax.numpy as jnp
 from pyjax import lax
-from pyjax.sharding import PmapSharding
+from pyjax.sharding import NamedSharding, PartitionSpec as P
 from pyjax.test_util import check_grads, count_compiles
 
 N = 8
@@ -18,7 +18,15 @@ RING = [(i, (i + 1) % N) for i in range(N)]
 def test_psum_golden():
     out = pyjax.pmap(lambda x: lax.psum(x, "i"), axis_name="i")(jnp.arange(8.0))
     np.testing.assert_array_equal(np.asarray(out), [28.0] * 8)
-    assert isinstance(out.sharding, PmapSharding) and len(out.addressable_shards) == 8
+    # JAX 0.10.2 (observed): a pmap result's sharding is a NamedSharding splitting dimension 0
+    # over a one-axis Auto mesh named by axis_name ('_internal_pmap_axis_name' without one)
+    s = out.sharding
+    assert type(s) is NamedSharding and s.spec == P("i") and s.mesh.axis_names == ("i",)
+    assert s.mesh.devices.tolist() == pyjax.devices()[:8] and not s.is_fully_replicated
+    assert repr(s) == ("NamedSharding(mesh=Mesh('i': 8, axis_types=(Auto,)), spec=P('i',), "
+                       "memory_kind=device)")
+    assert s.devices_indices_map((8,))[pyjax.devices()[5]] == (slice(5, 6),)
+    assert len(out.addressable_shards) == 8
     # JAX 0.10.2 (observed): a shard of a pmap result keeps the mapped axis, size 1
     assert out.addressable_shards[5].data.shape == (1,)
     assert out.addressable_shards[5].index == (slice(5, 6),)
@@ -101,6 +109,10 @@ def test_options_and_one_compile():
     np.testing.assert_allclose(np.asarray(f(a, y, 1.0)), X * 2 + 2 * y, rtol=1e-6)
     out = pyjax.pmap(lambda x: x * 2, in_axes=1, out_axes=1)(X.T)
     np.testing.assert_allclose(np.asarray(out), 2 * X.T, rtol=1e-6)
+    # JAX 0.10.2 (observed): out_axes=1 splits dimension 1 over the same one-axis mesh
+    assert out.sharding.spec == P(None, "_internal_pmap_axis_name")
+    assert out.addressable_shards[2].data.shape == (3, 1)
+    np.testing.assert_allclose(np.asarray(jnp.sin(out)), np.sin(2 * X.T), rtol=1e-6)
     out = pyjax.pmap(lambda: lax.axis_index("i"), axis_name="i", axis_size=4)()
     np.testing.assert_array_equal(np.asarray(out), np.arange(4))
     devs = pyjax.devices()[4:]
@@ -125,5 +137,13 @@ def test_jit_takes_a_pmap_result():
     r = pyjax.pmap(lambda x: x * 2)(X)
     out = pyjax.jit(lambda a, b: a * b + 1)(r, jnp.arange(3.0))
     np.testing.assert_allclose(out, X * 2 * np.arange(3.0) + 1, rtol=1e-6)
+    # JAX 0.10.2 (observed): jit and eager operations keep a pmap result's layout
+    assert out.sharding == r.sharding and jnp.sin(r).sharding == r.sharding
+    assert r.sum().sharding == r.sharding.update(spec=P())
     back = pyjax.pmap(lambda x: x - 1)(out)
     np.testing.assert_allclose(back, X * 2 * np.arange(3.0), rtol=1e-6)
+    # device_put to a pmap result's sharding lays the value out as that NamedSharding says
+    put = pyjax.device_put(X, r.sharding)
+    assert put.sharding == r.sharding and put.addressable_shards[3].data.shape == (1, 3)
+    np.testing.assert_allclose(pyjax.pmap(lambda x: x * 2)(put), r, rtol=1e-6)
+    np.testing.assert_allclose(jnp.cos(r) + put, np.cos(X * 2) + X, rtol=1e-6)

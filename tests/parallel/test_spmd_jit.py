@@ -119,6 +119,33 @@ def test_with_sharding_constraint():
             np.ones(6))
 
 
+
+def test_vmap_of_with_sharding_constraint_lays_out_the_batch():
+    # JAX 0.10.2 (observed, mesh ('x': 4) Auto): eager vmap, as jit(vmap), gives a result laid
+    # out with vmap's dimension unsplit, for in_axes 0 and 1 alike (P(None, 'x')); a spec of
+    # no split gives P(); a spec longer than the function's rank is a ValueError
+    from pyjax import lax
+    from pyjax.sharding import Mesh
+    mesh = Mesh(np.array(pyjax.devices()[:4]), ("x",))
+    s = NamedSharding(mesh, P("x"))
+    x = np.arange(32.0, dtype=np.float32).reshape(4, 8)
+    want = NamedSharding(mesh, P(None, "x"))
+    for in_axes, ref in [(0, x), (1, x.T)]:
+        f = lambda v: lax.with_sharding_constraint(v * 2, s)  # noqa: E731
+        for out in [pyjax.vmap(f, in_axes=in_axes)(x),
+                    pyjax.jit(pyjax.vmap(f, in_axes=in_axes))(x)]:
+            assert out.sharding == want, (in_axes, out.sharding)
+            np.testing.assert_array_equal(np.asarray(out), 2 * ref)
+    whole = NamedSharding(mesh, P())
+    out = pyjax.vmap(lambda v: lax.with_sharding_constraint(v, whole))(x)
+    assert out.sharding == whole and out.sharding.spec == P()
+    np.testing.assert_array_equal(np.asarray(out), x)
+    too_long = NamedSharding(mesh, P(None, "x"))
+    for in_axes in (0, 1):
+        with pytest.raises(ValueError, match="only valid for values of rank at least 2, but "
+                                             "was applied to a value of rank 1"):
+            pyjax.vmap(lambda v: lax.with_sharding_constraint(v, too_long), in_axes=in_axes)(x)
+
 TESTED_PRIMITIVES = {"sharding_constraint"}
 JVP_TESTED = {"sharding_constraint"}
 TRANSPOSE_TESTED = {"sharding_constraint"}

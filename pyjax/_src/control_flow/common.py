@@ -163,14 +163,15 @@ def check_branches(kind, trees, avals_list):
 
 
 def promote_weak_carry(init_avals, out_avals):
-    """The carry avals to retrace a body with when a weakly typed initial value came back
-    with a different (strong) type, as JAX does; None when nothing changes."""
+    """The carry avals to retrace a body with when a weakly typed initial value came back with
+    another dtype, as JAX does (its carry to the result dtype, strongly typed); None when nothing
+    changes. A weak carry that came back strong with the same dtype is not retraced: like JAX,
+    the loop's result takes the body's output weak types from the one trace."""
     from pyjax._src.core import dtypes
     new, changed = [], False
     for a, b in zip(init_avals, out_avals):
-        if a.weak_type and a.shape == b.shape and (a.dtype != b.dtype or not b.weak_type):
-            dt = dtypes.result_type(a.dtype, b.dtype) if a.dtype != b.dtype else a.dtype
-            new.append(ShapedArray(a.shape, dt, b.weak_type and a.dtype == b.dtype))
+        if a.weak_type and a.shape == b.shape and a.dtype != b.dtype:
+            new.append(ShapedArray(a.shape, dtypes.result_type(a.dtype, b.dtype), False))
             changed = True
         else:
             new.append(a)

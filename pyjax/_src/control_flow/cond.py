@@ -3,8 +3,8 @@
 ``cond_p.bind(index, *operands, branches=(b0, b1, ...))`` applies ``branches[index]`` to the
 operands. ``index`` is an int32 scalar; every branch is a const-free ``ClosedJaxpr`` taking all
 the operands (the values any branch closed over come first: each branch takes them all and
-ignores the others') and returning outputs of the same shapes and dtypes (weak types are joined:
-an output is weak only when it is weak in every branch).
+ignores the others') and returning outputs of the same shapes and dtypes (the weak types are
+branch 0's, as JAX 0.10.2's: cond's false_fun's, switch's first branch's).
 
 * Lowering: one ``stablehlo.case`` on the index, a region per branch.
 * JVP: every branch is differentiated with the union of the branches' nonzero output tangents.
@@ -274,7 +274,6 @@ def _abstract_eval(index, *avals, branches):
             raise TypeError(
                 f"cond branch {i} has output types {[a.str_short() for a in bo]} but branch 0 "
                 f"has {[a.str_short() for a in outs]}")
-        outs = [o if not o.weak_type or a.weak_type else a for a, o in zip(bo, outs)]
     for i, b in enumerate(branches):
         bi = b.in_avals
         if len(bi) != len(avals) or not all(same_type(a, o) for a, o in zip(bi, avals)):

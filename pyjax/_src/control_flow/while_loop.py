@@ -201,7 +201,9 @@ def _split(xs, cond_nconsts, body_nconsts):
 
 
 def _abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    return list(body_jaxpr.in_avals[body_nconsts:])
+    # the body's output types, weak types included (JAX's: a strong init whose body returns a
+    # weak value of its dtype gives a weak result, and the reverse a strong one)
+    return list(body_jaxpr.out_avals)
 
 
 def _lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):

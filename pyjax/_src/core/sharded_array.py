@@ -32,13 +32,18 @@ class Shard:
 
 class ShardedArray(ArrayImpl):
     """An array laid out over the devices of ``sharding`` (``_shards[i]`` is the buffer on
-    ``sharding._device_assignment[i]``)."""
+    ``sharding._device_assignment[i]``). ``_pmapped``: a ``pmap`` result, whose sharding is
+    JAX 0.10.2's for one (dimension 0 over a one-axis mesh) but whose buffers lack that
+    dimension: ``pmap`` takes its buffers, SPMD programs (``jit``, eager operations) lay its
+    value out afresh."""
 
-    __slots__ = ("_shards", "_sharding", "_full")
+    __slots__ = ("_shards", "_sharding", "_full", "_pmapped")
 
-    def __init__(self, aval: ShapedArray, sharding: Sharding, shards, committed=True):
+    def __init__(self, aval: ShapedArray, sharding: Sharding, shards, committed=True,
+                 pmapped=False):
         self.aval = aval
         self._sharding = sharding
+        self._pmapped = pmapped
         self._shards = list(shards)
         self._committed = committed
         self._npy = None
@@ -84,7 +89,7 @@ class ShardedArray(ArrayImpl):
     @property
     def addressable_shards(self):
         index = self._sharding.devices_indices_map(self.aval.shape)
-        pmapped = isinstance(self._sharding, PmapSharding)
+        pmapped = self._pmapped or isinstance(self._sharding, PmapSharding)
         seen = {}
         out = []
         for b in self._shards:
@@ -96,7 +101,8 @@ class ShardedArray(ArrayImpl):
                 # slice index (chex's pmap variant reads `shards[0].data[0]`)
                 data = np.expand_dims(b.to_numpy(), 0)
                 buf = b.device.client.buffer_from_pyval(data, b.device)
-                idx = (slice(idx[0], idx[0] + 1),) + tuple(idx[1:])
+                if not isinstance(idx[0], slice):
+                    idx = (slice(idx[0], idx[0] + 1),) + tuple(idx[1:])
                 aval = ShapedArray.interned(data.shape, b.dtype, self.aval.weak_type)
                 out.append(Shard(b.device, idx, array_from_buffer(aval, buf, True), rid))
                 continue
@@ -133,16 +139,14 @@ class ShardedArray(ArrayImpl):
 
 def shard_host_value(value: np.ndarray, sharding: Sharding, weak_type=False):
     """Upload the NumPy array ``value`` split as ``sharding`` says."""
-    if isinstance(sharding, PmapSharding):
-        index = sharding.devices_indices_map(value.shape)
-    else:
-        index = sharding.devices_indices_map(value.shape)
+    index = sharding.devices_indices_map(value.shape)
     bufs = []
     for d in sharding._device_assignment:
         piece = np.array(value[index[d]], order="C")
         bufs.append(d.client.buffer_from_pyval(piece, d))
     aval = ShapedArray.interned(value.shape, value.dtype, bool(weak_type))
-    return ShardedArray(aval, sharding, bufs, True)
+    # a PmapSharding's pieces lack the split dimension, as a pmap result's do
+    return ShardedArray(aval, sharding, bufs, True, isinstance(sharding, PmapSharding))
 
 
 def from_shard_buffers(aval, sharding, bufs, committed=True):

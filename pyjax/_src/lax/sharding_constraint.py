@@ -25,6 +25,7 @@ __all__ = ["with_sharding_constraint", "sharding_constraint_p", "device_put_p"]
 
 
 def _abstract_eval(x, *, sharding):
+    _check_rank(sharding, x.ndim)
     sharding.shard_shape(x.shape)  # a dimension the mesh axes do not divide raises here
     return x
 
@@ -55,6 +56,8 @@ def _transpose(ct, x, *, sharding):
 
 def _batch(args, dims, *, sharding, axis_data):
     (x,), (d,) = args, dims
+    if d is not not_mapped:
+        _check_rank(sharding, aval_of(x).ndim - 1)  # the rank the function sees
     return sharding_constraint_p.bind(x, sharding=_batched(sharding, x, d, axis_data)), d
 
 
@@ -85,14 +88,41 @@ def _batched(sharding, x, d, axis_data):
     return NamedSharding(sharding.mesh, spec)
 
 
+def _impl(x, *, sharding):
+    """The primitive bound eagerly (by an eager ``vmap``): the value laid out now, its spec's
+    trailing Nones dropped as a program's result's are (JAX 0.10.2: P(None, None) -> P())."""
+    spec = tuple(sharding.spec)
+    while spec and spec[-1] is None:
+        spec = spec[:-1]
+    if spec != tuple(sharding.spec):
+        sharding = NamedSharding(sharding.mesh, PartitionSpec(*spec))
+    return _lay_out(x, sharding)
+
+
+def _lay_out(x, sharding):
+    value = np.asarray(x)
+    _check_rank(sharding, value.ndim)
+    sharding.shard_shape(value.shape)
+    return shard_host_value(value, sharding, aval_of(x).weak_type)
+
+
+def _check_rank(sharding, ndim):
+    """JAX 0.10.2's error for a spec longer than the value's rank."""
+    if len(sharding.spec) > ndim:
+        raise ValueError(
+            f"One of with_sharding_constraint arguments is incompatible with its sharding "
+            f"annotation {sharding!r}: Sharding {sharding!r} is only valid for values of rank "
+            f"at least {len(sharding.spec)}, but was applied to a value of rank {ndim}.")
+
+
 def _never_names(params, axis_name):
     # axis_aware only so that the batch rule gets axis_data (its spmd_axis_name)
     return False
 
 
 sharding_constraint_p = Primitive("sharding_constraint", abstract_eval=_abstract_eval,
-                                  lower=_lower, linear=True, jvp=_jvp, transpose=_transpose,
-                                  batch=_batch, axis_aware=_never_names)
+                                  lower=_lower, impl=_impl, linear=True, jvp=_jvp,
+                                  transpose=_transpose, batch=_batch, axis_aware=_never_names)
 
 
 # ---- device_put_p: jax.device_put under a trace ----
@@ -229,9 +259,7 @@ def with_sharding_constraint(x, shardings):
     out = []
     for leaf, s in zip(leaves, per):
         if eager:  # lay the value out now
-            value = np.asarray(leaf)
-            s.shard_shape(value.shape)
-            out.append(shard_host_value(value, s, aval_of(leaf).weak_type))
+            out.append(_lay_out(leaf, s))
         else:
             out.append(sharding_constraint_p.bind(leaf, sharding=s))
     return pytree.tree_unflatten(tree, out)

@@ -3,7 +3,8 @@
 A top-level call traces the function once per signature on one slice's avals (the axis name
 bound), lowers it with the collectives as cross-replica XLA collectives
 (``lax/collective_lowering``), compiles it once with ``num_replicas = N`` and runs it with one
-``execute_sharded``. Results are Arrays split over the devices along axis 0 (``PmapSharding``).
+``execute_sharded``. Results are Arrays split over the devices along axis 0 (a NamedSharding
+over a one-axis mesh, as JAX 0.10.2's: see ``pmap_result_sharding``).
 
 Under another transformation (``jit``, ``grad``, ``vmap`` of a pmapped function, or a pmap
 inside a pmap) the call is the same function under ``vmap`` with the axis name: the values
@@ -21,10 +22,10 @@ from pyjax._src.core import pytree
 from pyjax._src.core import pytree_data
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.abstract import ShapedArray
-from pyjax._src.core.array import ArrayImpl, from_numpy
+from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.config import config
-from pyjax._src.core.sharded_array import ShardedArray
-from pyjax._src.core.sharding import PmapSharding
+from pyjax._src.core.sharded_array import ShardedArray, shard_host_value
+from pyjax._src.core.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 from pyjax._src.core.trace import Tracer, aval_of
 from pyjax._src.dispatch import compiler
 from pyjax._src.dispatch import eager as dispatch
@@ -267,11 +268,13 @@ class PmapFunction:
         e.out_axes = [None if a is None else a % (av.ndim - len(t) + 1)
                       for a, av, t in zip(out_axes, e.out_avals, trailing)]
         e.devices = tuple(devs)
-        # Made once: the stacked aval and PmapSharding of each result (out_axes 0).
+        # Made once: the stacked aval and sharding of each result (out_axes 0): JAX 0.10.2's,
+        # dimension 0 split over a one-axis mesh of the devices
         e.out_layouts = []
+        sharding = pmap_result_sharding(devs, self.axis_name)
         for av in e.out_avals:
             stacked = ShapedArray.interned((n,) + av.shape, av.dtype, av.weak_type)
-            e.out_layouts.append((stacked, PmapSharding(devs, stacked.shape)))
+            e.out_layouts.append((stacked, sharding))
         return e
 
 
@@ -287,7 +290,7 @@ def _leaf_argnums(in_tree, nargs):
 
 def _slices(x, axis, devs, dev_tuple):
     """The per-device buffers of argument ``x`` mapped along ``axis`` (None: broadcast)."""
-    if (axis == 0 and type(x) is ShardedArray and isinstance(x.sharding, PmapSharding)
+    if (axis == 0 and type(x) is ShardedArray and x._pmapped
             and x.sharding._device_assignment == dev_tuple):   # (devices are unique objects)
         return x._shards  # a pmap result on these devices: use its pieces
     if axis is None:
@@ -301,12 +304,28 @@ def _slices(x, axis, devs, dev_tuple):
             for i, d in enumerate(devs)]
 
 
+PMAP_AXIS_NAME = "_internal_pmap_axis_name"  # JAX 0.10.2's name for the results' mesh axis
+
+
+def pmap_result_sharding(devs, axis_name=None):
+    """A pmap result's sharding, as JAX 0.10.2 reports it: dimension 0 split over a one-axis
+    (Auto) mesh of the devices the pmap ran on, named by the pmap's axis_name."""
+    name = axis_name if isinstance(axis_name, str) else PMAP_AXIS_NAME
+    mesh = Mesh(np.array(devs, dtype=object), (name,), axis_types=(AxisType.Auto,))
+    return NamedSharding(mesh, PartitionSpec(name))
+
+
 def _output(aval, bufs, axis, devs, layout):
     if axis is None:
         return ArrayImpl(aval, bufs[0], True)
     stacked, sharding = layout
-    out = ShardedArray(stacked, sharding, bufs, True)
+    out = ShardedArray(stacked, sharding, bufs, True, pmapped=True)
     if axis == 0:
         return out
-    return from_numpy(np.moveaxis(np.asarray(out), 0, axis), devs[0], aval.weak_type, True)
+    # another out_axes: laid out afresh over the same mesh, split along that axis (JAX's)
+    mesh = sharding.mesh
+    return shard_host_value(np.moveaxis(np.asarray(out), 0, axis),
+                            NamedSharding(mesh, PartitionSpec(*[None] * axis,
+                                                              mesh.axis_names[0])),
+                            aval.weak_type)
 

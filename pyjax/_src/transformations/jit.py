@@ -812,7 +812,7 @@ class Jitted:
 
 
 def _any_sharded(xs):
-    # a pmap result (PmapSharding) runs as one array, as the eager operations take it
+    # an array laid out by a PmapSharding runs as one array, as the eager operations take it
     for x in xs:
         if type(x) is ShardedArray and not isinstance(x._sharding, PmapSharding):
             return True

@@ -5,7 +5,9 @@ over all its devices.
 
 Input layouts come from ``in_shardings`` or the arguments' own shardings (single-device
 arrays are replicated). Result layouts come from ``out_shardings``; without them a result
-takes the layout of the first sharded input of its shape, else it is replicated. The
+takes its constraint's layout, else the layout a split input or constraint carries to it
+through transposes and shape-keeping operations (``_followed_layouts``), else that of the
+first sharded input of its shape, else it is replicated. The
 results are always annotated, so XLA inserts whatever collectives make them so: the layout
 choice can cost speed, never correctness. On Explicit mesh axes the results' layouts are
 their types' (sharding in types, core/sharding_rules.py).
@@ -21,7 +23,7 @@ from pyjax._src import runtime
 from pyjax._src.core import pytree
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.config import config
-from pyjax._src.core.jaxpr import eqn_has_effects
+from pyjax._src.core.jaxpr import Var, eqn_has_effects
 from pyjax._src.core.sharded_array import ShardedArray, ShardedShapedArray, shard_host_value
 from pyjax._src.core.sharding import (AxisType, Mesh, NamedSharding, PartitionSpec, Sharding,
                                      current_mesh)
@@ -29,6 +31,7 @@ from pyjax._src.dispatch import compiler
 from pyjax._src.interpreters import lowering
 from pyjax._src.lax import collective_lowering as cl
 from pyjax._src.lax.sharding_constraint import device_put_p, sharding_constraint_p
+from pyjax._src.lax.shape_ops import transpose_p
 
 _log = logging.getLogger("pyjax")
 
@@ -155,6 +158,36 @@ def is_spmd_call(jitted, closed, leaves):
             or constrains_layout(closed))
 
 
+def _followed_layouts(jaxpr, in_sh, constrained):
+    """The split layouts that follow from the inputs' and the constraints' through transposes
+    (permuting the spec) and operations that keep an operand's shape (vmap's ``moveaxis`` of
+    a constrained value: JAX 0.10.2's propagation gives the result the permuted layout)."""
+    known = {v: s for v, s in zip(jaxpr.invars, in_sh) if not s.is_fully_replicated}
+    for e in jaxpr.eqns:
+        if len(e.outvars) != 1:
+            continue
+        out = e.outvars[0]
+        if out in constrained:
+            known[out] = constrained[out]
+            continue
+        ins = [(v, known[v]) for v in e.invars if isinstance(v, Var) and v in known]
+        if not ins:
+            continue
+        if e.primitive is transpose_p:
+            v, s = ins[0]
+            spec = s.spec._normalized(len(v.aval.shape))
+            spec = [spec[p] for p in e.params["permutation"]]
+            while spec and not spec[-1]:
+                spec.pop()
+            known[out] = NamedSharding(s.mesh, PartitionSpec(
+                *[None if not p else (p[0] if len(p) == 1 else p) for p in spec]))
+        else:
+            same = [s for v, s in ins if v.aval.shape == out.aval.shape]
+            if same:
+                known[out] = same[0]
+    return known
+
+
 def plan(jitted, key, closed, out_tree, leaves):
     """(mesh, input shardings, result shardings) of the SPMD program for ``leaves`` (arrays,
     or ShapeDtypeStructs when lowering ahead of time)."""
@@ -196,6 +229,7 @@ def plan(jitted, key, closed, out_tree, leaves):
             constrained[e.outvars[0]] = e.params["sharding"]
         elif e.primitive is device_put_p:
             constrained.update(_device_put_targets(e))
+    followed = _followed_layouts(closed.jaxpr, in_sh, constrained)
     out_sh = []
     for v, av, s in zip(closed.jaxpr.outvars, out_avals, out_specs):
         s = _bind(s, mesh, "out_shardings")
@@ -205,6 +239,8 @@ def plan(jitted, key, closed, out_tree, leaves):
             s = constrained[v]  # the function's last word on this result's layout
         if s is None and all(t is AxisType.Explicit for t in mesh.axis_types):
             s = NamedSharding(mesh, PartitionSpec())  # untyped on Explicit axes: replicated
+        if s is None and v in followed and followed[v].mesh == mesh:
+            s = followed[v]  # a split input's or constraint's layout, carried to the result
         if s is None:
             s = next((si for x, si in zip(leaves, in_sh) if x.shape == av.shape
                       and not si.is_fully_replicated), NamedSharding(mesh, PartitionSpec()))
@@ -295,7 +331,8 @@ def _replicated(x, devices):
 
 def shards_for(x, s, devices):
     """The buffers of ``x`` laid out as ``s``, one per device of the mesh."""
-    if type(x) is ShardedArray and x._sharding == s:
+    if type(x) is ShardedArray and x._sharding == s and not x._pmapped:
+        # (a pmap result's buffers lack the mapped dimension: laid out afresh below)
         return x._shards
     if type(x) is ArrayImpl and s.is_fully_replicated:
         return _replicated(x, devices)

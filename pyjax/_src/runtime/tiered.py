@@ -102,7 +102,7 @@ def compile_tiered(client, code, in_types, out_types, overrides):
 _WARM_UP_MODULE = b"""func.func public @main(%a: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
   %0 = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0]
       : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  %1 = stablehlo.dot_general %a, %0, contracting_dims = [0] x [0]
+  %1 = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0]
       : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
   return %0, %1 : tensor<64x64xf32>, tensor<64x64xf32>
 }"""
@@ -126,17 +126,7 @@ def warm_up(client):
 
 def _run_warm_up(client):
     try:
-        device = client._default_device
-        options = build_compile_options(
-            1, 1, device_assignment=[device.id],
-            env_option_overrides={**DEFAULT_OPTION_OVERRIDES, **LOW_TIER_OVERRIDES})
-        # from the persistent cache when it is on: ~2 ms instead of a ~30 ms compile, so a
-        # process whose programs are all on disk has its set-up done before its first run
-        exe = Executable(client, client._compile_or_load(_WARM_UP_MODULE, options,
-                                                         counted=False, kind="warm_up"),
-                         None, None, portable=False)
-        a = client.buffer_from_pyval(np.ones((64, 64), np.float32), device)
-        for out in exe.execute_unchecked([a]):
+        for out in _warm_up_products(client):
             out.block_until_ready()
     except BaseException as e:  # only a missed speed-up
         _log.debug("pyjax: the matrix-product warm-up failed: %s", e)
@@ -144,6 +134,21 @@ def _run_warm_up(client):
         with _cv:
             _warm_threads.remove(threading.current_thread())
             _cv.notify_all()
+
+
+def _warm_up_products(client):
+    """Runs the warm-up program on ``client``'s default device; its two result buffers."""
+    device = client._default_device
+    options = build_compile_options(
+        1, 1, device_assignment=[device.id],
+        env_option_overrides={**DEFAULT_OPTION_OVERRIDES, **LOW_TIER_OVERRIDES})
+    # from the persistent cache when it is on: ~2 ms instead of a ~30 ms compile, so a
+    # process whose programs are all on disk has its set-up done before its first run
+    exe = Executable(client, client._compile_or_load(_WARM_UP_MODULE, options,
+                                                     counted=False, kind="warm_up"),
+                     None, None, portable=False)
+    a = client.buffer_from_pyval(np.ones((64, 64), np.float32), device)
+    return exe.execute_unchecked([a])
 
 
 def _submit(exe, client, code, options):

@@ -169,12 +169,10 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
     if devices is None:
         devices = globals()["devices"]()
     devices = list(np.array(devices, dtype=object).flat)
-    if n != len(devices) and devices is not None and n > len(devices):
-        raise ValueError(f"Number of devices {len(devices)} must be >= the product of mesh "
-                         f"shape {axis_shapes}")
-    if n != len(devices):
-        raise ValueError(f"Number of devices {len(devices)} must equal the product of "
+    if n > len(devices):
+        raise ValueError(f"Number of devices {len(devices)} must be >= the product of "
                          f"mesh_shape {axis_shapes}")
+    devices = devices[:n]  # as JAX: the first prod(axis_shapes) of them
     if axis_types is None:
         axis_types = (sharding_mod.AxisType.Explicit,) * len(axis_names)
     arr = np.empty(len(devices), dtype=object)

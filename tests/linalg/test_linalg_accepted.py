@@ -245,3 +245,27 @@ def test_polar_vmap_jit_and_bad_input():
         jsl.polar(np.ones(3))
     with pytest.raises(ValueError, match="Unknown polar decomposition method"):
         jsl.polar(x, method="newton")
+
+
+def test_schur_family_refuses_integers_as_jax():
+    ints = np.array([[2, 1], [1, 3]], np.int32)
+    # JAX 0.10.2: "schur does not accept dtype int32 at position 0. Accepted dtypes at
+    # position 0 are subtypes of floating, complexfloating." (funm fails inside its schur)
+    for name, f in [("schur", jsl.schur), ("hessenberg", jsl.hessenberg),
+                    ("schur", lambda a: jsl.funm(a, pyjax.numpy.exp))]:
+        with pytest.raises(TypeError, match=f"^{name} does not accept dtype int32 at "
+                                            "position 0. Accepted dtypes"):
+            f(ints)
+    # the others take integers as JAX does (cast to the default float)
+    np.testing.assert_allclose(np.asarray(jsl.expm(ints)), sl.expm(ints.astype(float)),
+                               rtol=1e-5)
+
+
+def test_linalg_use_magma_as_jax_on_cpu():
+    a = RNG.normal(size=(4, 3)).astype(np.float32)
+    q, r = ll.qr(a, use_magma=True)  # a GPU library choice, ignored on the CPU (JAX too)
+    q0, r0 = ll.qr(a)
+    np.testing.assert_array_equal(np.asarray(q), np.asarray(q0))
+    np.testing.assert_array_equal(np.asarray(r), np.asarray(r0))
+    with pytest.raises(ValueError, match="Only the lapack implementation is supported on CPU"):
+        ll.eig(np.eye(2, dtype=np.float32), use_magma=True)

@@ -19,12 +19,23 @@ def test_partition_spec_and_mesh_basics(mesh24):
     assert P() == () and pyjax.P is P
     assert mesh24.shape == {"x": 2, "y": 4} and mesh24.size == 8
     assert mesh24.axis_types == (AxisType.Auto, AxisType.Auto)
-    assert repr(mesh24) == "Mesh('x': 2, 'y': 4, axis_types=(Auto, Auto))"
+    # JAX 0.10.2's forms: repr long, str short (as printed inside a NamedSharding)
+    assert repr(mesh24) == ("Mesh(axis_sizes=(2, 4), axis_names=('x', 'y'), "
+                            "axis_types=(Auto, Auto))")
+    assert str(mesh24) == "Mesh('x': 2, 'y': 4, axis_types=(Auto, Auto))"
+    assert repr(NamedSharding(mesh24, P("x"))) == (
+        "NamedSharding(mesh=Mesh('x': 2, 'y': 4, axis_types=(Auto, Auto)), spec=P('x',), "
+        "memory_kind=device)")
     m = pyjax.make_mesh((8,), ("data",))
     assert m.axis_types == (AxisType.Explicit,)  # JAX 0.10's default
     assert m.abstract_mesh == AbstractMesh((8,), ("data",), (AxisType.Explicit,))
-    with pytest.raises(ValueError, match="devices"):
-        pyjax.make_mesh((3,), ("a",))
+    # fewer axes than devices: the first prod(axis_shapes) devices, in the order given
+    assert list(pyjax.make_mesh((3,), ("a",)).devices) == pyjax.devices()[:3]
+    assert list(pyjax.make_mesh((2,), ("a",), devices=pyjax.devices()[::-1]).devices) == \
+        pyjax.devices()[::-1][:2]
+    with pytest.raises(ValueError, match=r"Number of devices 8 must be >= the product of "
+                                         r"mesh_shape \(16,\)"):
+        pyjax.make_mesh((16,), ("a",))
     with pytest.raises(TypeError):
         P(3)
 

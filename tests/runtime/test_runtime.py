@@ -81,7 +81,7 @@ def test_client_and_devices(client):
     assert isinstance(d0, Device)
     assert (d0.platform, d0.device_kind, d0.process_index) == ("cpu", "cpu", 0)
     assert d0.client is client
-    assert repr(d0) == "CpuDevice(id=0)"
+    assert repr(d0) == "CpuDevice(id=0)" and str(d0) == "cpu:0"  # JAX 0.10.2's forms
     assert {d0: 1}[devs[0]] == 1 and d0 == devs[0]
     if len(devs) > 1:
         assert d0 != devs[1] and hash(d0) != hash(devs[1])

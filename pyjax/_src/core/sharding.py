@@ -321,6 +321,10 @@ class Mesh:
         return hash(self._key())
 
     def __repr__(self):
+        return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
+                f"axis_types={self.axis_types})")
+
+    def __str__(self):  # the short form JAX prints inside a NamedSharding
         axes = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.axis_sizes))
         return f"Mesh({axes}, axis_types={self.axis_types})"
 
@@ -460,7 +464,7 @@ class NamedSharding(Sharding):
                              memory_kind=kwargs.get("memory_kind", self._memory_kind))
 
     def __repr__(self):
-        return (f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, "
+        return (f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, "
                 f"memory_kind={self._memory_kind})")
 
     def __eq__(self, other):

@@ -85,7 +85,7 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
                                           ).upper() != "LAPACK":
         raise NotImplementedError(f"lax.linalg.eig: implementation={implementation!r} is not "
                                   f"supported (CPU only: LAPACK)")
-    if use_magma:
-        raise NotImplementedError("lax.linalg.eig: use_magma is not supported (CPU only)")
+    if use_magma:  # JAX's error on the CPU; pyjax's eig is LAPACK's on every platform
+        raise ValueError("Only the lapack implementation is supported on CPU.")
     return list(eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
                            compute_right_eigenvectors=bool(compute_right_eigenvectors)))

@@ -469,8 +469,8 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
     ``pivoting=True`` (CPU: LAPACK's ``geqp3``) returns ``(q, r, p)`` with
     ``x[..., p] == q @ r``, ``p`` an int32 column permutation and ``|diag(r)|`` not
     increasing."""
-    if use_magma is not None:
-        raise NotImplementedError("lax.linalg.qr: use_magma is not supported (CPU only)")
+    # use_magma picks the library of JAX's GPU QR (same factorization); JAX ignores it on the
+    # CPU, and pyjax's QR is one algorithm on every platform
     return tuple(qr_p.bind(x, pivoting=bool(pivoting), full_matrices=bool(full_matrices)))
 
 

@@ -159,6 +159,9 @@ DeviceDescription_Kind_Args = _args("DeviceDescription_Kind_Args",
 DeviceDescription_ToString_Args = _args(
     "DeviceDescription_ToString_Args", ("device_description", c_void_p),
     ("to_string", c_void_p), ("to_string_size", c_size_t))
+DeviceDescription_DebugString_Args = _args(
+    "DeviceDescription_DebugString_Args", ("device_description", c_void_p),
+    ("debug_string", c_void_p), ("debug_string_size", c_size_t))
 Device_GetDescription_Args = _args("Device_GetDescription_Args", ("device", c_void_p),
                                    ("device_description", c_void_p))
 Device_LocalHardwareId_Args = _args("Device_LocalHardwareId_Args", ("device", c_void_p),

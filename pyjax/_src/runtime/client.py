@@ -31,7 +31,7 @@ class Device:
     """
 
     __slots__ = ("_ptr", "id", "platform", "device_kind", "client", "process_index",
-                 "local_hardware_id", "_repr", "__weakref__")
+                 "local_hardware_id", "_repr", "_str", "__weakref__")
 
     def __init__(self, client, ptr):
         api = client._api
@@ -62,12 +62,22 @@ class Device:
             self._repr = ""
         if not self._repr:
             self._repr = f"{self.platform.capitalize()}Device(id={self.id})"
+        # str() is the plugin's debug string, as in JAX ('cpu:0'); the older CPU plugin
+        # says 'TFRT_CPU_0' for the same device
+        try:
+            s = api.call("DeviceDescription_DebugString",
+                         capi.DeviceDescription_DebugString_Args(device_description=desc))
+            self._str = capi.string_out(s.debug_string, s.debug_string_size)
+        except XlaRuntimeError:
+            self._str = ""
+        if not self._str or self._str.startswith("TFRT_CPU_"):
+            self._str = f"{self.platform}:{self.id}"
 
     def __repr__(self):
         return self._repr
 
     def __str__(self):
-        return self._repr
+        return self._str
 
     def __reduce__(self):
         raise TypeError("Device objects cannot be pickled")

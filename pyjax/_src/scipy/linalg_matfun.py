@@ -26,13 +26,19 @@ __all__ = ["schur", "hessenberg", "rsf2csf", "sqrtm", "funm", "expm", "expm_frec
            "eigh_tridiagonal", "polar", "solve_sylvester", "qr_multiply"]
 
 
-def _square(name, a, batch=False):
+def _square(name, a, batch=False, exact_as="float"):
+    """``a`` as an array of square matrices; integer or bool ``a`` is cast to the default
+    float, or (``exact_as`` a name) refused with JAX's TypeError naming that function."""
     a = jnp.asarray(a)
     if a.ndim < 2 or (not batch and a.ndim != 2) or a.shape[-1] != a.shape[-2]:
         want = "(..., N, N)" if batch else "(N, N)"
         raise ValueError(f"{name}: expected a square matrix of shape {want}, got shape "
                          f"{a.shape}")
     if not dtypes.is_inexact(a.dtype):
+        if exact_as != "float":
+            raise TypeError(f"{exact_as} does not accept dtype {a.dtype.name} at position 0. "
+                            "Accepted dtypes at position 0 are subtypes of floating, "
+                            "complexfloating.")
         a = a.astype(dtypes.canonicalize_dtype(np.float64))
     return a
 
@@ -48,7 +54,7 @@ def schur(a, output: str = "real"):
     real ``a``."""
     if output not in ("real", "complex"):
         raise ValueError(f"schur: output must be 'real' or 'complex', got {output!r}")
-    a = _square("schur", a, batch=True)
+    a = _square("schur", a, batch=True, exact_as="schur")
     if output == "complex":
         a = _complex(a)
     return structured.schur(a)
@@ -59,7 +65,7 @@ def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False,
                check_finite: bool = True):
     """Upper Hessenberg form ``h = q^H a q`` of each matrix of ``a`` (leading batch
     dimensions, as JAX's): ``h``, or ``(h, q)`` with ``calc_q``."""
-    a = _square("hessenberg", a, batch=True)
+    a = _square("hessenberg", a, batch=True, exact_as="hessenberg")
     packed, taus = structured.hessenberg(a)
     h = jnp.triu(packed, -1)
     if not calc_q:
@@ -184,7 +190,7 @@ def funm(A, func, disp: bool = True):
                                   "not implemented")
     if not callable(func):
         raise TypeError(f"funm: func must be callable, got {type(func).__name__}")
-    a = _square("funm", A)
+    a = _square("funm", A, exact_as="schur")  # JAX's error comes from its schur
     t, z = structured.schur(_complex(a))
     f = _triu_funm(t, func)
     return jnp.matmul(jnp.matmul(z, f), jnp.conj(z.T))

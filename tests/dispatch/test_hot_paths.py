@@ -329,3 +329,62 @@ def test_nan_scalars_do_not_fill_the_first_level():
     for _ in range(20):
         assert np.isnan(np.asarray(x * float("nan"))).all()
     assert len(dispatch._primitives.fast) <= before + 1
+
+
+def test_eager_primitives_with_params_on_one_array():
+    # one Array and parameters: the first-level runner keyed by (primitive, aval id, params)
+    client = get_client()
+    need_devices(client, 2)
+    x = jnp.asarray(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+    for _ in range(2):  # a miss, then a hit
+        np.testing.assert_array_equal(pyjax.lax.reshape(x, (4, 3)), np.arange(12.0).reshape(4, 3))
+        np.testing.assert_array_equal(pyjax.lax.reshape(x, (2, 6)), np.arange(12.0).reshape(2, 6))
+        np.testing.assert_array_equal(jnp.sum(x, axis=0), np.arange(12.0).reshape(3, 4).sum(0))
+        np.testing.assert_array_equal(pyjax.lax.transpose(x, (1, 0)), np.arange(12.0)
+                                      .reshape(3, 4).T)
+    # same values under other parameter names do not meet: (a, b) names are in the key
+    np.testing.assert_array_equal(pyjax.lax.reduce_sum(x, (1,)), [6.0, 22.0, 38.0])
+    np.testing.assert_array_equal(pyjax.lax.reduce_max(x, (1,)), [3.0, 7.0, 11.0])
+    # a committed array keeps its device and commitment
+    d1 = client.devices[1]
+    y = pyjax.device_put(x, d1)
+    r = pyjax.lax.reshape(y, (12,))
+    assert r.committed and r.device is d1
+    u = pyjax.lax.reshape(x, (12,))
+    assert not u.committed
+    np.testing.assert_array_equal(r, u)
+    # results keep dtype and weak type
+    w = jnp.ones((2, 2), jnp.int32)
+    assert pyjax.lax.reshape(w, (4,)).dtype == np.int32
+    weak = jnp.asarray(3.0)
+    assert weak.weak_type and pyjax.lax.reshape(weak, (1,)).weak_type
+
+
+def test_jnp_reshape_transpose_fast_paths_keep_checks():
+    x = jnp.arange(12.0).reshape(3, 4)
+    a = np.arange(12.0).reshape(3, 4)
+    for shape in [(4, 3), (2, -1), (-1,), (12,), (3, 4)]:
+        np.testing.assert_array_equal(jnp.reshape(x, shape), a.reshape(shape))
+        np.testing.assert_array_equal(x.reshape(*shape), a.reshape(*shape))
+    assert jnp.reshape(x, (3, 4)) is x
+    np.testing.assert_array_equal(jnp.ravel(x), a.ravel())
+    np.testing.assert_array_equal(jnp.ravel(jnp.asarray(5.0)), [5.0])
+    np.testing.assert_array_equal(x.flatten(), a.flatten())
+    with pytest.raises(TypeError, match="cannot reshape array of shape"):
+        jnp.reshape(x, (5, -1))
+    with pytest.raises(TypeError, match="cannot reshape array of shape"):
+        jnp.reshape(x, (5, 2))
+    with pytest.raises(ValueError, match="one unknown dimension"):
+        jnp.reshape(x, (-1, -1))
+    with pytest.raises(TypeError):
+        jnp.reshape(x, (3.0, 4))
+    for axes in [None, (1, 0), [1, 0], (0, 1), (-1, 0)]:
+        np.testing.assert_array_equal(jnp.transpose(x, axes), np.transpose(a, axes))
+    np.testing.assert_array_equal(jnp.swapaxes(x, 0, 1), a.T)
+    with pytest.raises(ValueError, match="repeated axis"):
+        jnp.transpose(x, (0, 0))
+    with pytest.raises(ValueError, match="don't match"):
+        jnp.transpose(x, (0,))
+    # under a trace the same calls stage the primitives
+    jaxpr = pyjax.make_jaxpr(lambda z: jnp.transpose(jnp.reshape(z, (4, 3))))(x)
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["reshape", "transpose"]

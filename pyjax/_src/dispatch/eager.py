@@ -137,6 +137,27 @@ _new_array = ArrayImpl.__new__  # creating without ArrayImpl.__init__ saves a Py
 def apply_primitive(primitive, args, params):
     """Runs one primitive now, as a cached single-op executable (asynchronously)."""
     if params or primitive.impl is not None:
+        if len(args) == 1 and type(args[0]) is ArrayImpl and primitive.impl is None:
+            # one Array and parameters (reshape, transpose, reductions...): a runner under
+            # (primitive, aval id, params), one lookup instead of the general path
+            x = args[0]
+            try:
+                key = (primitive, id(x.aval), *params.items())
+                entry = _fast.get(key)
+            except TypeError:  # unhashable params: the general path compiles uncached
+                return _apply_general(primitive, args, params)
+            if entry is None:
+                entry = _param_entry(primitive, x.aval, params, key)
+            run = entry[0]
+            if run is None:
+                return _apply_general(primitive, args, params)
+            b = x._buf
+            r = _new_array(ArrayImpl)
+            r._buf = run(b, b.device)
+            r.aval = entry[1]
+            r._committed = x._committed
+            r._npy = None
+            return r
         return _apply_general(primitive, args, params)
     if len(args) == 1:
         x = args[0]
@@ -194,13 +215,19 @@ def clear_fast_paths():
     _fast.clear()
 
 
-def _runner_entry(primitive, avals, *extra):
+def _runner_entry(primitive, avals, *extra, params=None):
     """(run, out_aval, *extra, avals): the executable's single-result runner (the avals
     keep their ids, which key the first level, from being reused)."""
     if checking_values[0]:
         return _NOT_FAST + (*extra, avals)
-    exe, out_avals = _cached_executable(primitive, {}, avals)
+    exe, out_avals = _cached_executable(primitive, params or {}, avals)
     return (exe.single_result_runner(), out_avals[0], *extra, avals)
+
+
+def _param_entry(primitive, aval, params, key):
+    if primitive.multiple_results:
+        return _primitives.remember(key, _NOT_FAST + (aval,))
+    return _primitives.remember(key, _runner_entry(primitive, (aval,), params=params))
 
 
 def eager_binary(primitive, kinds, swapped=False):

@@ -85,10 +85,19 @@ def compiled_when_eager(*static_argnames):
         compiled = Jitted(fn, static_argnames=static_argnames, _cache_name="eager jnp")
         state = trace_mod._state
 
+        # positions before the first configuration parameter: Arrays there go straight on
+        first_static = min(static_pos, default=len(params))
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             if state.trace is not None:
                 return fn(*args, **kwargs)
+            if not kwargs and len(args) <= first_static:
+                for a in args:
+                    if type(a) is not ArrayImpl:
+                        break
+                else:  # (the common eager call: Arrays alone)
+                    return compiled(*args)
             try:
                 ready = _operands_for_compiled(args, kwargs, static_pos, static_names)
             except TypeError:  # the function itself says why

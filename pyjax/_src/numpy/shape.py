@@ -114,6 +114,11 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=
     """Give ``a`` a new shape without changing its data; one dimension may be ``-1``.
     ``out_sharding``: the result's sharding (explicit axes), for reshapes whose sharding
     JAX's rule cannot infer."""
+    if (type(a) is ArrayImpl and type(shape) is tuple and order == "C" and newshape is None
+            and out_sharding is None):
+        new = _plain_shape(shape, a.aval)
+        if new is not None:  # the common call: one bind, no checks left to make
+            return a if new == a.aval.shape else _bind_reshape(a, new)
     if key_arrays.is_key_array(a) and out_sharding is None:
         return key_arrays.reshape(a, shape if shape is not None else newshape, order)
     util.check_arraylike("reshape", a)
@@ -140,8 +145,34 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=
     raise ValueError(f"Unexpected value for order argument: {order!r}")
 
 
+def _plain_shape(shape, aval):
+    """``shape`` (one -1 resolved) when it is ints that fit ``aval``'s size, else None (the
+    general path raises for the rest)."""
+    n, unknown = 1, None
+    for i, d in enumerate(shape):
+        if type(d) is not int or d < 0:
+            if d != -1 or unknown is not None or type(d) is not int:
+                return None
+            unknown = i
+        else:
+            n *= d
+    size = math.prod(aval.shape)
+    if unknown is None:
+        return shape if n == size else None
+    if n == 0 or size % n:
+        return None
+    return shape[:unknown] + (size // n,) + shape[unknown + 1:]
+
+
+def _bind_reshape(a, new):
+    return lax_shape.reshape_p.bind(a, new_sizes=new, dimensions=None, sharding=None)
+
+
 def ravel(a, order="C"):
     """The flattened array (a reshape to one dimension)."""
+    if type(a) is ArrayImpl and order == "C":
+        shape = a.aval.shape
+        return a if len(shape) == 1 else _bind_reshape(a, (math.prod(shape),))
     if key_arrays.is_key_array(a):
         return key_arrays.ravel(a, order)
     util.check_arraylike("ravel", a)
@@ -155,6 +186,11 @@ def ravel(a, order="C"):
 
 def transpose(a, axes=None):
     """Permute the axes of ``a`` (reverse them when ``axes`` is None)."""
+    if type(a) is ArrayImpl:
+        perm = _plain_permutation(axes, a.aval.shape)
+        if perm is not None:  # the common call: one bind
+            return a if perm == tuple(range(len(perm))) else lax_shape.transpose_p.bind(
+                a, permutation=perm)
     if key_arrays.is_key_array(a):
         return key_arrays.transpose(a, axes)
     util.check_arraylike("transpose", a)
@@ -173,6 +209,22 @@ def transpose(a, axes=None):
     if axes == tuple(range(a.ndim)):
         return a
     return lax_shape.transpose(a, axes)
+
+
+def _plain_permutation(axes, shape):
+    """``axes`` (None: reversed) as a tuple when it is a permutation of non-negative ints of
+    ``len(shape)``, else None (the general path normalizes and checks the rest)."""
+    nd = len(shape)
+    if axes is None:
+        return tuple(range(nd - 1, -1, -1))
+    if type(axes) is not tuple and type(axes) is not list or len(axes) != nd:
+        return None
+    seen = 0
+    for ax in axes:
+        if type(ax) is not int or not 0 <= ax < nd or seen >> ax & 1:
+            return None
+        seen |= 1 << ax
+    return tuple(axes)
 
 
 def permute_dims(a, /, axes):

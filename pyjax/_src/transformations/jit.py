@@ -427,8 +427,14 @@ class Jitted:
         # The positional hot path: static names are then keyword-only parameters (a name of a
         # positional one is in static_argnums too), so a call without keywords leaves them at
         # their defaults, and its key (the arguments' avals) cannot meet a keyword call's.
-        self._simple = not (self.static_argnums or self.donate_argnums or self.donate_argnames
-                            or (self.static_argnames and self._sig is None))
+        # With static positions, calls that stop before the first of them qualify too (their
+        # static values are the defaults; any call reaching one takes the keyed path).
+        # _hot_upto: the most positional arguments a hot-path call may have (-1: none).
+        if self.donate_argnums or self.donate_argnames or (self.static_argnames
+                                                            and self._sig is None):
+            self._hot_upto = -1
+        else:
+            self._hot_upto = min(self.static_argnums, default=sys.maxsize)
         # Compiled signatures: signature -> _Entry. Its first level ("fast") holds three kinds
         # of keys: ids of the avals of all-Array positional args -> (entry, x64, avals);
         # (treedef of args, x64, *avals) -> entry; _call_key(args, kwargs) -> hit.
@@ -599,7 +605,7 @@ class Jitted:
             t = _state.trace
             if t is not None and t is not dispatch.eval_trace:
                 return self._call_traced(args, kwargs)
-            if self._simple and not kwargs:
+            if not kwargs and len(args) <= self._hot_upto:
                 # The hot path. Positional Arrays only: the key is the ids of their avals (a hit
                 # keeps the avals alive, so the ids stay theirs; eager and jitted results share
                 # their executable's aval objects, so loops hit).

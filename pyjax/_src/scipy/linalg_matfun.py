@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 import pyjax.numpy as jnp
-from pyjax._src.control_flow.cond import switch
+from pyjax._src.control_flow.cond import cond, switch
 from pyjax._src.control_flow.loops import fori_loop
 from pyjax._src.core import dtypes
 from pyjax._src.lax import linalg as lax_linalg
@@ -259,7 +259,9 @@ def _expm_one(a, max_squarings):
             return jnp.linalg.solve(q, p)
         return run
     r = switch(index, [branch(m) for m, _ in thetas], scaled)
-    r = fori_loop(0, max_squarings, lambda i, r: jnp.where(i < s, r @ r, r), r)
+    # a branch per step, as JAX's: only the s squarings needed are computed (a select would
+    # compute all max_squarings products); static bounds keep it differentiable
+    r = fori_loop(0, max_squarings, lambda i, r: cond(i < s, lambda r: r @ r, lambda r: r, r), r)
     # more squarings needed than allowed: NaN, as JAX 0.10.2 (which counts them with a floor:
     # expm(30 * [[1, 2], [3, 4]], max_squarings=1) is NaN there, max_squarings=2 is not)
     too_big = jnp.floor(jnp.log2(norm / top_theta)) > max_squarings
@@ -280,6 +282,8 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     batch = a.shape[:-2]
     if a.size == 0:
         return jnp.zeros(a.shape, a.dtype)
+    if not batch:  # unbatched, the Padé degree is a real branch (vmap would run all three)
+        return _expm_one(a, max_squarings)
     flat = a.reshape((-1,) + a.shape[-2:])
     out = vmap(lambda x: _expm_one(x, max_squarings))(flat)
     return out.reshape(batch + a.shape[-2:])

@@ -150,7 +150,24 @@ def _error(frame, message):
     return create(ctypes.byref(_ErrorCreateArgs(28, None, data, _ERR_INTERNAL)))
 
 
+# XLA worker threads that have called a handler, each holding one extra PyGILState_Ensure:
+# ctypes enters a callback on a thread without a Python thread state by creating one and
+# deletes it on return; a kept state makes the next call on that thread skip both (the
+# callbacks of programs that XLA runs on its pool: measured 10-30 % of a 128² LAPACK call).
+_kept_thread_states: set = set()
+_gil_ensure = ctypes.pythonapi.PyGILState_Ensure
+_gil_ensure.restype = ctypes.c_int
+
+
+def _keep_thread_state():
+    ident = threading.get_ident()
+    if ident not in _kept_thread_states:
+        _kept_thread_states.add(ident)
+        _gil_ensure()  # never released: the thread state lives as long as the thread
+
+
 def _handle(frame):
+    _keep_thread_state()
     ext = _ptr(frame + 8)
     while ext:  # the metadata query made at registration: FFI API 0.1, no traits
         if _i32.from_address(ext + 8).value == _EXT_METADATA:

@@ -182,11 +182,20 @@ def test_top_k(dtype):
 
 
 def test_top_k_nan_ties_and_jaxpr():
+    # XLA's total order, as JAX 0.10.2 (its chlo.top_k): NaN above +inf, -NaN below -inf
     x = np.array([[1.0, np.nan, 5.0, 5.0, NEG_NAN, -np.inf, 5.0]], np.float32)
-    vals, idx = lax.top_k(x, 5)
-    np.testing.assert_array_equal(np.asarray(idx), [[1, 4, 2, 3, 6]])
-    assert np.isnan(np.asarray(vals)[0, :2]).all()
-    np.testing.assert_array_equal(np.asarray(vals)[0, 2:], [5.0, 5.0, 5.0])
+    for f in (lax.top_k, pyjax.jit(lax.top_k, static_argnums=1)):
+        vals, idx = f(x, 5)
+        np.testing.assert_array_equal(np.asarray(idx), [[1, 2, 3, 6, 0]])
+        assert np.isnan(np.asarray(vals)[0, 0])
+        np.testing.assert_array_equal(np.asarray(vals)[0, 1:], [5.0, 5.0, 5.0, 1.0])
+        vals, idx = f(x, 7)
+        np.testing.assert_array_equal(np.asarray(idx), [[1, 2, 3, 6, 0, 5, 4]])
+    # +0.0 above -0.0 (JAX 0.10.2: values [1, 0, 0, -0, -0], indices [4, 0, 2, 1, 3])
+    zeros = np.array([0.0, -0.0, 0.0, -0.0, 1.0], np.float32)
+    vals, idx = lax.top_k(zeros, 5)
+    np.testing.assert_array_equal(np.asarray(idx), [4, 0, 2, 1, 3])
+    np.testing.assert_array_equal(np.signbit(np.asarray(vals)), [0, 0, 0, 1, 1])
     text = str(pyjax.make_jaxpr(lambda a: lax.top_k(a, 2))(x))
     assert "top_k[k=2]" in text and "i32[1,2]" in text
 

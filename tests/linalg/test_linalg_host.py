@@ -113,6 +113,75 @@ def test_spectral_kernels(kernel_path):
     assert rel_err(w16, np.linalg.eigvalsh(sym[0].astype(np.float16).astype(np.float64))) < 2e-3
 
 
+def test_one_matrix_fast_paths(kernel_path):
+    """One matrix (the common case) takes shortcuts: getrf's results and LAPACK's laswp
+    permutation, potrf's factor as it is, no NaN prefill; they equal the batched paths."""
+    for shape in ((N + 9, N), (N, N + 9), (N, N)):  # tall (more rows than pivots), wide
+        a = RNG.normal(size=shape)
+        lu, piv, perm = host.lu(a)
+        lu2, piv2, perm2 = host.lu(np.stack([a, a]))
+        np.testing.assert_array_equal(piv, piv2[1])
+        np.testing.assert_array_equal(perm, perm2[1])
+        np.testing.assert_array_equal(lu, lu2[1])
+        ref_lu, ref_piv = scipy.linalg.lu_factor(a)
+        np.testing.assert_array_equal(piv, ref_piv)
+        assert rel_err(lu, ref_lu) < 1e-12
+        np.testing.assert_array_equal(np.sort(perm), np.arange(shape[0]))
+    m = RNG.normal(size=(N, N))
+    spd = (m @ m.T + N * np.eye(N)).astype(np.float32)
+    got, = host.cholesky(spd)
+    assert got.dtype == np.float32 and np.all(np.triu(got, 1) == 0)
+    np.testing.assert_array_equal(got, host.cholesky(np.stack([spd, spd]))[0][0])
+    for bad in (-np.eye(N, dtype=np.float32), np.where(np.eye(N) > 0, np.nan, spd)):
+        got, = host.cholesky(bad.astype(np.float32))
+        assert np.isnan(got[np.tril_indices(N)]).all() and np.all(np.triu(got, 1) == 0)
+    small = m[:8, :8] @ m[:8, :8].T + 8 * np.eye(8)
+    v, w = host.eigh(small, lower=True, subset_by_index=None)
+    v2, w2 = host.eigh(np.stack([small, np.full((8, 8), np.nan)]), lower=True,
+                       subset_by_index=None)
+    np.testing.assert_array_equal(w, w2[0])
+    assert np.isnan(w2[1]).all() and np.isnan(v2[1]).all()
+    s, = host.svd(m[:8, :5], full_matrices=False, compute_uv=False, subset_by_index=(1, 3))
+    assert rel_err(s, np.linalg.svd(m[:8, :5], compute_uv=False)[1:3]) < 1e-12
+    b = RNG.normal(size=(N, 3))
+    x, = host.triangular_solve(spd, b.astype(np.float32), left_side=True, lower=True,
+                               transpose_a=False, conjugate_a=False, unit_diagonal=False)
+    assert rel_err(x, scipy.linalg.solve_triangular(spd, b, lower=True)) < 1e-5
+
+
+def test_kernels_in_programs_read_xla_buffers_in_place():
+    """The LAPACK kernels get read-only views of XLA's buffers (no copy); host callbacks
+    (pure_callback) still get writable copies they may change."""
+    seen = []
+    real = host.cholesky
+
+    def spy(a):
+        seen.append(a.flags.writeable)
+        return real(a)
+    # a size no other test compiles: the host-call registry (keyed by kernel and types) then
+    # holds the spy, not the real kernel
+    n = lax_linalg.HOST_MIN + 13
+    m = RNG.normal(size=(n, n))
+    spd = (m @ m.T + n * np.eye(n)).astype(np.float32)
+    old = host.cholesky
+    host.cholesky = spy
+    try:
+        got = jax.jit(lambda a: lax_linalg.cholesky(a + 0, symmetrize_input=False))(spd)
+    finally:
+        host.cholesky = old
+    assert seen == [False]
+    np.testing.assert_allclose(np.asarray(got), np.linalg.cholesky(spd), rtol=1e-4, atol=1e-4)
+
+    def bump(x):
+        x += 1  # a copy: the program's operand stays as it was
+        return x
+    x = jnp.arange(4.0)
+    out = jax.jit(lambda v: (jax.pure_callback(bump, jax.ShapeDtypeStruct((4,), np.float32),
+                                                v), v * 1))(x)
+    np.testing.assert_array_equal(np.asarray(out[0]), [1, 2, 3, 4])
+    np.testing.assert_array_equal(np.asarray(out[1]), [0, 1, 2, 3])
+
+
 def assert_same_values(x, y, tol):
     """Equal multisets of complex numbers along the last axis (any order)."""
     d = np.abs(np.asarray(x)[..., :, None] - np.asarray(y)[..., None, :])

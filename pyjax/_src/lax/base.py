@@ -150,15 +150,17 @@ def is_tracer(x):
     return isinstance(x, Tracer)
 
 
-def host_call(ctx, fn, operands, out_avals, *, side_effect=True, key=None):
+def host_call(ctx, fn, operands, out_avals, *, side_effect=True, key=None,
+              borrow_args=False):
     """Emit a call of the Python function ``fn(*numpy arrays) -> list of arrays`` from the
-    program (through the plugin's FFI: ``runtime/ffi.py``; ``key``: see
+    program (through the plugin's FFI: ``runtime/ffi.py``; ``key`` and ``borrow_args``: see
     ``ffi.register_target``). Host callbacks use it with ``side_effect``; pure host kernels
     (LAPACK through NumPy) without, so XLA may drop an unused one."""
     from pyjax._src import runtime
     runtime.ffi.ensure_registered(runtime.get_client()._api)
     ident = runtime.ffi.register_target(fn, [(v.aval.dtype, v.aval.shape) for v in operands],
-                                        [(a.dtype, a.shape) for a in out_avals], key=key)
+                                        [(a.dtype, a.shape) for a in out_avals], key=key,
+                                        borrow_args=borrow_args)
     attrs = {"call_target_name": f'"{runtime.ffi.TARGET.decode()}"',
              "api_version": "4 : i32",
              "has_side_effect": "true" if side_effect else "false", "backend_config": "{}"}

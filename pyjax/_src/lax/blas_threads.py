@@ -12,7 +12,6 @@ the count is per library, not per thread). The libraries are found in ``/proc/se
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 import sys
@@ -78,14 +77,15 @@ def pinned(fn):
     """``fn`` run under ``single_threaded()``."""
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        with single_threaded():
+        _pin()
+        try:
             return fn(*args, **kwargs)
+        finally:
+            _unpin()
     return run
 
 
-@contextlib.contextmanager
-def single_threaded():
-    """OpenBLAS at one thread inside the block, the previous counts restored after."""
+def _pin():
     with _lock:
         if _depth[0] == 0:
             libs = libraries()
@@ -93,11 +93,26 @@ def single_threaded():
             for setter, _ in libs:
                 setter(1)
         _depth[0] += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth[0] -= 1
-            if _depth[0] == 0:
-                for (setter, _), n in zip(libraries(), _saved):
-                    setter(n)
+
+
+def _unpin():
+    with _lock:
+        _depth[0] -= 1
+        if _depth[0] == 0:
+            for (setter, _), n in zip(libraries(), _saved):
+                setter(n)
+
+
+class _SingleThreaded:
+    # a class, not a @contextmanager generator: half the cost per kernel call (3 -> 1.4 us)
+    def __enter__(self):
+        _pin()
+
+    def __exit__(self, *exc):
+        _unpin()
+
+
+def single_threaded():
+    """OpenBLAS at one thread inside the block (``with single_threaded(): ...``), the previous
+    counts restored after."""
+    return _SingleThreaded()

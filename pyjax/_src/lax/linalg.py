@@ -172,17 +172,27 @@ def _on_host(ctx, size, minimum=None):
     return ctx.platform == "cpu" and size >= (HOST_MIN if minimum is None else minimum)
 
 
+# Below this many rows and columns OpenBLAS runs every kernel on one thread by itself
+# (measured: CPU time equals wall time for each kernel up to 31², not at 32²), so the kernel
+# is not pinned: pinning costs ~5 us a call, as much as an 8x8 LAPACK routine.
+PIN_MIN = 32
+
+
 def _host_kernel(ctx, kernel, operands, out_avals=None, **params):
     """Lower to the host kernel ``linalg_host.<kernel>(*operands, **params)`` (a list of
     arrays, one per result of the primitive, or of ``out_avals``)."""
-    fn = getattr(linalg_host, kernel)
+    fn = functools.partial(getattr(linalg_host, kernel), **params)
     out_avals = ctx.avals_out if out_avals is None else out_avals
     # one OpenBLAS thread inside the program (blas_threads.py); SciPy's OpenBLAS is loaded
     # now, so that the first run pins it too
     linalg_host._scipy_on()
-    return base.host_call(ctx, blas_threads.pinned(functools.partial(fn, **params)),
-                          list(operands), list(out_avals), side_effect=False,
-                          key=("lax.linalg", kernel, tuple(sorted(params.items()))))
+    if max((d for v in [o.aval for o in operands] + list(out_avals) for d in v.shape[-2:]),
+           default=0) >= PIN_MIN:
+        fn = blas_threads.pinned(fn)
+    # the kernels keep no reference to their operands: they read XLA's buffers in place
+    return base.host_call(ctx, fn, list(operands), list(out_avals), side_effect=False,
+                          key=("lax.linalg", kernel, tuple(sorted(params.items()))),
+                          borrow_args=True)
 
 
 # Values that are the XLA transpose of a host kernel's column-major result (``lu``'s factor),

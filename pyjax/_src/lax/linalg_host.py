@@ -54,11 +54,16 @@ def _one_by_one(n):
     return _scipy_on() and n >= SCIPY_MIN
 
 
+_compute_dtypes: dict = {}  # (a per-call cost in every kernel: dtype names are slow to build)
+
+
 def _compute_dtype(dt):
-    dt = np.dtype(dt)
-    if dt.kind == "f" and dt.itemsize < 4 or dt.kind == "V" or dt.name == "bfloat16":
-        return np.dtype(np.float32)
-    return dt
+    out = _compute_dtypes.get(dt)
+    if out is None:
+        d = np.dtype(dt)
+        out = _compute_dtypes[dt] = (np.dtype(np.float32) if d.kind == "f" and d.itemsize < 4
+                                     or d.kind == "V" or d.name == "bfloat16" else d)
+    return out
 
 
 def _flat(a):
@@ -82,6 +87,12 @@ def cholesky(a):
     factorization (not positive definite, non-finite input) gives NaNs in that matrix's lower
     triangle, as JAX."""
     flat = _flat(a)
+    if flat.shape[0] == 1 and _one_by_one(flat.shape[-1]):
+        # one matrix (the common case): potrf's result as it is, unless it failed
+        x = flat[0]
+        c, info = _lapack.get_lapack_funcs("potrf", (x,))(x.T, lower=0, clean=1)
+        if info == 0 and np.isfinite(c).all():
+            return [c.T.reshape(a.shape).astype(a.dtype, copy=False)]
     out = np.full(flat.shape, _nan(flat.dtype), flat.dtype)
     if _one_by_one(flat.shape[-1]):
         for i, x in enumerate(flat):
@@ -124,6 +135,12 @@ def lu_transposed(a_t):
     flat = _flat(a_t)
     n, m = flat.shape[-2:]
     k = min(m, n)
+    batch = a_t.shape[:-2]
+    if flat.shape[0] == 1 and _scipy_on():  # one matrix: getrf's results as they are
+        lu_f, p, _ = _lapack.get_lapack_funcs("getrf", (flat[0],))(flat[0].T)
+        perm = _pivots_to_permutation(p[None], m)
+        return [lu_f.T.reshape(a_t.shape).astype(a_t.dtype, copy=False),
+                p.reshape(batch + (k,)), perm.reshape(batch + (m,))]
     out = np.empty_like(flat)
     piv = np.empty((flat.shape[0], k), np.int32)
     for i, x in enumerate(flat):
@@ -134,7 +151,6 @@ def lu_transposed(a_t):
             lu_c, piv[i] = _lu_numpy(x.T)
             out[i] = lu_c.T
     perm = _pivots_to_permutation(piv, m)
-    batch = a_t.shape[:-2]
     return [out.reshape(a_t.shape).astype(a_t.dtype, copy=False), piv.reshape(batch + (k,)),
             perm.reshape(batch + (m,))]
 
@@ -142,6 +158,9 @@ def lu_transposed(a_t):
 def _pivots_to_permutation(piv, m):
     """The permutation of ``range(m)`` that LAPACK's row swaps ``piv`` make (per matrix)."""
     b, k = piv.shape
+    if b == 1 and k and _scipy_on():  # LAPACK's own laswp on 0..m-1 (exact in float64)
+        rows = _lapack.dlaswp(np.arange(m, dtype=np.float64)[:, None], piv[0])
+        return rows.reshape(1, m).astype(np.int32)
     perm = np.tile(np.arange(m, dtype=np.int32), (b, 1))
     if b <= k:  # few matrices: swap in Python lists (a vectorised swap costs ~10 us)
         for row, pv in zip(perm, piv.tolist()):
@@ -196,7 +215,7 @@ def triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_d
     """``op(a) x = b`` (``left_side``) or ``x op(a) = b`` for every matrix pair: BLAS's
     ``trsm`` (a zero on the diagonal gives infs/NaNs, not an exception)."""
     fa, fb = _flat(a), _flat(b)
-    out = np.empty_like(fb)
+    out = None if fa.shape[0] == 1 else np.empty_like(fb)  # one matrix: its result as it is
     cplx = np.iscomplexobj(fa)
     trans = (2 if conjugate_a and cplx else 1) if transpose_a else 0
     with np.errstate(all="ignore"):
@@ -206,10 +225,14 @@ def triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_d
                 # BLAS is column-major: hand it the transposes (no copy), solving
                 # op(a) x = b as x^T op(a)^T = b^T (side and triangle flip, op stays)
                 trsm = _blas.get_blas_funcs("trsm", (x, fb[i]))
-                out[i] = trsm(1.0, x.T, fb[i].T, side=1 if left_side else 0,
-                              lower=int(not lower), trans_a=trans, diag=int(unit_diagonal)).T
+                r = trsm(1.0, x.T, fb[i].T, side=1 if left_side else 0,
+                         lower=int(not lower), trans_a=trans, diag=int(unit_diagonal)).T
             else:
-                out[i] = _trsm_numpy(x, fb[i], left_side, lower, trans, unit_diagonal)
+                r = _trsm_numpy(x, fb[i], left_side, lower, trans, unit_diagonal)
+            if out is None:
+                out = r[None]
+            else:
+                out[i] = r
     return [out.reshape(b.shape).astype(b.dtype, copy=False)]
 
 
@@ -225,7 +248,7 @@ def triangular_solve_column_major(a_t, b, *, left_side, lower, transpose_a, conj
                                 transpose_a=transpose_a, conjugate_a=conjugate_a,
                                 unit_diagonal=unit_diagonal)
     fa, fb = _flat(a_t), _flat(b)
-    out = np.empty_like(fb)
+    out = None if fa.shape[0] == 1 else np.empty_like(fb)  # one matrix: its result as it is
     conj = conjugate_a and np.iscomplexobj(fa)
     # op(a)^T: a^T -> a, a^H -> conj(a) (a conjugated copy), a -> a^T, conj(a) -> a^H
     trans = 0 if transpose_a else (2 if conj else 1)
@@ -235,8 +258,12 @@ def triangular_solve_column_major(a_t, b, *, left_side, lower, transpose_a, conj
             if transpose_a and conj:
                 x = x.conj()
             trsm = _blas.get_blas_funcs("trsm", (x, fb[i]))
-            out[i] = trsm(1.0, x, fb[i].T, side=1 if left_side else 0, lower=int(lower),
-                          trans_a=trans, diag=int(unit_diagonal)).T
+            r = trsm(1.0, x, fb[i].T, side=1 if left_side else 0, lower=int(lower),
+                     trans_a=trans, diag=int(unit_diagonal)).T
+            if out is None:
+                out = r[None]
+            else:
+                out[i] = r
     return [out.reshape(b.shape).astype(b.dtype, copy=False)]
 
 
@@ -333,15 +360,22 @@ def eigh(a, *, lower, subset_by_index):
     n = flat.shape[-1]
     lo, hi = subset_by_index or (0, n)
     real = np.dtype(flat.dtype.char.lower()) if flat.dtype.kind == "c" else flat.dtype
+    ok = _finite(flat)
+    if not _one_by_one(n) and flat.size and ok.all():  # (the common case: no NaN fill)
+        w, v = np.linalg.eigh(flat, UPLO="L" if lower else "U")
+        return _eigh_results(a, v, w, lo, hi)
     v = np.full(flat.shape, _nan(flat.dtype), flat.dtype)
     w = np.full(flat.shape[:-1], np.nan, real)
-    ok = _finite(flat)
     if _one_by_one(n):
         for i in np.flatnonzero(ok):
             w[i], v[i] = _sla.eigh(flat[i], lower=lower, driver="evd", check_finite=False)
     elif ok.any():
         w[ok], v[ok] = np.linalg.eigh(flat[ok], UPLO="L" if lower else "U")
-    batch = a.shape[:-2]
+    return _eigh_results(a, v, w, lo, hi)
+
+
+def _eigh_results(a, v, w, lo, hi):
+    batch, n = a.shape[:-2], a.shape[-1]
     v = v[..., lo:hi].reshape(batch + (n, hi - lo)).astype(a.dtype, copy=False)
     return [v, w[..., lo:hi].reshape(batch + (hi - lo,)).astype(
         _real_dtype(a.dtype), copy=False)]
@@ -361,12 +395,21 @@ def svd(a, *, full_matrices, compute_uv, subset_by_index, driver="gesdd"):
     b, m, n = flat.shape
     k = min(m, n)
     lo, hi = subset_by_index or (0, k)
+    batched = not (_one_by_one(k) or driver != "gesdd")
+    if batched and flat.size and _finite(flat).all():  # the common case: no NaN fill
+        try:
+            res = np.linalg.svd(flat, full_matrices=full_matrices, compute_uv=compute_uv)
+            return _svd_results(a, *(res if compute_uv else (None, res, None)),
+                                compute_uv=compute_uv, lo=lo, hi=hi,
+                                subset=subset_by_index is not None)
+        except np.linalg.LinAlgError:
+            pass
     ku, kv = (m, n) if full_matrices else (k, k)
     s = np.full((b, k), np.nan, _real_dtype(flat.dtype))
     u = np.full((b, m, ku), _nan(flat.dtype), flat.dtype)
     vh = np.full((b, kv, n), _nan(flat.dtype), flat.dtype)
     ok = np.flatnonzero(_finite(flat))
-    if not (_one_by_one(k) or driver != "gesdd") and ok.size:
+    if batched and ok.size:
         try:  # all at once; one by one if one matrix fails
             res = np.linalg.svd(flat[ok], full_matrices=full_matrices, compute_uv=compute_uv)
             if compute_uv:
@@ -389,10 +432,15 @@ def svd(a, *, full_matrices, compute_uv, subset_by_index, driver="gesdd"):
             u[i], s[i], vh[i] = res
         else:
             s[i] = res
+    return _svd_results(a, u, s, vh, compute_uv=compute_uv, lo=lo, hi=hi,
+                        subset=subset_by_index is not None)
+
+
+def _svd_results(a, u, s, vh, *, compute_uv, lo, hi, subset):
     batch = a.shape[:-2]
     out = [s[:, lo:hi].reshape(batch + (hi - lo,)).astype(_real_dtype(a.dtype), copy=False)]
     if compute_uv:
-        if subset_by_index is not None:
+        if subset:
             u, vh = u[..., lo:hi], vh[:, lo:hi]
         out += [u.reshape(batch + u.shape[1:]).astype(a.dtype, copy=False),
                 vh.reshape(batch + vh.shape[1:]).astype(a.dtype, copy=False)]

@@ -96,6 +96,7 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     return _H(l) if upper else l
 
 
+@compiled_when_eager("UPLO", "symmetrize_input")
 def eigh(a, UPLO=None, symmetrize_input: bool = True):
     """Eigenvalues (ascending) and eigenvectors of the Hermitian ``a``: ``EighResult``."""
     a = _matrix("eigh", a, square=True)
@@ -105,15 +106,11 @@ def eigh(a, UPLO=None, symmetrize_input: bool = True):
         lower = False
     else:
         raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
-    v, w = _eigh(a, lower, symmetrize_input)
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
     return EighResult(w, v)
 
 
-@compiled_when_eager("lower", "symmetrize_input")
-def _eigh(a, lower, symmetrize_input):
-    return lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
-
-
+@compiled_when_eager("UPLO", "symmetrize_input")
 def eigvalsh(a, UPLO="L", *, symmetrize_input: bool = True):
     """Eigenvalues of the Hermitian ``a``, ascending."""
     return eigh(a, UPLO, symmetrize_input).eigenvalues
@@ -137,6 +134,7 @@ def eigvals(a):
                           compute_right_eigenvectors=False)[0]
 
 
+@compiled_when_eager("full_matrices", "compute_uv", "hermitian", "subset_by_index")
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index=None):
     """Singular value decomposition: ``SVDResult(U, S, Vh)`` with ``a == U[..., :k] * S @
@@ -147,7 +145,6 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     return _svd(a, bool(full_matrices), bool(compute_uv), bool(hermitian), subset_by_index)
 
 
-@compiled_when_eager("full_matrices", "compute_uv", "hermitian", "subset_by_index")
 def _svd(a, full_matrices, compute_uv, hermitian, subset_by_index):
     if hermitian:
         if subset_by_index is not None:
@@ -177,11 +174,13 @@ def _take_cols(x, idx):
     return take_along_axis(x, js.broadcast_to(idx[..., None, :], x.shape), axis=-1)
 
 
+@compiled_when_eager()
 def svdvals(x, /):
     """The singular values of ``x``, descending."""
     return svd(x, compute_uv=False)
 
 
+@compiled_when_eager("mode")
 def qr(a, mode: str = "reduced"):
     """QR decomposition: ``QRResult(Q, R)`` for ``mode`` ``"reduced"`` or ``"complete"``,
     only ``R`` for ``"r"``, and LAPACK's ``(h, tau)`` for ``"raw"``."""
@@ -191,7 +190,6 @@ def qr(a, mode: str = "reduced"):
     return _qr(a, mode)
 
 
-@compiled_when_eager("mode")
 def _qr(a, mode):
     if mode == "raw":
         h, tau = lax_linalg.geqrf(a)
@@ -265,12 +263,12 @@ def _adjugate(a):
     return parity[..., None, None] * c * adj_u
 
 
+@compiled_when_eager()
 def det(a):
     """Determinant of the square ``a`` (via LU with partial pivoting)."""
     return _det(_matrix("det", a, square=True))
 
 
-@compiled_when_eager("method")
 def _slogdet(a, method):
     if method == "qr":
         q, r = lax_linalg.qr(a, full_matrices=True)
@@ -290,6 +288,7 @@ def _slogdet(a, method):
     return SlogdetResult(sign, logdet)
 
 
+@compiled_when_eager("method")
 def slogdet(a, *, method=None):
     """Sign and natural log of the absolute determinant: ``SlogdetResult(sign, logabsdet)``;
     ``method`` is ``"lu"`` (default) or ``"qr"``."""
@@ -313,7 +312,6 @@ def _lu_triangular_solves(lu, x):
     return lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
 
 
-@compiled_when_eager()
 def _solve(a, b):
     vector = b.ndim == 1
     if vector:
@@ -326,6 +324,7 @@ def _solve(a, b):
     return x[..., 0] if vector else x
 
 
+@compiled_when_eager()
 def solve(a, b):
     """The solution ``x`` of ``a @ x == b``; ``b`` is a vector when 1-D, otherwise a stack of
     matrices (..., n, m)."""
@@ -337,7 +336,6 @@ def solve(a, b):
     return _solve(a, b)
 
 
-@compiled_when_eager()
 def _inv(a):
     lu, perm, _ = _lu_parts(a)
     # eye[perm], the same zeros and ones as _lu_solve's gather, by one comparison (XLA's
@@ -347,11 +345,13 @@ def _inv(a):
     return _lu_triangular_solves(lu, p)
 
 
+@compiled_when_eager()
 def inv(a):
     """The inverse of the square ``a`` (infs/NaNs when ``a`` is singular)."""
     return _inv(_matrix("inv", a, square=True))
 
 
+@compiled_when_eager("n")
 def matrix_power(a, n):
     """``a`` raised to the integer power ``n`` (negative: powers of the inverse)."""
     a = jc.asarray(a)
@@ -425,6 +425,7 @@ def _pinv(a, rtol, hermitian):
     return jp.matmul(_mT(vh), _mT(u) / s[..., :, None])
 
 
+@compiled_when_eager("hermitian")
 def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
     """The number of singular values above ``rtol`` times the largest (default
     ``max(m, n) * eps``)."""
@@ -449,6 +450,15 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
 def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     """Least-squares solution of ``a @ x == b`` (2-D ``a``): ``(x, resid, rank, s)`` as
     NumPy's, via the SVD of ``a``."""
+    x, resid, rank, s = _lstsq_checked(a, b, rcond)
+    m, n = np.shape(a)
+    if numpy_resid and (int(rank) < n or m <= n):
+        resid = jc.asarray([], dtype=resid.dtype)
+    return x, resid, rank, s
+
+
+@compiled_when_eager()
+def _lstsq_checked(a, b, rcond):
     a, b = _inexact("lstsq", a, b)
     if a.ndim != 2:
         raise TypeError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
@@ -462,13 +472,9 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     eps = float(np.finfo(dtypes.to_real_dtype(a.dtype)).eps)
     if rcond is None:
         rcond = eps * max(n, m)
-    x, resid, rank, s = _lstsq(a, b, jc.asarray(rcond))
-    if numpy_resid and (int(rank) < n or m <= n):
-        resid = jc.asarray([], dtype=resid.dtype)
-    return x, resid, rank, s
+    return _lstsq(a, b, jc.asarray(rcond))
 
 
-@compiled_when_eager()
 def _lstsq(a, b, rcond):
     b1 = b.ndim == 1
     if b1:
@@ -491,6 +497,7 @@ def _lstsq(a, b, rcond):
 
 # ---- norms ----
 
+@compiled_when_eager("axis", "keepdims", "ord")
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
     """The vector ``ord``-norm of ``x`` over ``axis`` (all axes when None)."""
     x = _inexact("vector_norm", x)
@@ -520,12 +527,14 @@ def _vector_norm(x, axis, ord, keepdims=False):
     return uf.power(jr.sum(uf.power(ax, p), axis=axis, keepdims=keepdims), 1.0 / p)
 
 
+@compiled_when_eager("keepdims", "ord")
 def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
     """The matrix ``ord``-norm over the last two axes of ``x``."""
     x = _inexact("matrix_norm", x)
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
+@compiled_when_eager("ord", "axis", "keepdims")
 def norm(x, ord=None, axis=None, keepdims: bool = False):
     """Vector or matrix norm as NumPy's ``linalg.norm``: every ``ord`` of either kind."""
     x = _inexact("norm", x)
@@ -575,6 +584,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     return out if keepdims else js.squeeze(out, axis=(r, c))
 
 
+@compiled_when_eager("p")
 def cond(x, p=None):
     """Condition number of ``x`` in the ``p``-norm (2-norm by default)."""
     x = _matrix("cond", x)
@@ -708,6 +718,7 @@ def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None)
                         preferred_element_type=preferred_element_type)
 
 
+@compiled_when_eager("offset", "dtype")
 def trace(x, /, *, offset: int = 0, dtype=None):
     """Sum of the diagonals of the matrices in the last two axes."""
     return jp.trace(x, offset, -2, -1, dtype=dtype)

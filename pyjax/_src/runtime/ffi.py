@@ -74,28 +74,31 @@ class _ErrorCreateArgs(ctypes.Structure):
 _ERROR_CREATE = ctypes.CFUNCTYPE(_rp, ctypes.POINTER(_ErrorCreateArgs))
 _HANDLER = ctypes.CFUNCTYPE(_rp, _rp)
 
-_targets: dict = {}          # id -> (fn, [(dtype, shape)] args, [(dtype, shape)] results)
+_targets: dict = {}          # id -> (fn, [(dtype, shape)] args, [(dtype, shape)] results,
+#                                  borrow: the args are read-only views, not copies)
 _ids = itertools.count(1)
 _ids_by_key: dict = {}       # (key, arg types, result types) -> id
 _registered: dict = {}       # PJRT api pointer -> True
 _lock = threading.Lock()
 
 
-def register_target(fn, arg_types, result_types, key=None) -> int:
+def register_target(fn, arg_types, result_types, key=None, borrow_args=False) -> int:
     """The id of ``fn(*numpy arrays) -> sequence of arrays`` with these (dtype, shape)
     argument and result types. ``key`` (default ``fn``) names what ``fn`` computes: lowering
     the same key with the same types again gives the same id, so the registry grows with the
     distinct host functions, not with the compilations (and equal programs lower to equal
     text, which the persistent cache keys on). Keys are held strongly: an id is never
-    reused."""
+    reused. ``borrow_args``: ``fn`` gets read-only views of the argument buffers instead of
+    copies, for functions that keep no reference to their arguments after they return (the
+    buffers are XLA's, valid only during the call): the LAPACK kernels."""
     arg_types = tuple((np.dtype(d), tuple(s)) for d, s in arg_types)
     result_types = tuple((np.dtype(d), tuple(s)) for d, s in result_types)
-    full_key = (fn if key is None else key, arg_types, result_types)
+    full_key = (fn if key is None else key, arg_types, result_types, bool(borrow_args))
     with _lock:
         i = _ids_by_key.get(full_key)
         if i is None:
             i = _ids_by_key[full_key] = next(_ids)
-            _targets[i] = (fn, list(arg_types), list(result_types))
+            _targets[i] = (fn, list(arg_types), list(result_types), bool(borrow_args))
     return i
 
 
@@ -147,7 +150,24 @@ def _error(frame, message):
     return create(ctypes.byref(_ErrorCreateArgs(28, None, data, _ERR_INTERNAL)))
 
 
+# XLA worker threads that have called a handler, each holding one extra PyGILState_Ensure:
+# ctypes enters a callback on a thread without a Python thread state by creating one and
+# deletes it on return; a kept state makes the next call on that thread skip both (the
+# callbacks of programs that XLA runs on its pool: measured 10-30 % of a 128² LAPACK call).
+_kept_thread_states: set = set()
+_gil_ensure = ctypes.pythonapi.PyGILState_Ensure
+_gil_ensure.restype = ctypes.c_int
+
+
+def _keep_thread_state():
+    ident = threading.get_ident()
+    if ident not in _kept_thread_states:
+        _kept_thread_states.add(ident)
+        _gil_ensure()  # never released: the thread state lives as long as the thread
+
+
 def _handle(frame):
+    _keep_thread_state()
     ext = _ptr(frame + 8)
     while ext:  # the metadata query made at registration: FFI API 0.1, no traits
         if _i32.from_address(ext + 8).value == _EXT_METADATA:
@@ -164,12 +184,12 @@ def _handle(frame):
         nargs, nrets = f.nargs, f.nrets
         bufs = [_Buffer.from_address(f.args[i]) for i in range(nargs)]
         ident = _i64.from_address(bufs[0].data).value
-        fn, arg_types, ret_types = _targets[ident]
+        fn, arg_types, ret_types, borrow = _targets[ident]
         if nargs - 1 != len(arg_types) or nrets != len(ret_types):
             raise RuntimeError(f"host callback {ident}: called with {nargs - 1} arguments "
                                f"and {nrets} results, expected {len(arg_types)} and "
                                f"{len(ret_types)}")
-        inputs = [_read(b, dt, shape) for b, (dt, shape) in zip(bufs[1:], arg_types)]
+        inputs = [_read(b, dt, shape, borrow) for b, (dt, shape) in zip(bufs[1:], arg_types)]
         outs = fn(*inputs)
         outs = [] if outs is None else list(outs)
         if len(outs) != nrets:
@@ -190,24 +210,32 @@ def _handle(frame):
 _handler = _HANDLER(_handle)
 
 
-def _read(buf, dtype, shape):
-    dims = tuple(buf.dims[k] for k in range(buf.rank))
-    if dims != shape:
-        raise RuntimeError(f"host callback argument has shape {dims}, expected {shape}")
+def _buffer_array(buf, dtype, shape):
+    """The buffer's memory as a NumPy array (no copy); None when it holds no bytes."""
     n = math.prod(shape) * dtype.itemsize
     if n == 0:
+        return None
+    return np.frombuffer((ctypes.c_char * n).from_address(buf.data), dtype=dtype).reshape(shape)
+
+
+def _read(buf, dtype, shape, borrow=False):
+    dims = tuple(buf.dims[:buf.rank])
+    if dims != shape:
+        raise RuntimeError(f"host callback argument has shape {dims}, expected {shape}")
+    x = _buffer_array(buf, dtype, shape)
+    if x is None:
         return np.zeros(shape, dtype)
-    raw = (ctypes.c_char * n).from_address(buf.data)
-    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    if borrow:
+        x.flags.writeable = False
+        return x
+    return x.copy()
 
 
 def _write(buf, val, dtype, shape, index):
     if val.shape != shape or val.dtype != dtype:
         raise TypeError(f"the callback's result {index} is {val.dtype}{list(val.shape)}, but "
                         f"result_shape_dtypes says {dtype}{list(shape)}")
-    n = val.nbytes
-    if n:
-        # keep the C-ordered copy alive through the copy: a temporary freed before memmove
-        # ran gave a Fortran-ordered result (LAPACK's) with its first bytes overwritten
-        src = np.ascontiguousarray(val)
-        ctypes.memmove(buf.data, src.ctypes.data, n)
+    out = _buffer_array(buf, dtype, shape)
+    if out is not None:
+        # a strided copy straight into XLA's buffer (a Fortran-ordered LAPACK result too)
+        np.copyto(out, val, casting="no")

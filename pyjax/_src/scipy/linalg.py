@@ -1,7 +1,9 @@
 """``jax.scipy.linalg``: thin SciPy-style wrappers over the ``lax.linalg`` primitives.
 
 SciPy's ``overwrite_*`` and ``check_finite`` arguments are accepted and have no effect, as in
-JAX (arrays are immutable; non-finite inputs give NaNs rather than errors).
+JAX (arrays are immutable; non-finite inputs give NaNs rather than errors). Each wrapper does
+its work in a ``compiled_when_eager`` function of its array operands (its configuration
+static), as JAX jits them: eagerly one cached call, not one dispatch per primitive.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pyjax._src.numpy import linalg as jla
 from pyjax._src.numpy import products as jp
 from pyjax._src.numpy import shape as js
 from pyjax._src.numpy import ufuncs as uf
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 
 __all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "inv", "lu", "lu_factor",
            "lu_solve", "qr", "solve", "solve_triangular", "svd"]
@@ -25,6 +28,11 @@ def _matrix(name, a, square=True):
 
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """Cholesky factor of the Hermitian positive definite ``a``: upper unless ``lower``."""
+    return _cholesky(a, bool(lower))
+
+
+@compiled_when_eager("lower")
+def _cholesky(a, lower):
     a = _matrix("cholesky", a)
     # one triangle is read (the other ignored), as SciPy and JAX: no symmetrization
     l = lax_linalg.cholesky(a if lower else jla._H(a), symmetrize_input=False)
@@ -33,12 +41,17 @@ def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bo
 
 def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """``(c, lower)`` for ``cho_solve``; the other triangle of ``c`` is zero."""
-    return cholesky(a, lower=lower), lower
+    return _cholesky(a, bool(lower)), lower
 
 
 def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = True):
     """Solve ``a @ x == b`` given ``cho_factor(a)``."""
     c, lower = c_and_lower
+    return _cho_solve(c, b, bool(lower))
+
+
+@compiled_when_eager("lower")
+def _cho_solve(c, b, lower):
     c, b = jla._inexact("cho_solve", c, b)
     c, x, vec = _batched_rhs("cho_solve", c, b)
     lo = lax_linalg.triangular_solve(c, x, left_side=True, lower=lower, transpose_a=not lower,
@@ -72,6 +85,11 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
         raise ValueError(f"Invalid 'trans' value {trans!r}: expected 0, 1, 2, 'N', 'T' or 'C'")
     if debug is not None:
         raise NotImplementedError("solve_triangular: the debug argument is not supported")
+    return _solve_triangular(a, b, trans, bool(lower), bool(unit_diagonal))
+
+
+@compiled_when_eager("trans", "lower", "unit_diagonal")
+def _solve_triangular(a, b, trans, lower, unit_diagonal):
     a, b = jla._inexact("solve_triangular", a, b)
     transpose_a, conjugate_a = _TRANS[trans]
     vec = b.ndim in (1, a.ndim - 1)
@@ -81,14 +99,19 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     batch = np.broadcast_shapes(a.shape[:-2], x.shape[:-2])
     a = js.broadcast_to(a, batch + a.shape[-2:])
     x = js.broadcast_to(x, batch + x.shape[-2:])
-    out = lax_linalg.triangular_solve(a, x, left_side=True, lower=bool(lower),
+    out = lax_linalg.triangular_solve(a, x, left_side=True, lower=lower,
                                       transpose_a=transpose_a, conjugate_a=conjugate_a,
-                                      unit_diagonal=bool(unit_diagonal))
+                                      unit_diagonal=unit_diagonal)
     return out[..., 0] if vec else out
 
 
 def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
     """``(lu, piv)`` as LAPACK's getrf (zero-based pivots)."""
+    return _lu_factor(a)
+
+
+@compiled_when_eager()
+def _lu_factor(a):
     a = _matrix("lu_factor", a, square=False)
     lu_, piv, _ = lax_linalg.lu(a)
     return lu_, piv
@@ -101,6 +124,11 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
     lu_, piv = lu_and_piv
     if trans not in (0, 1, 2):
         raise ValueError(f"Invalid 'trans' value {trans!r}: expected 0, 1 or 2")
+    return _lu_solve(lu_, piv, b, trans)
+
+
+@compiled_when_eager("trans")
+def _lu_solve(lu_, piv, b, trans):
     lu_, b = jla._inexact("lu_solve", lu_, b)
     n = lu_.shape[-1]
     lu_, x, vec = _batched_rhs("lu_solve", lu_, b)
@@ -121,6 +149,11 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
 
 def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """``(p, l, u)`` with ``a == p @ l @ u`` (or ``(p @ l, u)`` when ``permute_l``)."""
+    return _lu(a, bool(permute_l))
+
+
+@compiled_when_eager("permute_l")
+def _lu(a, permute_l):
     a = _matrix("lu", a, square=False)
     lu_, _, perm = lax_linalg.lu(a)
     m, n = a.shape[-2:]
@@ -144,8 +177,13 @@ def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: b
         raise NotImplementedError("scipy.linalg.qr: the lwork argument is not supported")
     if mode not in ("full", "r", "economic"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    return _qr(a, mode, bool(pivoting))
+
+
+@compiled_when_eager("mode", "pivoting")
+def _qr(a, mode, pivoting):
     a = _matrix("qr", a, square=False)
-    q, r, *p = lax_linalg.qr(a, pivoting=bool(pivoting), full_matrices=(mode != "economic"))
+    q, r, *p = lax_linalg.qr(a, pivoting=pivoting, full_matrices=(mode != "economic"))
     if mode == "r":
         return (r, *p)
     return (q, r, *p)
@@ -168,8 +206,13 @@ def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: boo
     if assume_a not in ("gen", "sym", "her", "pos"):
         raise ValueError(f"Expected assume_a to be one of 'gen', 'sym', 'her', 'pos', got "
                          f"{assume_a!r}")
+    return _solve(a, b, bool(lower), assume_a == "pos")
+
+
+@compiled_when_eager("lower", "pos")
+def _solve(a, b, lower, pos):
     a = _matrix("solve", a)
-    if assume_a != "pos":
+    if not pos:
         return jla.solve(a, b)
     a, b = jla._inexact("solve", a, b)
     c = lax_linalg.cholesky(a if lower else jla._H(a), symmetrize_input=False)
@@ -189,12 +232,17 @@ def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False, overwrite_a:
                                   "subset_by_index")
     if type != 1:
         raise NotImplementedError("scipy.linalg.eigh: only type=1 is supported")
-    a = _matrix("eigh", a)
     if subset_by_index is not None:
         subset_by_index = (int(subset_by_index[0]), int(subset_by_index[1]) + 1)
+    return _eigh(a, bool(lower), bool(eigvals_only), subset_by_index)
+
+
+@compiled_when_eager("lower", "eigvals_only", "subset_by_index")
+def _eigh(a, lower, eigvals_only, subset_by_index):
+    a = _matrix("eigh", a)
     # symmetrized as JAX's (not SciPy's one-triangle read): JAX 0.10.2 gives [0, 2] for
     # [[1, 2], [0, 1]] with lower=True and with lower=False
-    v, w = lax_linalg.eigh(a, lower=bool(lower), symmetrize_input=True,
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=True,
                            subset_by_index=subset_by_index)
     return w if eigvals_only else (w, v)
 

@@ -18,6 +18,7 @@ from pyjax._src.core import dtypes
 from pyjax._src.core.axes import index
 from pyjax._src.core.trace import Tracer
 from pyjax._src.numpy import creation, shape as jshape, ufuncs, util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 
 __all__ = ["block_diag", "circulant", "companion", "convolution_matrix", "dft", "fiedler",
            "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert", "invhilbert",
@@ -188,6 +189,11 @@ def block_diag(*arrs):
     if not arrs:
         return creation.zeros((1, 0), dtypes.default_float_dtype())
     util.check_arraylike("block_diag", *arrs)
+    return _block_diag(*arrs)
+
+
+@compiled_when_eager()
+def _block_diag(*arrs):
     blocks = []
     for a in arrs:
         a = creation.asarray(a)

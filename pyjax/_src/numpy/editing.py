@@ -20,6 +20,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import sorting as lax_sort
 from pyjax._src.numpy import dtypes_api, util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.creation import asarray, zeros
 from pyjax._src.numpy.indexing import take, take_along_axis
 from pyjax._src.numpy.reductions import argsort, cumsum, nonzero, sort
@@ -53,6 +54,7 @@ def _need_inplace_false(fun, inplace):
                          f"array.")
 
 
+@compiled_when_eager("axis")
 def append(arr, values, axis=None):
     """``arr`` followed by ``values`` (both flattened when ``axis`` is None)."""
     util.check_arraylike("append", arr, values)

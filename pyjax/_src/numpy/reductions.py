@@ -320,6 +320,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return lax_ew.sqrt(v)
 
 
+@compiled_when_eager("axis", "returned", "keepdims")
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
     """Weighted average over ``axis``; ``returned=True`` also gives the sum of weights."""
     util.check_arraylike("average", a)
@@ -351,6 +352,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     return avg
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def ptp(a, axis=None, out=None, keepdims=False):
     """Range of values (max - min) over ``axis``."""
     _check_out(out, "ptp")
@@ -361,6 +363,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
     return lax_ew.sub(mx, mn)
 
 
+@compiled_when_eager("axis", "keepdims")
 def count_nonzero(a, axis=None, keepdims=False):
     """Number of non-zero elements over ``axis`` (default int dtype)."""
     util.check_arraylike("count_nonzero", a)
@@ -401,6 +404,7 @@ def _reduced_axes_last(name, a, axis):
     return a, axes, x, n
 
 
+@compiled_when_eager("axis", "out", "overwrite_input", "keepdims")
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median over ``axis`` (a NaN anywhere in a slice gives NaN)."""
     _check_out(out, "median")
@@ -410,6 +414,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return _finish(res, a.shape, axes, keepdims)
 
 
+@compiled_when_eager("axis", "out", "overwrite_input", "keepdims")
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median ignoring NaNs (all-NaN slices give NaN)."""
     _check_out(out, "nanmedian")
@@ -581,6 +586,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 # NaN-ignoring reductions
 # ---------------------------------------------------------------------------------------
 
+@compiled_when_eager("axis", "dtype", "out", "keepdims")
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """:func:`sum` treating NaNs as zero."""
     util.check_arraylike("nansum", a)
@@ -588,6 +594,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
                initial=initial, where=where)
 
 
+@compiled_when_eager("axis", "dtype", "out", "keepdims")
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """:func:`prod` treating NaNs as one."""
     util.check_arraylike("nanprod", a)
@@ -613,11 +620,13 @@ def _nan_extreme(op, a, axis, out, keepdims, initial, where):
     return lax_ew.select(all_nan, lax_shape.full(util.shape_of(res), np.nan, res.dtype), res)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """:func:`max` ignoring NaNs (all-NaN slices give NaN)."""
     return _nan_extreme("max", a, axis, out, keepdims, initial, where)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """:func:`min` ignoring NaNs (all-NaN slices give NaN)."""
     return _nan_extreme("min", a, axis, out, keepdims, initial, where)
@@ -630,6 +639,7 @@ def _not_nan_where(a, where):
     return keep
 
 
+@compiled_when_eager("axis", "dtype", "out", "keepdims")
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """:func:`mean` ignoring NaNs (all-NaN slices give NaN)."""
     util.check_arraylike("nanmean", a)
@@ -640,6 +650,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
                 where=_not_nan_where(a, where))
 
 
+@compiled_when_eager("axis", "dtype", "out", "ddof", "keepdims", "correction")
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            correction=None):
     """:func:`var` ignoring NaNs."""
@@ -652,6 +663,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
                correction=correction)
 
 
+@compiled_when_eager("axis", "dtype", "out", "ddof", "keepdims", "correction")
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            correction=None):
     """:func:`std` ignoring NaNs."""
@@ -693,6 +705,7 @@ def _is_finite(x):
     return lax_ew.is_finite(x)
 
 
+@compiled_when_eager("rtol", "atol", "equal_nan")
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True when every element of ``a`` is within ``atol + rtol * |b|`` of ``b``."""
     util.check_arraylike("allclose", a, b)
@@ -703,6 +716,7 @@ def _false():
     return lax_ew.convert_element_type(np.bool_(False), np.bool_)
 
 
+@compiled_when_eager("equal_nan")
 def array_equal(a1, a2, equal_nan=False):
     """True when both arrays have the same shape and elements."""
     if key_arrays.is_key_array(a1) or key_arrays.is_key_array(a2):
@@ -717,6 +731,7 @@ def array_equal(a1, a2, equal_nan=False):
     return all(eq)
 
 
+@compiled_when_eager()
 def array_equiv(a1, a2):
     """True when the arrays broadcast to a common shape and are equal there."""
     util.check_arraylike("array_equiv", a1, a2)
@@ -739,6 +754,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     return lax_shape.rev(out, (axis,)) if descending else out
 
 
+@compiled_when_eager("axis", "kind", "order", "stable", "descending")
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """Indices that sort ``a`` along ``axis``; stable, also when ``descending``."""
     a, axis = _sort_operand("argsort", a, axis, kind, order)

@@ -398,6 +398,7 @@ def _round_int(x, decimals):
     return lax.mul(_where(up, lax.add(q, _const(x, 1)), q), f)
 
 
+@compiled_when_eager("decimals", "out")
 def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
     """Round to ``decimals`` decimal places, halves to even (NumPy's ``round``)."""
     util.check_arraylike("round", a)
@@ -562,6 +563,7 @@ def logaddexp2(x1, x2, /):
     return _logaddexp2(*util.promote_args_inexact("logaddexp2", x1, x2))
 
 
+@compiled_when_eager()
 def sinc(x, /):
     """Elementwise ``sin(pi x) / (pi x)`` (1 at 0)."""
     (x,) = util.promote_args_inexact("sinc", x)
@@ -1052,6 +1054,7 @@ def _clip(arr, min, max):  # noqa: A002
     return _asarray(arr)
 
 
+@compiled_when_eager("copy", "nan", "posinf", "neginf")
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """Replace NaN by ``nan`` and +-inf by ``posinf``/``neginf`` (default: the largest
     finite values of the dtype)."""
@@ -1077,6 +1080,7 @@ def _replacement(x, value):
     return _const(x, value)
 
 
+@compiled_when_eager("rtol", "atol", "equal_nan")
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|a - b| <= atol + rtol * |b|`` elementwise; infinities are close only to equal
     infinities; NaNs are close to each other when ``equal_nan``."""

@@ -31,7 +31,7 @@ def _integral(a):
 # function's own check (its TypeError for a float axis, say).
 _INTEGER_STATICS = frozenset({
     "axis", "axis1", "axis2", "axisa", "axisb", "axisc", "axes", "offset", "k", "num",
-    "shift", "new_shape", "decimals", "bins"})
+    "shift", "new_shape", "decimals", "bins", "size"})
 
 
 def _plain_integers(value):

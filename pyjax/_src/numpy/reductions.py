@@ -786,6 +786,11 @@ def nonzero(a, *, size=None, fill_value=None):
         if v is None:
             jshape._need_size(a, "nonzero")
         return tuple(jshape._upload(i, dtypes.default_int_dtype()) for i in np.nonzero(v))
+    return _nonzero_sized(a, size, fill_value)
+
+
+@compiled_when_eager("size", "fill_value")  # (an array fill_value runs op by op)
+def _nonzero_sized(a, size, fill_value):
     size = jshape.static_int(size, "nonzero size", nonnegative=True)
     a = asarray(a)
     idt = dtypes.default_int_dtype()
@@ -822,5 +827,11 @@ def argwhere(a, *, size=None, fill_value=None):
         if size is None and jshape._concrete_value(a) is None:
             jshape._need_size(a, "argwhere")
         return lax_shape.full((n, 0), 0, dtypes.default_int_dtype())
-    idx = nonzero(a, size=size, fill_value=fill_value)
-    return jshape.stack(idx, axis=1)
+    if size is None:
+        return jshape.stack(nonzero(a), axis=1)
+    return _argwhere_sized(a, size, fill_value)
+
+
+@compiled_when_eager("size", "fill_value")
+def _argwhere_sized(a, size, fill_value):
+    return jshape.stack(nonzero(a, size=size, fill_value=fill_value), axis=1)

@@ -785,6 +785,8 @@ def _take_1d(x, idx):
     return take_along(x, idx, 0)
 
 
+@compiled_when_eager("axis", "size", "fill_value", "equal_nan", "return_index",
+                     "return_inverse", "return_counts")  # (an array fill_value: op by op)
 def _unique_sized(ar, axis, size, fill_value, equal_nan, return_index, return_inverse,
                   return_counts):
     """``unique`` with a static ``size``: the unique slices along ``axis`` (elements when

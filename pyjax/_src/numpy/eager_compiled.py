@@ -5,7 +5,9 @@ reshapes), each an eager dispatch of its own. JAX's ``jnp`` functions are jitted
 they cost one cached call; ``compiled_when_eager`` does the same here: called outside any
 transformation with plain operands, the function runs through ``jit`` with its
 configuration parameters static. Under a trace (``jit``, ``grad``, ``vmap``) it is the function
-itself, so Jaxprs show its primitives, not a nested call.
+itself, so Jaxprs show its primitives, not a nested call. A list or tuple of arrays
+(``jnp.stack([x, y])``) is an operand too; static integer parameters (``axis``, ``k``,
+``num``...) given a float or a bool run the function itself, whose check refuses them.
 """
 from __future__ import annotations
 

@@ -103,14 +103,23 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, fun, weights=None, perce
                                       "'inverted_cdf' supports weights.")
         util.check_arraylike(fun, weights)
     util.check_arraylike(fun, a, q)
-    qv = q if not isinstance(q, Tracer) else q.to_concrete_value()
-    if qv is not None:  # a concrete q is checked like NumPy does (a percentage on the host)
-        qn = np.asarray(qv)
-        if qn.size and not (np.all(qn >= 0) and np.all(qn <= (100 if percent else 1))):
-            raise ValueError("Quantiles must be in the range [0, 1]")
+    if not _q_in_range(q, 100 if percent else 1):
+        raise ValueError("Quantiles must be in the range [0, 1]")
     if isinstance(axis, list):
         axis = tuple(axis)
     return _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun, weights, percent)
+
+
+def _q_in_range(q, top):
+    """False when a concrete ``q`` (a percentage on the host) is out of ``[0, top]`` or NaN,
+    as NumPy checks; a traced one passes."""
+    if type(q) is float or type(q) is int:  # (the common case, without NumPy's overhead)
+        return 0 <= q <= top
+    qv = q if not isinstance(q, Tracer) else q.to_concrete_value()
+    if qv is None:
+        return True
+    qn = np.asarray(qv)
+    return not qn.size or bool(np.all(qn >= 0) and np.all(qn <= top))
 
 
 def _weighted_inverted_cdf(a2, w, qf, axes_shape, ignore_nan):

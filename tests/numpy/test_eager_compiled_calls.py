@@ -159,7 +159,8 @@ def test_repeated_calls_compile_once():
     calls = [lambda: jnp.searchsorted(v, v), lambda: jnp.linspace(0.0, 1.0, 5),
              lambda: jnp.triu(x, 1), lambda: jnp.percentile(x, 50),
              lambda: jnp.stack([x, x]), lambda: jnp.nonzero(v > 0, size=3),
-             lambda: jnp.histogram(v, bins=3)]
+             lambda: jnp.histogram(v, bins=3),
+             lambda: jnp.nan_to_num(v, nan=float("nan"))]  # (a new NaN each call: op by op)
     for c in calls:
         c()
     with count_compiles() as n:

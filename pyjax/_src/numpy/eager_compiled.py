@@ -48,6 +48,8 @@ def _kind(value, static):
     static value)."""
     if static:
         hash(value)
+        if type(value) is float and value != value:  # a NaN (a new one misses every key)
+            return None
         return None if static in _INTEGER_STATICS and not _plain_integers(value) else False
     t = type(value)
     if t in _OPERAND_TYPES:

@@ -105,6 +105,25 @@ def _operands_for_compiled(args, kwargs, static_pos, static_names):
     return args, kwargs
 
 
+def _keyword_only_from_first_static(fn, sig, static_names):
+    """``(fn with the parameters from the first static one on keyword-only, its index)``:
+    jit then has no static argnums, so a call of the leading operands alone takes its
+    positional hot path. ``(fn, None)`` without static parameters, or with ``*args``,
+    ``**kwargs`` or a positional-only parameter past the first static one."""
+    ps = list(sig.parameters.values())
+    cut = next((i for i, p in enumerate(ps) if p.name in static_names), None)
+    if cut is None or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in ps) or \
+            any(p.kind is p.POSITIONAL_ONLY for p in ps[cut:]):
+        return fn, None
+
+    @functools.wraps(fn)
+    def jit_fn(*args, **kwargs):
+        return fn(*args, **kwargs)
+    jit_fn.__signature__ = sig.replace(parameters=ps[:cut] + [
+        p.replace(kind=p.KEYWORD_ONLY) for p in ps[cut:]])
+    return jit_fn, cut
+
+
 def compiled_when_eager(*static_argnames):
     """Decorator: eager calls whose operands are all Arrays, NumPy arrays, Python scalars,
     None or non-empty lists/tuples of (NumPy) arrays (and whose ``static_argnames`` values are
@@ -123,6 +142,12 @@ def compiled_when_eager(*static_argnames):
         # (its cache is the "eager jnp" one: fewer signatures kept per function than jit's,
         # as eager code over ever new shapes must not keep an executable for each)
         compiled = Jitted(fn, static_argnames=static_argnames, _cache_name="eager jnp")
+        # calls of the leading operands alone (``jnp.sum(x)``, ``jnp.stack([x, y])``) take
+        # jit's positional hot path, on a view of fn whose static parameters are keyword-only
+        kw_fn, cut = _keyword_only_from_first_static(fn, sig, static_names)
+        leading = compiled if cut is None else Jitted(
+            kw_fn, static_argnames=static_argnames, _cache_name="eager jnp")
+        cut = len(params) if cut is None else cut
         state = trace_mod._state
 
         @functools.wraps(fn)
@@ -139,6 +164,8 @@ def compiled_when_eager(*static_argnames):
             if kwargs:
                 kwargs = {k: v for k, v in kwargs.items()
                           if k not in defaults or v is not defaults[k]}
+            if not kwargs and len(args) <= cut:
+                return leading(*args)
             return compiled(*args, **kwargs)
         wrapper.uncompiled = fn
         wrapper.compiled = compiled

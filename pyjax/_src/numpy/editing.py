@@ -399,6 +399,7 @@ def argpartition(a, kth, axis=-1):
     return argsort(a, axis=axis)
 
 
+@compiled_when_eager("axis")
 def lexsort(keys, axis=-1):
     """Indices that sort by several keys: the last key is the primary one (stable)."""
     keys = list(keys) if not hasattr(keys, "shape") else [keys[i] for i in range(keys.shape[0])]
@@ -418,6 +419,7 @@ def lexsort(keys, axis=-1):
                          num_keys=len(keys))[-1]
 
 
+@compiled_when_eager()
 def sort_complex(a):
     """``a`` sorted (by real part, then imaginary part) as a complex array."""
     util.check_arraylike("sort_complex", a)

@@ -490,11 +490,13 @@ def _nanarg(op, a, axis, out, keepdims):
     return lax_ew.select(all_nan, lax_shape.full(util.shape_of(res), -1, res.dtype), res)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def nanargmax(a, axis=None, out=None, keepdims=None):
     """:func:`argmax` ignoring NaNs (-1 for all-NaN slices)."""
     return _nanarg("nanargmax", a, axis, out, keepdims)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def nanargmin(a, axis=None, out=None, keepdims=None):
     """:func:`argmin` ignoring NaNs (-1 for all-NaN slices)."""
     return _nanarg("nanargmin", a, axis, out, keepdims)
@@ -528,12 +530,14 @@ def _cumulative(op, a, axis, dtype, promote_integers=False, include_initial=Fals
     return res
 
 
+@compiled_when_eager("axis", "dtype", "out")
 def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum along ``axis`` (the flattened array when None)."""
     _check_out(out, "cumsum")
     return _cumulative("cumsum", a, axis, dtype)
 
 
+@compiled_when_eager("axis", "dtype", "out")
 def cumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product along ``axis`` (the flattened array when None)."""
     _check_out(out, "cumprod")
@@ -568,6 +572,7 @@ def _nan_to(a, value):
     return lax_ew.select(isnan(a), lax_shape.full(a.shape, value, a.dtype), a)
 
 
+@compiled_when_eager("axis", "dtype", "out")
 def nancumsum(a, axis=None, dtype=None, out=None):
     """:func:`cumsum` treating NaNs as zero."""
     _check_out(out, "nancumsum")
@@ -575,6 +580,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
     return _cumulative("nancumsum", _nan_to(a, 0), axis, dtype)
 
 
+@compiled_when_eager("axis", "dtype", "out")
 def nancumprod(a, axis=None, dtype=None, out=None):
     """:func:`cumprod` treating NaNs as one."""
     _check_out(out, "nancumprod")

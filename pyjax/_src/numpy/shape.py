@@ -304,6 +304,7 @@ def _promote_to(arrays, dtype, fun):
     return [convert(a, dtype) for a in arrays]
 
 
+@compiled_when_eager("axis", "dtype")
 def concatenate(arrays, axis=0, dtype=None):
     """Join arrays along an existing axis (``axis=None`` flattens them first)."""
     arrays = _as_list(arrays, "concatenate")

@@ -10,6 +10,7 @@ from pyjax._src.core import axes as axes_mod
 from pyjax._src.core import dtypes
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.numpy import util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.creation import asarray, zeros
 from pyjax._src.numpy.reductions import sum as _sum
 from pyjax._src.numpy.shape import concatenate, moveaxis, ravel, reshape
@@ -76,6 +77,7 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     return moveaxis(bits, -1, axis)
 
 
+@compiled_when_eager()
 def spacing(x, /):
     """The distance from ``x`` to the next representable number away from zero (negative
     for negative ``x``; in float16, as NumPy and JAX, toward +inf: ``nextafter(x, inf) - x``),

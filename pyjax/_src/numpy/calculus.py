@@ -79,6 +79,7 @@ def _edge_values(v, a, axis, what):
     return v
 
 
+@compiled_when_eager()
 def ediff1d(ary, to_end=None, to_begin=None):
     """Differences between consecutive elements of the flattened ``ary``, with ``to_begin``
     and ``to_end`` (flattened) put before and after."""

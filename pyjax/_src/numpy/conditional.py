@@ -11,6 +11,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as lax
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy import creation
 from pyjax._src.numpy import reductions
 
@@ -24,6 +25,7 @@ def _to_bool(c):
     return lax.ne(c, lax_shape.full((), 0, c.dtype))
 
 
+@compiled_when_eager()
 def select(condlist, choicelist, default=0):
     """Elements of ``choicelist`` chosen by ``condlist``: where ``condlist[i]`` is the first
     true condition, the result is ``choicelist[i]``; where none is true, ``default``.

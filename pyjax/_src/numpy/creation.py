@@ -23,6 +23,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import key_arrays, util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 
 __all__ = [
     "array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
@@ -549,17 +550,33 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
              device=None):
     """``num`` evenly spaced values from ``start`` to ``stop`` (arrays broadcast; the new
     axis is ``axis``). ``retstep=True`` also returns the spacing."""
+    # the dtype is checked here, so that its x64 warning comes with every call
+    res = _linspace(start, stop, num, endpoint, retstep, _check_dtype(dtype, "linspace"),
+                    axis)
+    if device is None:
+        return res
+    return (_place(res[0], device), res[1]) if retstep else _place(res, device)
+
+
+# (the spacing functions are jitted in JAX with these static; start, stop and base are
+# operands)
+@compiled_when_eager("num", "endpoint", "retstep", "dtype", "axis")
+def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     num, dt, cdt = _spacing_dtypes("linspace", num, dtype, start, stop)
     out, step = _linspace_core(start, stop, num, endpoint, cdt, axis)
     if dtypes.is_integer(dt) or dtypes.is_bool(dt):
         out = lax_ew.floor(out) if not dtypes.is_complex(cdt) else out
     out = _convert(out, dt)
-    out = _place(out, device)
     return (out, step) if retstep else out
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """``base ** linspace(start, stop, num)``."""
+    return _logspace(start, stop, num, endpoint, base, _check_dtype(dtype, "logspace"), axis)
+
+
+@compiled_when_eager("num", "endpoint", "dtype", "axis")
+def _logspace(start, stop, num, endpoint, base, dtype, axis):
     num, dt, cdt = _spacing_dtypes("logspace", num, dtype, start, stop, base)
     lin, _ = _linspace_core(start, stop, num, endpoint, cdt, axis)
     base = asarray(base, cdt)
@@ -577,6 +594,11 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """``num`` values spaced evenly on a log scale from ``start`` to ``stop`` (negative bounds
     of the same sign are allowed)."""
+    return _geomspace(start, stop, num, endpoint, _check_dtype(dtype, "geomspace"), axis)
+
+
+@compiled_when_eager("num", "endpoint", "dtype", "axis")
+def _geomspace(start, stop, num, endpoint, dtype, axis):
     num, dt, cdt = _spacing_dtypes("geomspace", num, dtype, start, stop)
     start = asarray(start, cdt)
     stop = asarray(stop, cdt)
@@ -656,12 +678,14 @@ def _tri_select(m, k, fun, lower):
     return lax_ew.select(mask, m, zeros_) if lower else lax_ew.select(mask, zeros_, m)
 
 
+@compiled_when_eager("k")
 def tril(m, k=0):
     """Lower triangle of ``m`` (the last two axes): elements above the ``k``-th diagonal are
     zeroed."""
     return _tri_select(m, k, "tril", True)
 
 
+@compiled_when_eager("k")
 def triu(m, k=0):
     """Upper triangle of ``m`` (the last two axes): elements below the ``k``-th diagonal are
     zeroed."""
@@ -698,6 +722,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     return tuple(out)  # a tuple, as the array API standard and JAX
 
 
+@compiled_when_eager("k")
 def diag(v, k=0):
     """For 1-D ``v``: a 2-D array with ``v`` on the ``k``-th diagonal. For 2-D ``v``: its
     ``k``-th diagonal."""

@@ -5,7 +5,9 @@ reshapes), each an eager dispatch of its own. JAX's ``jnp`` functions are jitted
 they cost one cached call; ``compiled_when_eager`` does the same here: called outside any
 transformation with plain operands, the function runs through ``jit`` with its
 configuration parameters static. Under a trace (``jit``, ``grad``, ``vmap``) it is the function
-itself, so Jaxprs show its primitives, not a nested call.
+itself, so Jaxprs show its primitives, not a nested call. A list or tuple of arrays
+(``jnp.stack([x, y])``) is an operand too; static integer parameters (``axis``, ``k``,
+``num``...) given a float or a bool run the function itself, whose check refuses them.
 """
 from __future__ import annotations
 
@@ -26,22 +28,60 @@ def _integral(a):
     return type(a) is int or isinstance(a, np.integer)
 
 
-def _plain_axis(value):
-    """An ``axis`` that may key the compiled call: 1.0 and True equal 1 as keys, so only
-    integers (or None) may, and anything else goes through the function's own check."""
+# Parameters that take integers (or tuples of them): 1.0 and True equal 1 as keys, so only
+# integers (or None) may key the compiled call, and anything else goes through the
+# function's own check (its TypeError for a float axis, say).
+_INTEGER_STATICS = frozenset({
+    "axis", "axis1", "axis2", "axisa", "axisb", "axisc", "axes", "offset", "k", "num",
+    "shift", "new_shape", "decimals", "bins", "size"})
+
+
+def _plain_integers(value):
     if value is None or _integral(value):
         return True
-    return type(value) is tuple and all(_integral(a) for a in value)
+    return type(value) is tuple and all(_plain_integers(a) for a in value)
 
 
 def _kind(value, static):
-    """False for a value ready for the compiled call, True for a NumPy array to transfer,
-    None for anything else (a TypeError for an unhashable static value)."""
+    """False for a value ready for the compiled call, True for a NumPy array to transfer (or
+    a list or tuple holding one), None for anything else (a TypeError for an unhashable
+    static value)."""
     if static:
         hash(value)
-        return None if static == "axis" and not _plain_axis(value) else False
+        if type(value) is float and value != value:  # a NaN (a new one misses every key)
+            return None
+        return None if static in _INTEGER_STATICS and not _plain_integers(value) else False
     t = type(value)
-    return False if t in _OPERAND_TYPES else True if t is np.ndarray else None
+    if t in _OPERAND_TYPES:
+        return False
+    if t is np.ndarray:
+        return True
+    if (t is list or t is tuple) and value:
+        return _sequence_kind(value)
+    return None
+
+
+def _sequence_kind(seq):
+    """A non-empty list or tuple of arrays (``jnp.stack([x, y])``) is a pytree operand;
+    one holding Python scalars or nested sequences is not (as an operand each scalar would
+    be traced on its own, where the function makes one array of them)."""
+    host = False
+    for a in seq:
+        t = type(a)
+        if t is np.ndarray:
+            host = True
+        elif t is not ArrayImpl:
+            return None
+    return host
+
+
+def _to_device(a):
+    t = type(a)
+    if t is np.ndarray:
+        return dispatch.to_array(a)
+    if t is list or t is tuple:
+        return t(dispatch.to_array(e) if type(e) is np.ndarray else e for e in a)
+    return a
 
 
 def _operands_for_compiled(args, kwargs, static_pos, static_names):
@@ -60,17 +100,17 @@ def _operands_for_compiled(args, kwargs, static_pos, static_names):
             return None
         host |= h
     if host:
-        args = tuple(dispatch.to_array(a) if type(a) is np.ndarray else a for a in args)
-        kwargs = {k: dispatch.to_array(v) if type(v) is np.ndarray else v
-                  for k, v in kwargs.items()}
+        args = tuple(_to_device(a) for a in args)
+        kwargs = {k: _to_device(v) for k, v in kwargs.items()}
     return args, kwargs
 
 
 def compiled_when_eager(*static_argnames):
-    """Decorator: eager calls whose operands are all Arrays, NumPy arrays, Python scalars or
-    None (and whose ``static_argnames`` values are hashable) run as one compiled call per
-    signature. Any other call (under a trace, list operands, an unhashable configuration
-    value) runs the function itself, so its behaviour and errors are its own."""
+    """Decorator: eager calls whose operands are all Arrays, NumPy arrays, Python scalars,
+    None or non-empty lists/tuples of (NumPy) arrays (and whose ``static_argnames`` values are
+    hashable) run as one compiled call per signature. Any other call (under a trace, a list
+    of scalars, an unhashable configuration value) runs the function itself, so its
+    behaviour and errors are its own."""
     def wrap(fn):
         sig = inspect.signature(fn)
         params = list(sig.parameters)
@@ -108,6 +148,8 @@ def compiled_when_eager(*static_argnames):
             if kwargs:
                 kwargs = {k: v for k, v in kwargs.items()
                           if k not in defaults or v is not defaults[k]}
+            # (calls of the leading operands alone, ``jnp.stack([x, y])`` too, take jit's
+            # positional hot path: it covers calls that stop before a static position)
             return compiled(*args, **kwargs)
         wrapper.uncompiled = fn
         wrapper.compiled = compiled

@@ -20,6 +20,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import sorting as lax_sort
 from pyjax._src.numpy import dtypes_api, util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.creation import asarray, zeros
 from pyjax._src.numpy.indexing import take, take_along_axis
 from pyjax._src.numpy.reductions import argsort, cumsum, nonzero, sort
@@ -53,6 +54,7 @@ def _need_inplace_false(fun, inplace):
                          f"array.")
 
 
+@compiled_when_eager("axis")
 def append(arr, values, axis=None):
     """``arr`` followed by ``values`` (both flattened when ``axis`` is None)."""
     util.check_arraylike("append", arr, values)
@@ -397,6 +399,7 @@ def argpartition(a, kth, axis=-1):
     return argsort(a, axis=axis)
 
 
+@compiled_when_eager("axis")
 def lexsort(keys, axis=-1):
     """Indices that sort by several keys: the last key is the primary one (stable)."""
     keys = list(keys) if not hasattr(keys, "shape") else [keys[i] for i in range(keys.shape[0])]
@@ -416,6 +419,7 @@ def lexsort(keys, axis=-1):
                          num_keys=len(keys))[-1]
 
 
+@compiled_when_eager()
 def sort_complex(a):
     """``a`` sorted (by real part, then imaginary part) as a complex array."""
     util.check_arraylike("sort_complex", a)

@@ -36,6 +36,7 @@ from pyjax._src.lax import base as lax_base
 from pyjax._src.lax.base import aval_of
 from pyjax._src.lax.slicing import GatherScatterMode
 from pyjax._src.numpy import key_arrays
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 
 __all__ = ["take", "take_along_axis"]
 
@@ -862,6 +863,7 @@ def _wrap_or_normalize(indices, n, mode, dt):
     return _normalize(indices, n, dt)
 
 
+@compiled_when_eager("axis", "out", "mode", "unique_indices", "indices_are_sorted", "fill_value")
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):
     """Take elements of ``a`` along ``axis`` (the flattened array when ``axis`` is None).
@@ -906,6 +908,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
                               fill_value=fill_value)
 
 
+@compiled_when_eager("axis", "mode", "fill_value")
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     """Take values from ``arr`` by matching 1-d index slices along ``axis`` (NumPy's
     ``take_along_axis``); the other dimensions of ``arr`` and ``indices`` broadcast.

@@ -14,6 +14,7 @@ import numpy as np
 from operator import index as operator_index
 
 from pyjax._src.numpy import util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy import creation
 from pyjax._src.numpy import reductions
 from pyjax._src.numpy import shape as jshape
@@ -165,6 +166,7 @@ def polyder(p, m=1):
     return p[:n - m] * creation.asarray(factor.astype(np.dtype(p.dtype).type(0).real.dtype))
 
 
+@compiled_when_eager("m")
 def polyint(p, m=1, k=None):
     """The ``m``-th antiderivative of a polynomial, with integration constants ``k`` (a
     scalar or ``m`` values, the first used first; default zeros)."""
@@ -203,6 +205,7 @@ def _order(m, fun):
     return m
 
 
+@compiled_when_eager()
 def poly(seq_of_zeros):
     """The coefficients of the monic polynomial whose roots are ``seq_of_zeros`` (1-D)."""
     util.check_arraylike("poly", seq_of_zeros)
@@ -222,6 +225,7 @@ def poly(seq_of_zeros):
     return a
 
 
+@compiled_when_eager("N", "increasing")
 def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of the 1-D ``x``: columns are powers ``x**(N-1) ... x**0``
     (or increasing), computed by running products like NumPy."""

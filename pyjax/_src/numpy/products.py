@@ -197,6 +197,7 @@ def _dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None
     return _dot_general(a, b, [a.ndim - 1], [kb], [], [], precision, out_dt, out_sharding)
 
 
+@compiled_when_eager("precision", "preferred_element_type")
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays, conjugating ``a``."""
     a, b = _promote("vdot", a, b)
@@ -207,6 +208,7 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
     return dot(_conj(a), b, precision=precision, preferred_element_type=preferred_element_type)
 
 
+@compiled_when_eager("axis", "precision", "preferred_element_type")
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """Vector dot product along ``axis`` (conjugating ``x1``), broadcasting the others."""
     x1, x2 = _promote("vecdot", x1, x2)
@@ -227,18 +229,21 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     return _dot_general(_conj(x1), x2, [nb], [nb], range(nb), range(nb), precision, out_dt)
 
 
+@compiled_when_eager()
 def matvec(x1, x2, /):
     """Batched matrix-vector product: ``x1[..., m, n] @ x2[..., n]``."""
     x1, x2 = _promote("matvec", x1, x2)
     return jshape.squeeze(matmul(x1, jshape.expand_dims(x2, -1)), -1)
 
 
+@compiled_when_eager()
 def vecmat(x1, x2, /):
     """Batched vector-matrix product: ``conj(x1[..., m]) @ x2[..., m, n]``."""
     x1, x2 = _promote("vecmat", x1, x2)
     return jshape.squeeze(matmul(jshape.expand_dims(_conj(x1), -2), x2), -2)
 
 
+@compiled_when_eager("precision", "preferred_element_type")
 def inner(a, b, *, precision=None, preferred_element_type=None):
     """Contract the last axis of ``a`` with the last axis of ``b``."""
     a, b = _promote("inner", a, b)
@@ -251,6 +256,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     return _dot_general(a, b, [a.ndim - 1], [b.ndim - 1], [], [], precision, out_dt)
 
 
+@compiled_when_eager("out")
 def outer(a, b, out=None):
     """Outer product of the flattened inputs: shape ``(a.size, b.size)``."""
     if out is not None:
@@ -262,6 +268,7 @@ def outer(a, b, out=None):
                 lax_shape.broadcast_in_dim(b, shape, (1,)))
 
 
+@compiled_when_eager("axes", "precision", "preferred_element_type")
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Sum products over ``axes``: an int ``N`` (last N of ``a``, first N of ``b``) or a pair
     of axis sequences."""
@@ -290,6 +297,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     return _dot_general(a, b, ca, cb, [], [], precision, out_dt)
 
 
+@compiled_when_eager()
 def kron(a, b):
     """Kronecker product: blocks of ``b`` scaled by each element of ``a``."""
     a, b = _promote("kron", a, b)
@@ -305,6 +313,7 @@ def kron(a, b):
     return lax_shape.reshape(_mul(ab, bb), tuple(x * y for x, y in zip(a.shape, b.shape)))
 
 
+@compiled_when_eager("axisa", "axisb", "axisc", "axis")
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """Cross product of 2- or 3-vectors along the given axes (broadcasting the others)."""
     a, b = _promote("cross", a, b)
@@ -363,6 +372,7 @@ def _diag_last2(x, offset=0):
     return lax_shape.slice(flat, start, limit, strides)
 
 
+@compiled_when_eager("offset", "axis1", "axis2")
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """The diagonal of ``a`` over ``axis1``/``axis2``, appended as the last axis."""
     util.check_arraylike("diagonal", a)
@@ -381,6 +391,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     return _diag_last2(x, offset)
 
 
+@compiled_when_eager("offset", "axis1", "axis2", "dtype", "out")
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """Sum along a diagonal (sum's dtype rules: small ints accumulate in the default int)."""
     if out is not None:

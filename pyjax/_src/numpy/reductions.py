@@ -320,6 +320,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return lax_ew.sqrt(v)
 
 
+@compiled_when_eager("axis", "returned", "keepdims")
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
     """Weighted average over ``axis``; ``returned=True`` also gives the sum of weights."""
     util.check_arraylike("average", a)
@@ -351,6 +352,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     return avg
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def ptp(a, axis=None, out=None, keepdims=False):
     """Range of values (max - min) over ``axis``."""
     _check_out(out, "ptp")
@@ -361,6 +363,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
     return lax_ew.sub(mx, mn)
 
 
+@compiled_when_eager("axis", "keepdims")
 def count_nonzero(a, axis=None, keepdims=False):
     """Number of non-zero elements over ``axis`` (default int dtype)."""
     util.check_arraylike("count_nonzero", a)
@@ -401,6 +404,7 @@ def _reduced_axes_last(name, a, axis):
     return a, axes, x, n
 
 
+@compiled_when_eager("axis", "out", "overwrite_input", "keepdims")
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median over ``axis`` (a NaN anywhere in a slice gives NaN)."""
     _check_out(out, "median")
@@ -410,6 +414,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return _finish(res, a.shape, axes, keepdims)
 
 
+@compiled_when_eager("axis", "out", "overwrite_input", "keepdims")
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median ignoring NaNs (all-NaN slices give NaN)."""
     _check_out(out, "nanmedian")
@@ -485,11 +490,13 @@ def _nanarg(op, a, axis, out, keepdims):
     return lax_ew.select(all_nan, lax_shape.full(util.shape_of(res), -1, res.dtype), res)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def nanargmax(a, axis=None, out=None, keepdims=None):
     """:func:`argmax` ignoring NaNs (-1 for all-NaN slices)."""
     return _nanarg("nanargmax", a, axis, out, keepdims)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def nanargmin(a, axis=None, out=None, keepdims=None):
     """:func:`argmin` ignoring NaNs (-1 for all-NaN slices)."""
     return _nanarg("nanargmin", a, axis, out, keepdims)
@@ -523,12 +530,14 @@ def _cumulative(op, a, axis, dtype, promote_integers=False, include_initial=Fals
     return res
 
 
+@compiled_when_eager("axis", "dtype", "out")
 def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum along ``axis`` (the flattened array when None)."""
     _check_out(out, "cumsum")
     return _cumulative("cumsum", a, axis, dtype)
 
 
+@compiled_when_eager("axis", "dtype", "out")
 def cumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product along ``axis`` (the flattened array when None)."""
     _check_out(out, "cumprod")
@@ -563,6 +572,7 @@ def _nan_to(a, value):
     return lax_ew.select(isnan(a), lax_shape.full(a.shape, value, a.dtype), a)
 
 
+@compiled_when_eager("axis", "dtype", "out")
 def nancumsum(a, axis=None, dtype=None, out=None):
     """:func:`cumsum` treating NaNs as zero."""
     _check_out(out, "nancumsum")
@@ -570,6 +580,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
     return _cumulative("nancumsum", _nan_to(a, 0), axis, dtype)
 
 
+@compiled_when_eager("axis", "dtype", "out")
 def nancumprod(a, axis=None, dtype=None, out=None):
     """:func:`cumprod` treating NaNs as one."""
     _check_out(out, "nancumprod")
@@ -581,6 +592,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 # NaN-ignoring reductions
 # ---------------------------------------------------------------------------------------
 
+@compiled_when_eager("axis", "dtype", "out", "keepdims")
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """:func:`sum` treating NaNs as zero."""
     util.check_arraylike("nansum", a)
@@ -588,6 +600,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
                initial=initial, where=where)
 
 
+@compiled_when_eager("axis", "dtype", "out", "keepdims")
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """:func:`prod` treating NaNs as one."""
     util.check_arraylike("nanprod", a)
@@ -613,11 +626,13 @@ def _nan_extreme(op, a, axis, out, keepdims, initial, where):
     return lax_ew.select(all_nan, lax_shape.full(util.shape_of(res), np.nan, res.dtype), res)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """:func:`max` ignoring NaNs (all-NaN slices give NaN)."""
     return _nan_extreme("max", a, axis, out, keepdims, initial, where)
 
 
+@compiled_when_eager("axis", "out", "keepdims")
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """:func:`min` ignoring NaNs (all-NaN slices give NaN)."""
     return _nan_extreme("min", a, axis, out, keepdims, initial, where)
@@ -630,6 +645,7 @@ def _not_nan_where(a, where):
     return keep
 
 
+@compiled_when_eager("axis", "dtype", "out", "keepdims")
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """:func:`mean` ignoring NaNs (all-NaN slices give NaN)."""
     util.check_arraylike("nanmean", a)
@@ -640,6 +656,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
                 where=_not_nan_where(a, where))
 
 
+@compiled_when_eager("axis", "dtype", "out", "ddof", "keepdims", "correction")
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            correction=None):
     """:func:`var` ignoring NaNs."""
@@ -652,6 +669,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
                correction=correction)
 
 
+@compiled_when_eager("axis", "dtype", "out", "ddof", "keepdims", "correction")
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            correction=None):
     """:func:`std` ignoring NaNs."""
@@ -693,6 +711,7 @@ def _is_finite(x):
     return lax_ew.is_finite(x)
 
 
+@compiled_when_eager("rtol", "atol", "equal_nan")
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True when every element of ``a`` is within ``atol + rtol * |b|`` of ``b``."""
     util.check_arraylike("allclose", a, b)
@@ -703,6 +722,7 @@ def _false():
     return lax_ew.convert_element_type(np.bool_(False), np.bool_)
 
 
+@compiled_when_eager("equal_nan")
 def array_equal(a1, a2, equal_nan=False):
     """True when both arrays have the same shape and elements."""
     if key_arrays.is_key_array(a1) or key_arrays.is_key_array(a2):
@@ -717,6 +737,7 @@ def array_equal(a1, a2, equal_nan=False):
     return all(eq)
 
 
+@compiled_when_eager()
 def array_equiv(a1, a2):
     """True when the arrays broadcast to a common shape and are equal there."""
     util.check_arraylike("array_equiv", a1, a2)
@@ -739,6 +760,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     return lax_shape.rev(out, (axis,)) if descending else out
 
 
+@compiled_when_eager("axis", "kind", "order", "stable", "descending")
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """Indices that sort ``a`` along ``axis``; stable, also when ``descending``."""
     a, axis = _sort_operand("argsort", a, axis, kind, order)
@@ -770,6 +792,11 @@ def nonzero(a, *, size=None, fill_value=None):
         if v is None:
             jshape._need_size(a, "nonzero")
         return tuple(jshape._upload(i, dtypes.default_int_dtype()) for i in np.nonzero(v))
+    return _nonzero_sized(a, size, fill_value)
+
+
+@compiled_when_eager("size", "fill_value")  # (an array fill_value runs op by op)
+def _nonzero_sized(a, size, fill_value):
     size = jshape.static_int(size, "nonzero size", nonnegative=True)
     a = asarray(a)
     idt = dtypes.default_int_dtype()
@@ -806,5 +833,11 @@ def argwhere(a, *, size=None, fill_value=None):
         if size is None and jshape._concrete_value(a) is None:
             jshape._need_size(a, "argwhere")
         return lax_shape.full((n, 0), 0, dtypes.default_int_dtype())
-    idx = nonzero(a, size=size, fill_value=fill_value)
-    return jshape.stack(idx, axis=1)
+    if size is None:
+        return jshape.stack(nonzero(a), axis=1)
+    return _argwhere_sized(a, size, fill_value)
+
+
+@compiled_when_eager("size", "fill_value")
+def _argwhere_sized(a, size, fill_value):
+    return jshape.stack(nonzero(a, size=size, fill_value=fill_value), axis=1)

@@ -25,6 +25,7 @@ from pyjax._src.numpy import creation
 from pyjax._src.numpy import ufuncs
 from pyjax._src.numpy import reductions
 from pyjax._src.numpy import indexing
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 
 __all__ = ["searchsorted", "digitize", "bincount", "histogram", "histogram_bin_edges"]
 
@@ -186,6 +187,7 @@ def _via_sort(a, v, side, dtype):
     return lax.convert_element_type(lax_shape.reshape(out, tuple(v.shape)), dtype)
 
 
+@compiled_when_eager("side", "method")
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     """Indices at which to insert ``v`` into the sorted 1-D array ``a`` to keep it sorted.
 
@@ -232,6 +234,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     return _via_scan(a, v, side, dtype, unrolled=method == "scan_unrolled")
 
 
+@compiled_when_eager("right", "method")
 def digitize(x, bins, right=False, *, method=None):
     """Indices of the bins to which each value of ``x`` belongs.
 
@@ -379,6 +382,7 @@ def _concrete_or_none(x):
     return np.asarray(x)
 
 
+@compiled_when_eager("bins", "range", "density")  # an array of edges runs op by op
 def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     """The histogram of ``a``: ``(counts, bin_edges)``.
 

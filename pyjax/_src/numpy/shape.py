@@ -27,6 +27,7 @@ from pyjax._src.lax import reductions as lax_red
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.lax import sorting as lax_sort
 from pyjax._src.numpy import key_arrays, util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 
 __all__ = [
     "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis", "swapaxes",
@@ -355,6 +356,7 @@ def _promote_to(arrays, dtype, fun):
     return [convert(a, dtype) for a in arrays]
 
 
+@compiled_when_eager("axis", "dtype")
 def concatenate(arrays, axis=0, dtype=None):
     """Join arrays along an existing axis (``axis=None`` flattens them first)."""
     arrays = _as_list(arrays, "concatenate")
@@ -388,6 +390,7 @@ def concat(arrays, /, *, axis=0):
     return concatenate(arrays, axis=axis)
 
 
+@compiled_when_eager("axis", "out", "dtype")
 def stack(arrays, axis=0, out=None, dtype=None):
     """Join equally shaped arrays along a new axis."""
     if out is not None:
@@ -406,6 +409,7 @@ def stack(arrays, axis=0, out=None, dtype=None):
     return concatenate([expand_dims(a, axis) for a in arrays], axis=axis, dtype=dtype)
 
 
+@compiled_when_eager("dtype")
 def vstack(tup, dtype=None):
     """Stack arrays vertically (along axis 0, after ``atleast_2d``)."""
     arrs = _as_list(tup, "vstack")
@@ -415,6 +419,7 @@ def vstack(tup, dtype=None):
 row_stack = vstack
 
 
+@compiled_when_eager("dtype")
 def hstack(tup, dtype=None):
     """Stack arrays horizontally (axis 1, or axis 0 for 1-D inputs)."""
     arrs = [atleast_1d(a) for a in _as_list(tup, "hstack")]
@@ -422,11 +427,13 @@ def hstack(tup, dtype=None):
     return concatenate(arrs, axis=axis, dtype=dtype)
 
 
+@compiled_when_eager("dtype")
 def dstack(tup, dtype=None):
     """Stack arrays along the third axis (after ``atleast_3d``)."""
     return concatenate([atleast_3d(a) for a in _as_list(tup, "dstack")], axis=2, dtype=dtype)
 
 
+@compiled_when_eager()
 def column_stack(tup):
     """Stack 1-D arrays as columns of a 2-D array (2-D inputs are stacked as they are)."""
     arrs = []
@@ -583,6 +590,7 @@ def flipud(m):
     return flip(m, 0)
 
 
+@compiled_when_eager("k", "axes")
 def rot90(m, k=1, axes=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
     util.check_arraylike("rot90", m)
@@ -630,6 +638,7 @@ def _roll_dynamic(a, shift, axis):
     return lax_shape.dynamic_slice(doubled, starts, a.shape)
 
 
+@compiled_when_eager("shift", "axis")
 def roll(a, shift, axis=None):
     """Roll elements along ``axis`` (the flattened array when None)."""
     util.check_arraylike("roll", a)
@@ -739,6 +748,7 @@ def take_along(a, idx, axis):
     return indexing.take(a, idx, axis=axis, mode="clip")
 
 
+@compiled_when_eager("new_shape")
 def resize(a, new_shape):
     """A new array of ``new_shape`` filled with repeated copies of ``a``'s data."""
     util.check_arraylike("resize", a)
@@ -828,6 +838,8 @@ def _take_1d(x, idx):
     return take_along(x, idx, 0)
 
 
+@compiled_when_eager("axis", "size", "fill_value", "equal_nan", "return_index",
+                     "return_inverse", "return_counts")  # (an array fill_value: op by op)
 def _unique_sized(ar, axis, size, fill_value, equal_nan, return_index, return_inverse,
                   return_counts):
     """``unique`` with a static ``size``: the unique slices along ``axis`` (elements when

@@ -94,7 +94,7 @@ def _virtual(n, q, method):
     return clip(lo, 0, None).astype(idt), clip(hi, 0, None).astype(idt), t
 
 
-def _quantile(a, q, axis, method, keepdims, ignore_nan, fun, weights=None):
+def _quantile(a, q, axis, method, keepdims, ignore_nan, fun, weights=None, percent=False):
     if method not in METHODS:
         raise ValueError(f"{fun}: method must be one of {list(METHODS)}, got {method!r}")
     if weights is not None:
@@ -103,14 +103,23 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, fun, weights=None):
                                       "'inverted_cdf' supports weights.")
         util.check_arraylike(fun, weights)
     util.check_arraylike(fun, a, q)
-    qv = q if not isinstance(q, Tracer) else q.to_concrete_value()
-    if qv is not None:  # a concrete q is checked like NumPy does
-        qn = np.asarray(qv)
-        if qn.size and not (np.all(qn >= 0) and np.all(qn <= 1)):
-            raise ValueError("Quantiles must be in the range [0, 1]")
+    if not _q_in_range(q, 100 if percent else 1):
+        raise ValueError("Quantiles must be in the range [0, 1]")
     if isinstance(axis, list):
         axis = tuple(axis)
-    return _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun, weights)
+    return _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun, weights, percent)
+
+
+def _q_in_range(q, top):
+    """False when a concrete ``q`` (a percentage on the host) is out of ``[0, top]`` or NaN,
+    as NumPy checks; a traced one passes."""
+    if type(q) is float or type(q) is int:  # (the common case, without NumPy's overhead)
+        return 0 <= q <= top
+    qv = q if not isinstance(q, Tracer) else q.to_concrete_value()
+    if qv is None:
+        return True
+    qn = np.asarray(qv)
+    return not qn.size or bool(np.all(qn >= 0) and np.all(qn <= top))
 
 
 def _weighted_inverted_cdf(a2, w, qf, axes_shape, ignore_nan):
@@ -135,8 +144,11 @@ def _weighted_inverted_cdf(a2, w, qf, axes_shape, ignore_nan):
     return where(bad[..., None], np.nan, take_along_axis(s, idx, axis=-1)), s
 
 
-@compiled_when_eager("axis", "method", "keepdims", "ignore_nan", "fun")
-def _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun, weights=None):
+@compiled_when_eager("axis", "method", "keepdims", "ignore_nan", "fun", "percent")
+def _quantile_compiled(a, q, axis, method, keepdims, ignore_nan, fun, weights=None,
+                       percent=False):
+    if percent:  # in the compiled call, as JAX's jitted percentile divides
+        q = _q_from_percent(q)
     # the result has a's inexact dtype whatever q's is (JAX 0.10.2: int32 data and a float64
     # q give float32)
     (a,) = util.promote_dtypes_inexact(asarray(a))
@@ -207,8 +219,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     return _quantile(a, q, axis, method, keepdims, True, "nanquantile", weights)
 
 
-def _q_from_percent(q, fun):
-    util.check_arraylike(fun, q)
+def _q_from_percent(q):
     q = asarray(q)
     return divide(q, 100) if dtypes.issubdtype(q.dtype, np.inexact) else divide(q, 100.0)
 
@@ -216,15 +227,17 @@ def _q_from_percent(q, fun):
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None, interpolation=None):
     """``quantile`` with ``q`` in percent (0..100)."""
-    return quantile(a, _q_from_percent(q, "percentile"), axis, out, overwrite_input, method,
-                    keepdims, weights=weights, interpolation=interpolation)
+    util.check_arraylike("percentile", q)
+    _unsupported("quantile", out, overwrite_input, interpolation)
+    return _quantile(a, q, axis, method, keepdims, False, "quantile", weights, percent=True)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, weights=None, interpolation=None):
     """``nanquantile`` with ``q`` in percent (0..100)."""
-    return nanquantile(a, _q_from_percent(q, "nanpercentile"), axis, out, overwrite_input,
-                       method, keepdims, weights=weights, interpolation=interpolation)
+    util.check_arraylike("nanpercentile", q)
+    _unsupported("nanquantile", out, overwrite_input, interpolation)
+    return _quantile(a, q, axis, method, keepdims, True, "nanquantile", weights, percent=True)
 
 
 # ---------------------------------------------------------------------------------------

@@ -229,6 +229,7 @@ def fmod(x1, x2, /):
     return lax.rem(x1, x2)
 
 
+@compiled_when_eager()
 def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
     """``(floor_divide(x1, x2), remainder(x1, x2))``."""
     x1, x2 = util.promote_args_numeric("divmod", x1, x2)
@@ -340,14 +341,14 @@ def sign(x, /):
     return lax.sign(x)
 
 
-def _float_only_round(name, lax_fn, doc):
+def _float_only_round(name, lax_fn, doc, compiled=False):
     def fn(x, /):
         util.check_arraylike(name, x)
         if _is_intlike(_dt(x)):
             return _asarray(x)
         _check_not_complex(name, x)
         return lax_fn(x)
-    return _named(fn, name, doc)
+    return _named(fn, name, doc, compiled)
 
 
 floor = _float_only_round("floor", lax.floor,
@@ -361,8 +362,10 @@ def _trunc(x):
 
 
 trunc = _float_only_round("trunc", _trunc,
-                          "Elementwise rounding toward zero (integers are returned unchanged).")
-fix = _float_only_round("fix", _trunc, "Elementwise rounding toward zero (same as ``trunc``).")
+                          "Elementwise rounding toward zero (integers are returned unchanged).",
+                          compiled=True)
+fix = _float_only_round("fix", _trunc, "Elementwise rounding toward zero (same as ``trunc``).",
+                        compiled=True)
 
 
 def _round_float(x, decimals):
@@ -398,6 +401,7 @@ def _round_int(x, decimals):
     return lax.mul(_where(up, lax.add(q, _const(x, 1)), q), f)
 
 
+@compiled_when_eager("decimals", "out")
 def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
     """Round to ``decimals`` decimal places, halves to even (NumPy's ``round``)."""
     util.check_arraylike("round", a)
@@ -454,7 +458,7 @@ def _log_base(name, base):
     def fn(x, /):
         (x,) = util.promote_args_inexact(name, x)
         return lax.div(lax.log(x), _const(x, np.log(base)))
-    return _named(fn, name, f"Elementwise base-{base} logarithm.")
+    return _named(fn, name, f"Elementwise base-{base} logarithm.", compiled=True)
 
 
 log2 = _log_base("log2", 2)
@@ -562,6 +566,7 @@ def logaddexp2(x1, x2, /):
     return _logaddexp2(*util.promote_args_inexact("logaddexp2", x1, x2))
 
 
+@compiled_when_eager()
 def sinc(x, /):
     """Elementwise ``sin(pi x) / (pi x)`` (1 at 0)."""
     (x,) = util.promote_args_inexact("sinc", x)
@@ -660,6 +665,7 @@ def ldexp(x1, x2, /):
     return out
 
 
+@compiled_when_eager()
 def frexp(x, /):
     """Mantissa in ``[0.5, 1)`` (with the sign of ``x``) and int32 exponent with
     ``x == m * 2**e``; zeros, infinities and NaNs give ``(x, 0)``."""
@@ -712,6 +718,7 @@ def _frexp_bits(x):
     return m, lax.convert_element_type(e, np.int32)
 
 
+@compiled_when_eager()
 def modf(x, /):
     """Fractional and integral parts of ``x`` (both with the sign of ``x``)."""
     _check_not_complex("modf", x)
@@ -784,6 +791,7 @@ logical_or = _logical("logical_or", lax.bitwise_or)
 logical_xor = _logical("logical_xor", lax.bitwise_xor)
 
 
+@compiled_when_eager()
 def logical_not(x, /):
     """Elementwise logical not of the truth values."""
     util.check_arraylike("logical_not", x)
@@ -855,6 +863,7 @@ def isfinite(x, /):
     return _full_like(x, True, np.bool_)
 
 
+@compiled_when_eager()
 def isinf(x, /):
     """True where ``x`` is +-inf (either part, for complex ``x``)."""
     util.check_arraylike("isinf", x)
@@ -891,6 +900,7 @@ isposinf = _isposneginf("isposinf", np.inf)
 isneginf = _isposneginf("isneginf", -np.inf)
 
 
+@compiled_when_eager()
 def signbit(x, /):
     """True where the sign bit is set (negative numbers, -0.0, NaNs with the sign bit)."""
     util.check_arraylike("signbit", x)
@@ -948,6 +958,7 @@ def conjugate(x, /):
 conj = conjugate
 
 
+@compiled_when_eager("deg")
 def angle(z, deg=False):
     """Counterclockwise angle from the positive real axis (radians, or degrees)."""
     util.check_arraylike("angle", z)
@@ -1052,6 +1063,7 @@ def _clip(arr, min, max):  # noqa: A002
     return _asarray(arr)
 
 
+@compiled_when_eager("copy", "nan", "posinf", "neginf")
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """Replace NaN by ``nan`` and +-inf by ``posinf``/``neginf`` (default: the largest
     finite values of the dtype)."""
@@ -1077,6 +1089,7 @@ def _replacement(x, value):
     return _const(x, value)
 
 
+@compiled_when_eager("rtol", "atol", "equal_nan")
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|a - b| <= atol + rtol * |b|`` elementwise; infinities are close only to equal
     infinities; NaNs are close to each other when ``equal_nan``."""

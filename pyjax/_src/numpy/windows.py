@@ -17,6 +17,7 @@ import numpy as np
 from pyjax._src.control_flow.scan import scan
 from pyjax._src.core import dtypes
 from pyjax._src.numpy import util
+from pyjax._src.numpy.eager_compiled import compiled_when_eager
 from pyjax._src.numpy.creation import asarray, arange, ones, zeros
 from pyjax._src.numpy.polynomial import polyval
 from pyjax._src.numpy.ufuncs import abs as _abs, cos, exp, sqrt, where, less_equal
@@ -31,6 +32,7 @@ _ASYMPTOTIC = np.array([
 _SWITCH = 30.0
 
 
+@compiled_when_eager()
 def i0(x):
     """The modified Bessel function of the first kind of order 0, elementwise (real
     inputs, promoted to a floating dtype)."""

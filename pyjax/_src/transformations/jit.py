@@ -754,8 +754,10 @@ class Jitted:
     def _remember_static_call(self, fkey, entry, args, kwargs):
         n = len(args)
         static = {i % n for i in self.static_argnums if -n <= i < n}
-        positions = tuple(i for i in range(n) if i not in static)
-        names = tuple(sorted(k for k in kwargs if k not in self.static_argnames))
+        # a dynamic None is an empty pytree (its type and value are in fkey): no leaf to pass
+        positions = tuple(i for i in range(n) if i not in static and args[i] is not None)
+        names = tuple(sorted(k for k in kwargs
+                             if k not in self.static_argnames and kwargs[k] is not None))
         dyn = [args[i] for i in positions] + [kwargs[k] for k in names]
         if not all(type(a) in _LEAF_TYPES for a in dyn):
             return  # pytrees: the general path flattens them

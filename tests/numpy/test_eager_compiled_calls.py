@@ -234,6 +234,8 @@ def test_integer_parameters_given_floats_raise_after_integer_calls():
                       (lambda: jnp.resize(v, (2, 2)), lambda: jnp.resize(v, (2, 2.0)))]:
         good()
         _raises(TypeError, bad)
+    jnp.polyint(v, 1)
+    _raises(ValueError, lambda: jnp.polyint(v, True), "non-negative static integer")
 
 
 def test_bad_input_errors():

@@ -33,7 +33,7 @@ def _integral(a):
 # function's own check (its TypeError for a float axis, say).
 _INTEGER_STATICS = frozenset({
     "axis", "axis1", "axis2", "axisa", "axisb", "axisc", "axes", "offset", "k", "num",
-    "shift", "new_shape", "decimals", "bins", "size"})
+    "shift", "new_shape", "decimals", "bins", "size", "m", "N"})
 
 
 def _plain_integers(value):

@@ -166,7 +166,9 @@ def test_kernels_in_programs_read_xla_buffers_in_place():
     old = host.cholesky
     host.cholesky = spy
     try:
+        # (a + 0: the program runs on XLA's pool, asynchronously: awaited before the check)
         got = jax.jit(lambda a: lax_linalg.cholesky(a + 0, symmetrize_input=False))(spd)
+        got.block_until_ready()
     finally:
         host.cholesky = old
     assert seen == [False]
@@ -286,6 +288,39 @@ def test_triangular_solves_on_lu_factor_in_programs():
     assert rel_err(jnp.linalg.inv(r[0]), np.linalg.inv(r64[0])) < 1e-4
     x = jax.jit(jnp.linalg.solve)(r, b.real.copy())
     assert rel_err(x, np.linalg.solve(r64, b.real)) < 1e-4
+
+
+def test_kernels_read_transposed_operands_in_place():
+    # a transposed operand (a swap of the last two axes, lax/base.note_transpose_of) reaches
+    # trsm and getrf as its original: every triangle/side/transposition, batched, complex; the
+    # transposed value itself stays usable; a transpose of a transpose is the original
+    rng = np.random.default_rng(15)
+    a = (rng.normal(size=(2, N, N)) + 1j * rng.normal(size=(2, N, N))).astype(np.complex64)
+    a = a + N * np.eye(N, dtype=np.complex64)
+    b = rng.normal(size=(2, N, 3)).astype(np.complex64)
+    opts = list(itertools.product((True, False), repeat=3))
+
+    def f(a, b):
+        at = jnp.swapaxes(a, -1, -2)
+        return [at, jnp.swapaxes(at, -1, -2), ll.lu(at)[0]] + [
+            ll.triangular_solve(at, b if left else jnp.swapaxes(b, -1, -2), left_side=left,
+                                lower=lower, transpose_a=trans, conjugate_a=trans)
+            for left, lower, trans in opts]
+    at, back, lu, *xs = jax.jit(f)(a, b)
+    np.testing.assert_array_equal(np.asarray(at), np.swapaxes(a, -1, -2))
+    np.testing.assert_array_equal(np.asarray(back), a)
+    for i in range(2):
+        assert rel_err(np.asarray(lu)[i], scipy.linalg.lu_factor(a[i].T)[0]) < 1e-5
+    at = np.swapaxes(a, -1, -2).astype(np.complex128)
+    for (left, lower, trans), x in zip(opts, xs):
+        t = np.tril(at) if lower else np.triu(at)
+        t = np.conj(np.swapaxes(t, -1, -2)) if trans else t
+        x = np.asarray(x, np.complex128)
+        got = t @ x if left else np.swapaxes(x @ t, -1, -2)
+        assert rel_err(got, b) < 1e-4, (left, lower, trans)
+    r = rng.normal(size=(N, N)).astype(np.float32)
+    assert rel_err(jax.jit(lambda m: jnp.linalg.slogdet(m.T)[1])(r),
+                   np.linalg.slogdet(r.astype(np.float64))[1]) < 1e-5
 
 
 def test_grads_through_host_kernels(x64):

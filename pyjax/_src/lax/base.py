@@ -1,6 +1,8 @@
 """Shared pieces for declaring primitives: dtype checks, shape rules, operand coercion."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from pyjax._src.core import dtypes
@@ -172,3 +174,29 @@ def host_call(ctx, fn, operands, out_avals, *, side_effect=True, key=None,
     if side_effect and cl.partitioned_by_xla():  # once, on the whole operands (as JAX)
         return cl.on_whole_operands(ctx.block, operands, out_avals, emit)
     return emit(ctx.block, operands)
+
+
+# ---- values known to be transposes of others, per lowered module ----
+# An XLA transpose of a 512² float32 matrix costs 0.6 ms on this CPU (a third of a getrf), one
+# of 128² 10-30 us: host kernels that can read a matrix in either layout ask whether their
+# operand is noted as the transpose of another value and read that one in place (``lu``'s
+# factor for ``triangular_solve``, a transposed operand of ``cholesky``), and transposing a
+# noted value gives its original back. Notes come from the transpose lowering (every swap of
+# the last two axes) and from kernels that return both layouts' worth of information.
+# Module -> {id(value): (value, block, source)}; the entry holds the value, so its id cannot be
+# reused while the entry lives.
+_transpose_sources = weakref.WeakKeyDictionary()
+
+
+def note_transpose_of(ctx, value, source):
+    """Record that ``value`` (lowered in ``ctx.block``) is ``source`` with its last two axes
+    swapped."""
+    _transpose_sources.setdefault(ctx.module, {})[id(value)] = (value, ctx.block, source)
+
+
+def transpose_source(ctx, value):
+    """The value whose last two axes swapped give ``value``, when noted in this block."""
+    entry = _transpose_sources.get(ctx.module, {}).get(id(value))
+    if entry is not None and entry[0] is value and entry[1] is ctx.block:
+        return entry[2]
+    return None

@@ -20,7 +20,6 @@ to the front. How each is computed (measured in docs/linalg.md):
 from __future__ import annotations
 
 import functools
-import weakref
 
 import numpy as np
 
@@ -195,27 +194,11 @@ def _host_kernel(ctx, kernel, operands, out_avals=None, **params):
                           borrow_args=True)
 
 
-# Values that are the XLA transpose of a host kernel's column-major result (``lu``'s factor),
-# per module: a host ``triangular_solve`` lowered in the same block reads the column-major
-# original instead, so solve and inv pay no transpose between getrf and trsm (an XLA transpose
-# of a 512² float32 matrix costs 0.6 ms on this CPU, a third of getrf) and XLA drops the
-# unused one. Module -> {id(value): (value, block, column-major source)}; the entry holds the
-# value, so its id cannot be reused while the entry lives.
-_column_major_sources = weakref.WeakKeyDictionary()
-
-
-def _note_transpose_of(ctx, value, source):
-    """Record that ``value`` (lowered in ``ctx.block``) is ``source`` with its last two axes
-    swapped."""
-    _column_major_sources.setdefault(ctx.module, {})[id(value)] = (value, ctx.block, source)
-
-
-def _column_major_source(ctx, value):
-    """The value whose last two axes swapped give ``value``, when noted in this block."""
-    entry = _column_major_sources.get(ctx.module, {}).get(id(value))
-    if entry is not None and entry[0] is value and entry[1] is ctx.block:
-        return entry[2]
-    return None
+# Values noted as another value with its last two axes swapped (lax/base.py): a host kernel
+# reads the original in place, so solve and inv pay no transpose between getrf and trsm, and
+# XLA drops the unused transpose.
+_note_transpose_of = base.note_transpose_of
+_column_major_source = base.transpose_source
 
 
 def _custom_call(ctx, target, operands, out_avals, backend_config=""):

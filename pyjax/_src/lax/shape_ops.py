@@ -400,8 +400,19 @@ def _transpose_abstract_eval(operand, *, permutation):
 
 
 def _transpose_lower(ctx, x, *, permutation):
-    return ctx.op("stablehlo.transpose", [x], ctx.avals_out[0],
-                  attrs={"permutation": mlir.i64_array(permutation)})
+    nd = len(permutation)
+    # a swap of the last two axes is noted (base.note_transpose_of: host kernels read the
+    # original in place), and undoes a noted one
+    swap = nd >= 2 and tuple(permutation) == tuple(range(nd - 2)) + (nd - 1, nd - 2)
+    if swap:
+        src = base.transpose_source(ctx, x)
+        if src is not None:
+            return src
+    out = ctx.op("stablehlo.transpose", [x], ctx.avals_out[0],
+                 attrs={"permutation": mlir.i64_array(permutation)})
+    if swap:
+        base.note_transpose_of(ctx, out, x)
+    return out
 
 
 def _transpose_transpose(ct, operand, *, permutation):

@@ -8,8 +8,9 @@ first time a program needs it. A program calls it with
 
 where ``%id`` is an i64 scalar naming an entry of ``_targets`` (``register_target``): the
 Python function and the types of its arguments and results. The handler copies the argument
-buffers into NumPy arrays, calls the function, checks its results and copies them into the
-result buffers. An exception never leaves the handler: it becomes an FFI error whose message
+buffers into NumPy arrays (or hands read-only views of them to a target registered with
+``borrow_args``), calls the function, checks its results and copies them into the result
+buffers. An exception never leaves the handler: it becomes an FFI error whose message
 carries a token, and ``XlaRuntimeError`` (errors.py) chains the original exception as its
 ``__cause__`` when that message reaches Python.
 

@@ -24,6 +24,18 @@ _c_char = ctypes.c_char
 xla_compile_count = [0]  # Client_Compile calls in this process (disk cache hits are not)
 
 
+def _description_string(api, what, desc):
+    """``PJRT_DeviceDescription_<what>`` (ToString or DebugString) of ``desc``; "" when the
+    plugin does not implement it."""
+    args = getattr(capi, f"DeviceDescription_{what}_Args")(device_description=desc)
+    try:
+        out = api.call(f"DeviceDescription_{what}", args)
+    except XlaRuntimeError:
+        return ""
+    field = "to_string" if what == "ToString" else "debug_string"
+    return capi.string_out(getattr(out, field), getattr(out, field + "_size"))
+
+
 class Device:
     """One addressable PJRT device, e.g. ``CpuDevice(id=0)``.
 
@@ -54,22 +66,11 @@ class Device:
                 capi.Device_LocalHardwareId_Args(device=ptr)).local_hardware_id
         except XlaRuntimeError:
             self.local_hardware_id = self.id
-        try:
-            s = api.call("DeviceDescription_ToString",
-                         capi.DeviceDescription_ToString_Args(device_description=desc))
-            self._repr = capi.string_out(s.to_string, s.to_string_size)
-        except XlaRuntimeError:
-            self._repr = ""
-        if not self._repr:
-            self._repr = f"{self.platform.capitalize()}Device(id={self.id})"
+        self._repr = (_description_string(api, "ToString", desc)
+                      or f"{self.platform.capitalize()}Device(id={self.id})")
         # str() is the plugin's debug string, as in JAX ('cpu:0'); the older CPU plugin
         # says 'TFRT_CPU_0' for the same device
-        try:
-            s = api.call("DeviceDescription_DebugString",
-                         capi.DeviceDescription_DebugString_Args(device_description=desc))
-            self._str = capi.string_out(s.debug_string, s.debug_string_size)
-        except XlaRuntimeError:
-            self._str = ""
+        self._str = _description_string(api, "DebugString", desc)
         if not self._str or self._str.startswith("TFRT_CPU_"):
             self._str = f"{self.platform}:{self.id}"
 

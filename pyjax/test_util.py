@@ -11,8 +11,8 @@ from pyjax._src.test_util import (  # noqa: F401
 
 def cache_sizes() -> dict:
     """``{cache name: number of values}`` for every cache of compiled programs, traces and
-    eager records (names: "eager primitives", "jit", "jit traces", "eager jnp", "eager grad",
-    "eager backward", "host scalars")."""
+    eager records (names: "eager primitives", "jit", "jit traces", "eager jnp", "eager jnp
+    keywords", "eager grad", "eager backward", "host scalars")."""
     return _cache.sizes()
 
 

@@ -346,6 +346,56 @@ def test_scalar_operator_fast_path_matches_jnp(x64):
                             assert (np.signbit(g) == np.signbit(w)).all(), (op, other, g, w)
 
 
+@pytest.mark.parametrize("x64", [False, True])
+def test_comparison_operator_fast_path_matches_jnp_and_numpy(x64):
+    # x > 0 on an eager array binds lax.gt directly (zeros included: a comparison cannot
+    # tell -0.0 from 0.0); results must be jnp.greater's, and NumPy's where the scalar is
+    # exact in the array's dtype
+    import operator
+    import ml_dtypes
+    pyjax.config.update("jax_enable_x64", x64)
+    ops = [(operator.eq, jnp.equal, np.equal), (operator.ne, jnp.not_equal, np.not_equal),
+           (operator.lt, jnp.less, np.less), (operator.le, jnp.less_equal, np.less_equal),
+           (operator.gt, jnp.greater, np.greater), (operator.ge, jnp.greater_equal, np.greater_equal)]
+    vals = np.array([1.5, -2.0, 0.0, -0.0, np.inf, np.nan, 3.0])
+    others = [0, 0.0, -0.0, 1.0, 3, -7, 0.5, float("nan"), float("inf"), 16777217, True]
+    dts = ([np.float64, np.int64] if x64 else
+           [np.float16, np.float32, ml_dtypes.bfloat16, np.int32, np.uint8, np.complex64, np.bool_])
+    for dt in dts:
+        with np.errstate(invalid="ignore"):
+            host = vals.astype(dt)
+        x = jnp.asarray(host)
+        for other in others:  # every comparison on float32; on other dtypes < and ==
+            for op, ref, npref in (ops if dt == np.float32 else ops[::2][:2]):
+                for swap in (False, True):
+                    args = (other, x) if swap else (x, other)
+                    try:
+                        want = ref(*args)
+                    except (OverflowError, TypeError) as e:
+                        with pytest.raises(type(e)):
+                            op(*args)
+                        continue
+                    got = op(*args)
+                    assert got.dtype == np.bool_ and got.shape == want.shape
+                    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+                    if type(other) is bool or host.dtype.kind not in "fiu":
+                        continue
+                    try:
+                        with np.errstate(over="ignore", invalid="ignore"):
+                            s = host.dtype.type(other)
+                    except (ValueError, OverflowError):
+                        continue
+                    if s == other or (other != other and s != s):  # exact in the dtype
+                        a = (s, host) if swap else (host, s)
+                        with np.errstate(invalid="ignore"):
+                            np.testing.assert_array_equal(np.asarray(got), npref(*a))
+    y = jnp.asarray(vals.astype(np.float32))
+    for op, ref, npref in ops:  # two arrays of one aval
+        np.testing.assert_array_equal(np.asarray(op(y, y * 1.0)), npref(vals, vals).astype(bool))
+    assert (x := jnp.asarray([-0.0, 0.0])) is not None and bool((x == 0).all())
+    assert not bool((x < -0.0).any()) and bool((x <= -0.0).all())
+
+
 def test_array_operator_fast_path_matches_jnp():
     # two eager arrays of one dtype and shape bind the primitive directly where jnp would;
     # elsewhere (bool +, int /, broadcasting, mixed dtypes or weak types) the general path runs

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import pyjax
+from pyjax import test_util
 import pyjax.numpy as jnp
 from pyjax._src.numpy import reductions, products, ufuncs
 
@@ -63,15 +64,20 @@ def test_matches_the_function_run_op_by_op(fn, args, kwargs):
 
 
 def test_one_compile_per_signature():
-    compiled = reductions.sum.compiled
     x = jnp.ones((5, 7))
-    jnp.sum(x, axis=1)
-    n = compiled._cache_size()
-    for _ in range(3):
-        same(jnp.sum(x, axis=1), np.full(5, 7.0, np.float32))
-    assert compiled._cache_size() == n
-    jnp.sum(x, axis=0)  # another static value: another compile
-    assert compiled._cache_size() == n + 1
+    with test_util.count_compiles() as n:
+        jnp.sum(x, axis=1)
+        assert n() == 1
+        for _ in range(3):
+            same(jnp.sum(x, axis=1), np.full(5, 7.0, np.float32))
+        assert n() == 1
+        jnp.sum(x, axis=0)  # another static value: another compile
+        assert n() == 2
+        same(jnp.sum(x, axis=np.int64(0)), np.full(7, 5.0, np.float32))
+        same(jnp.sum(x, axis=True), np.full(5, 7.0, np.float32))  # operator.index, as JAX
+        # keyed by type and value: 1, True and 1.0 are equal keys, but 1.0 is refused
+        with pytest.raises(TypeError):
+            jnp.sum(x, axis=1.0)
     w = ufuncs._where3.compiled
     c = jnp.asarray([True, False])
     jnp.where(c, 1.0, 2.0)

@@ -24,6 +24,7 @@ DEFAULT_SIZES = {
     "jit": 1024,                # per jitted function: compiled signatures
     "jit traces": 1024,         # per jitted function: traced Jaxprs by signature
     "eager jnp": 128,           # per jnp function compiled when called eagerly
+    "eager jnp keywords": 32,   # per jnp function: its jits with configuration keywords bound
     "eager grad": 512,          # eager grad records and their fused executables
     "eager backward": 512,      # compiled backward passes by linear-Jaxpr structure
     "host scalars": 1024,       # device arrays of Python/NumPy scalars, by value

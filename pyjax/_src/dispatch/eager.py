@@ -230,10 +230,12 @@ def _param_entry(primitive, aval, params, key):
     return _primitives.remember(key, _runner_entry(primitive, (aval,), params=params))
 
 
-def eager_binary(primitive, kinds, swapped=False):
+def eager_binary(primitive, kinds, swapped=False, signed_zeros=True):
     """Fast eager ``primitive.bind(x, y)`` (``bind(y, x)`` if ``swapped``) for an ArrayImpl
     ``x`` whose jnp function is the bare primitive when the operands share a dtype of one of
-    the ``kinds`` (NumPy dtype kind letters).
+    the ``kinds`` (NumPy dtype kind letters). ``signed_zeros=False`` says that the primitive
+    cannot tell 0.0 from -0.0 (a comparison): a zero scalar, whose key is equal to the other
+    zero's, may then take the fast path too.
 
     Returns ``(with_float, with_int, with_array)``: ``with_float(x, s)`` for a Python float
     ``s`` (weakly typed: it must take ``x``'s dtype as it is), ``with_int`` for a Python int and
@@ -251,9 +253,10 @@ def eager_binary(primitive, kinds, swapped=False):
 
     def scalar_entry(x, s, key):
         t = type(s)
-        if t is float and not s:  # 0.0 and -0.0 are equal keys: leave zeros to the general path
-            return remember(key, _NOT_FAST + (x.aval,))
-        if t is int and s and x.aval.dtype.kind == "f":  # a weak int takes x's float dtype
+        if t is float and not s and signed_zeros:  # 0.0 and -0.0 are equal keys: leave
+            return remember(key, _NOT_FAST + (x.aval,))  # zeros to the general path
+        if t is int and (s or not signed_zeros) and x.aval.dtype.kind == "f":
+            # a weak int takes x's float dtype
             try:
                 get_aval(s)  # the general path's range check (OverflowError)
             except OverflowError:

@@ -63,15 +63,21 @@ def _accepts(other, opchar, self):
 # array's; two arrays of one aval) the jnp function is the bare primitive: the eager hot path
 # of ``x + 1.0`` goes from the operator straight to PJRT (dispatch.eager_binary). Each entry
 # says for which dtype kinds that holds (true division of integers is not ``div``; bool ``+``
-# is ``or``). Reflected forms swap the operands.
+# is ``or``; the ordered comparisons of complex numbers are lexicographic). Reflected forms
+# swap the operands. Comparisons cannot tell 0.0 from -0.0, so ``x > 0`` is fast too.
 _FAST = {"add": (lax.add_p, "iufc"), "subtract": (lax.sub_p, "iufc"),
-         "multiply": (lax.mul_p, "iufc"), "true_divide": (lax.div_p, "fc")}
+         "multiply": (lax.mul_p, "iufc"), "true_divide": (lax.div_p, "fc"),
+         "equal": (lax.eq_p, "biufc"), "not_equal": (lax.ne_p, "biufc"),
+         "less": (lax.lt_p, "biuf"), "less_equal": (lax.le_p, "biuf"),
+         "greater": (lax.gt_p, "biuf"), "greater_equal": (lax.ge_p, "biuf")}
+_COMPARES = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 
 
 def _binop(opchar, fn_name, swapped=False):
     spec = _FAST.get(fn_name)
     if spec is not None:
-        with_float, with_int, with_array = dispatch.eager_binary(spec[0], spec[1], swapped)
+        with_float, with_int, with_array = dispatch.eager_binary(
+            spec[0], spec[1], swapped, signed_zeros=fn_name not in _COMPARES)
 
     def op(self, other):
         if spec is not None and type(self) is ArrayImpl:

@@ -19,6 +19,7 @@ import numpy as np
 from pyjax._src.core import trace as trace_mod
 from pyjax._src.core.array import ArrayImpl
 from pyjax._src.dispatch import eager as dispatch
+from pyjax._src.dispatch.cache import Cache
 from pyjax._src.transformations.jit import Jitted
 
 _OPERAND_TYPES = (ArrayImpl, bool, int, float, complex, type(None))
@@ -127,17 +128,44 @@ def compiled_when_eager(*static_argnames):
 
         # positions before the first configuration parameter: Arrays there go straight on
         first_static = min(static_pos, default=len(params))
+        # ``jnp.sum(x, axis=0)``: one jit of ``fn`` per set of configuration keywords, with
+        # them bound, so that the call takes jit's positional hot path (keyed by type and
+        # value: 1 and True, 0 and 0.0 are equal keys that must not share a program)
+        by_keywords = Cache("eager jnp keywords")
+
+        def bound_call(args, kwargs):
+            key = tuple([(k, type(v), v) for k, v in kwargs.items()])
+            try:
+                hash(key)
+            except TypeError:  # an unhashable value: the function itself says why
+                return None
+            jitted = by_keywords.get(key)
+            if jitted is None:
+                for k, v in kwargs.items():
+                    if k not in static_names or _kind(v, k) is not False:
+                        return None  # an operand, or a value its own check must see
+                kw = dict(kwargs)
+
+                @functools.wraps(fn)
+                def bound(*a):
+                    return fn(*a, **kw)
+                jitted = by_keywords.put(key, Jitted(bound, _cache_name="eager jnp"))
+            return jitted(*args)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             if state.trace is not None:
                 return fn(*args, **kwargs)
-            if not kwargs and len(args) <= first_static:
+            if len(args) <= first_static:
                 for a in args:
                     if type(a) is not ArrayImpl:
                         break
-                else:  # (the common eager call: Arrays alone)
-                    return compiled(*args)
+                else:  # (the common eager calls: Arrays alone, or with keywords)
+                    if not kwargs:
+                        return compiled(*args)
+                    out = bound_call(args, kwargs)
+                    if out is not None:
+                        return out
             try:
                 ready = _operands_for_compiled(args, kwargs, static_pos, static_names)
             except TypeError:  # the function itself says why

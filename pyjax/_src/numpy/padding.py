@@ -13,6 +13,7 @@ import numpy as np
 
 from pyjax._src.core import dtypes
 from pyjax._src.core import errors
+from pyjax._src.core.array import ArrayImpl
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import shape_ops as lax_shape
 from pyjax._src.numpy import util
@@ -37,8 +38,21 @@ def _take_slice(x, axis, start, stop):
     return x[tuple(idx)]
 
 
+def _plain_widths(pair):
+    return type(pair[0]) is int and type(pair[1]) is int and pair[0] >= 0 and pair[1] >= 0
+
+
 def _static_pairs(value, ndim, what):
     """``value`` broadcast to ``ndim`` (before, after) pairs of non-negative Python ints."""
+    t = type(value)
+    if t is int and value >= 0:  # the common forms, without NumPy: jnp.pad(x, 1),
+        return [(value, value)] * ndim
+    if t is tuple or t is list:  # (1, 2) and ((1, 2), (0, 1))
+        if len(value) == 2 and _plain_widths(value):
+            return [tuple(value)] * ndim
+        if len(value) == ndim and all((type(p) is tuple or type(p) is list) and len(p) == 2
+                                      and _plain_widths(p) for p in value):
+            return [tuple(p) for p in value]
     if isinstance(value, Tracer):
         raise errors.ConcretizationTypeError(
             value.aval.str_short(), f"jnp.pad: {what} must be static (concrete) values.\n")
@@ -189,8 +203,11 @@ def pad(array, pad_width, mode="constant", **kwargs):
     "median", "minimum", "reflect", "symmetric", "wrap", "empty") or a function
     ``f(vector, iaxis_pad_width, iaxis, kwargs)`` returning the padded vector, applied along
     each axis in turn."""
-    util.check_arraylike("pad", array)
-    x = asarray(array)
+    if type(array) is ArrayImpl:
+        x = array
+    else:
+        util.check_arraylike("pad", array)
+        x = asarray(array)
     widths = _static_pairs(pad_width, x.ndim, "pad_width")
     if callable(mode):
         from pyjax._src.numpy.vectorize import apply_along_axis
@@ -215,14 +232,18 @@ def pad(array, pad_width, mode="constant", **kwargs):
     # values as arrays, configuration as hashable statics: one compiled call when eager
     values = None
     if mode in ("constant", "empty"):
-        values = to_array(kwargs.get("constant_values", 0))
+        values = kwargs.get("constant_values", 0)
     elif mode == "linear_ramp":
-        values = to_array(kwargs.get("end_values", 0))
+        values = kwargs.get("end_values", 0)
+    if values is not None and type(values) not in (int, float, bool):  # (a Python scalar
+        values = to_array(values)  # is an operand of the compiled call as it is)
     return _pad(x, tuple(widths), mode, values, stat_length, reflect_type)
 
 
 @compiled_when_eager("widths", "mode", "stat_length", "reflect_type")
 def _pad(x, widths, mode, values, stat_length, reflect_type):
+    if type(values) in (int, float, bool):
+        values = to_array(values)
     if mode in ("constant", "empty"):
         if values.size == 1 and values.ndim <= 2:  # one value everywhere: one lax.pad
             if isinstance(values, Tracer):

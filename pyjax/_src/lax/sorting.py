@@ -117,10 +117,101 @@ def _sort_abstract_eval(*operands, dimension, is_stable, num_keys):
 
 
 def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
+    if ctx.platform == "cpu" and packs([o.aval for o in operands], dimension, num_keys):
+        return _packed_sort(ctx, operands, dimension)
     region = _comparator(ctx, [o.aval.dtype for o in operands], num_keys)
     return ctx.op("stablehlo.sort", list(operands), list(ctx.avals_out), regions=[region],
                   attrs={"dimension": f"{dimension} : i64",
                          "is_stable": "true" if is_stable else "false"})
+
+
+# ---- the CPU's fast sort: one 64-bit integer operand ----
+# XLA:CPU sorts a single integer operand whose comparator is a plain ``<`` with a library
+# sort, 15-40x faster than a sort that calls a comparator region per comparison (which every
+# float key needs, for the order of NaNs and signed zeros, and every sort of several operands
+# does). So a sort by one 32-bit-or-narrower key is done as: the key mapped to an int32 of the
+# same order (floats: -0.0 as 0.0, every NaN as the canonical one, negative values' magnitude
+# bits flipped), shifted into the high half of an int64 whose low half is the element's index,
+# those int64 sorted (all distinct: the index breaks ties, so the order is the stable one),
+# and every operand gathered by the indices in the low halves. The values are the operands'
+# own (a -0.0 stays -0.0, a NaN keeps its payload): the result is bit for bit the
+# comparator's. Measured (jit, float32, this machine): n=128 26 -> 7.5 us, 4096 710 -> 45 us,
+# 100000 27.8 -> 2.0 ms; argsort 36 -> 1.8 ms at 100000.
+
+_I32 = np.dtype(np.int32)
+_I64 = np.dtype(np.int64)
+# float dtype name -> (int type of its width, canonical NaN's bits, magnitude mask)
+_FLOAT_KEYS = {"float32": (_I32, 0x7FC00000, 0x7FFFFFFF),
+               "float16": (np.dtype(np.int16), 0x7E00, 0x7FFF),
+               "bfloat16": (np.dtype(np.int16), 0x7FC0, 0x7FFF)}
+_INT_KEYS = {np.dtype(t) for t in (np.int32, np.int16, np.int8, np.uint16, np.uint8)}
+
+
+def packs(avals, dimension, num_keys):
+    """Whether the CPU lowering sorts operands of ``avals`` with ``_packed_sort``: one key of
+    a 16- or 32-bit float or a narrow integer, when it is not already a single integer
+    operand (which XLA sorts fast as it is), along a non-empty dimension."""
+    shape, dt = avals[0].shape, avals[0].dtype
+    if num_keys != 1 or not 0 < shape[dimension] < 2 ** 31 or 0 in shape:
+        return False
+    return dt.name in _FLOAT_KEYS or (dt in _INT_KEYS and len(avals) > 1)
+
+
+def packed_sort_flops(key_aval):
+    """Elementwise operations per element of the packed sort, as XLA counts them (the cost
+    model's figure): packing and unpacking 5; widening a narrow integer 1; a float's
+    canonical bits and order 8, one more for a 16-bit float."""
+    dt = key_aval.dtype
+    if dt.name in _FLOAT_KEYS:
+        return 5 + 8 + (dt.itemsize < 4)
+    return 5 + (dt != _I32)
+
+
+def _const(ctx, value, dtype, shape):
+    c = ctx.block.constant(np.array(value, dtype), ShapedArray((), dtype))
+    return ctx.op("stablehlo.broadcast_in_dim", [c], ShapedArray(shape, dtype),
+                  attrs={"broadcast_dimensions": mlir.i64_array([])})
+
+
+def _ordered_int32(ctx, key):
+    """An int32 array ordered as ``key`` is in the sort's order."""
+    aval = key.aval
+    shape, dt = aval.shape, aval.dtype
+    if dt in _INT_KEYS:
+        return ctx.op("stablehlo.convert", [key], ShapedArray(shape, _I32))
+    int_dt, nan_bits, magnitude = _FLOAT_KEYS[dt.name]
+    int_aval = ShapedArray(shape, int_dt)
+    bits = ctx.op("stablehlo.bitcast_convert", [key], int_aval)
+    zero = base.compare(ctx, key, _const(ctx, 0, dt, shape), "EQ")
+    bits = ctx.op("stablehlo.select", [zero, _const(ctx, 0, int_dt, shape), bits], int_aval)
+    nan = base.compare(ctx, key, key, "NE")
+    bits = ctx.op("stablehlo.select", [nan, _const(ctx, nan_bits, int_dt, shape), bits],
+                  int_aval)
+    sign = ctx.op("stablehlo.shift_right_arithmetic",
+                  [bits, _const(ctx, int_dt.itemsize * 8 - 1, int_dt, shape)], int_aval)
+    flip = ctx.op("stablehlo.and", [sign, _const(ctx, magnitude, int_dt, shape)], int_aval)
+    ordered = ctx.op("stablehlo.xor", [bits, flip], int_aval)
+    if int_dt != _I32:
+        ordered = ctx.op("stablehlo.convert", [ordered], ShapedArray(shape, _I32))
+    return ordered
+
+
+def _packed_sort(ctx, operands, dimension):
+    shape = operands[0].aval.shape
+    wide = ShapedArray(shape, _I64)
+    high = ctx.op("stablehlo.convert", [_ordered_int32(ctx, operands[0])], wide)
+    high = ctx.op("stablehlo.shift_left", [high, _const(ctx, 32, _I64, shape)], wide)
+    index = ctx.op("stablehlo.iota", [], wide, attrs={"iota_dimension": f"{dimension} : i64"})
+    packed = ctx.op("stablehlo.or", [high, index], wide)
+    region = ctx.region([ShapedArray((), _I64), ShapedArray((), _I64)])
+    region.ret([base.compare(region, region.args[0], region.args[1], "LT")])
+    packed = ctx.op("stablehlo.sort", [packed], [wide], regions=[region],
+                    attrs={"dimension": f"{dimension} : i64", "is_stable": "false"})
+    if isinstance(packed, (list, tuple)):
+        (packed,) = packed
+    low = ctx.op("stablehlo.and", [packed, _const(ctx, 0xFFFFFFFF, _I64, shape)], wide)
+    perm = ctx.op("stablehlo.convert", [low], ShapedArray(shape, _I32))
+    return [ctx.lower_fun(_take_along, [x, perm], {"axis": dimension}) for x in operands]
 
 
 # ---- differentiation: the tangents follow the primal's permutation ----

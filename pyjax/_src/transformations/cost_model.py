@@ -13,7 +13,8 @@ JAX 0.10.2 answer (checked program by program, docs/debugging.md):
 - reductions: (input elements - output elements) x the reducer's cost; windowed reductions:
   output elements x (window elements - 1) x the reducer's cost; cumulative ones as XLA's CPU
   pipeline rewrites them (``_cumulative_steps``);
-- sort: n x ceil(log2 n) comparisons over the operand's n elements; FFT: 8 x elements x the
+- sort: n x ceil(log2 n) comparisons over the operand's n elements, plus the elementwise
+  work of the CPU's packed sort where it applies (``lax/sorting.py``); FFT: 8 x elements x the
   product of log2 of the FFT lengths;
 - a loop body counts once (``while``, ``scan``: XLA does not multiply by the trip count; a
   ``scan`` as its lowering emits it, ``_scan``), ``cond`` the maximum over its branches, key
@@ -33,6 +34,7 @@ import numpy as np
 
 from pyjax._src.control_flow import scan as scan_lowering
 from pyjax._src.interpreters import lowering, staging
+from pyjax._src.lax import sorting
 
 FLOPS, TRANSCENDENTALS, BYTES = "flops", "transcendentals", "bytes accessed"
 
@@ -198,9 +200,11 @@ def _arithmetic(name, ins, outs, params):
         return 2 * out_size * k, 0
     if name == "conv_general_dilated":
         return _conv_flops(ins, outs[0], params), 0
-    if name == "sort":
+    if name == "sort":  # (plus the CPU lowering's key packing, lax/sorting.py)
         n = _size(ins[0])
-        return (n * math.ceil(math.log2(n)) if n > 1 else 0), 0
+        packed = sorting.packs(ins, params["dimension"], params["num_keys"])
+        extra = n * sorting.packed_sort_flops(ins[0]) if packed else 0
+        return (n * math.ceil(math.log2(n)) if n > 1 else 0) + extra, 0
     if name == "fft":
         logs = math.prod(int(math.log2(n)) if n > 0 else 0 for n in params["fft_lengths"])
         return 8 * logs * _size(ins[0]), 0

@@ -194,3 +194,22 @@ def test_xla_erf_inv_is_close_to_erfinv_with_its_derivative(x64):
     np.testing.assert_allclose(got, ss.erfinv(x), rtol=1e-9, atol=0)
     g = np.asarray(pyjax.vmap(pyjax.grad(xla_erf_inv))(pyjax.numpy.asarray(x)))
     np.testing.assert_allclose(g, np.sqrt(np.pi) / 2 * np.exp(ss.erfinv(x) ** 2), rtol=1e-8)
+
+
+def test_float32_erf_tail_is_one_minus_erfc_at_every_float():
+    # past 3.7 float32 erf is written as thresholds (lax/elementwise.py); at every float32
+    # from 3.7 to 4.25 (both signs) it must equal what 1 - erfc(|x|) rounds to, be monotone,
+    # never exceed 1 and reach 1 (as scipy's erf rounds to float32 there)
+    bits = np.arange(np.float32(3.7).view(np.int32), np.float32(4.25).view(np.int32),
+                     dtype=np.int32)
+    x = bits.view(np.float32)
+    erf = pyjax.jit(lax.erf)
+    got = np.asarray(erf(x))
+    tail = np.float32(1) - np.asarray(pyjax.jit(lax.erfc)(x))
+    far = x > np.float32(3.7)
+    np.testing.assert_array_equal(got[far].view(np.int32), tail[far].view(np.int32))
+    np.testing.assert_array_equal(np.asarray(erf(-x)).view(np.int32), (-got).view(np.int32))
+    assert (np.diff(got[far]) >= 0).all() and got.max() == 1.0
+    np.testing.assert_allclose(got, ss.erf(x.astype(np.float64)), rtol=0, atol=3e-7)
+    np.testing.assert_array_equal(np.asarray(erf(np.array([np.inf, -np.inf, 1e30, np.nan],
+                                                          np.float32))), [1, -1, 1, np.nan])

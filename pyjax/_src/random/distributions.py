@@ -337,8 +337,12 @@ def _as_int_array(x):
 def _randint_jit(kd, shape, minval, maxval, dtype):
     minval = _as_int_array(minval)
     maxval = _as_int_array(maxval)
-    imax = jcr.asarray(np.array(dtypes.iinfo(dtype).max, dtype))
-    maxval_out_of_range = jnp.greater(maxval, _convert_and_clip_integer(imax, dtype_of(maxval)))
+    # the dtype's largest value, in maxval's dtype (clipped to its range), as a literal: an
+    # array here would be an argument of the program, and XLA would then divide by a span it
+    # cannot see (randint(k, shape, 0, 100): remainders by 100 become multiplications)
+    mdt = dtype_of(maxval)
+    imax = np.array(min(int(dtypes.iinfo(dtype).max), int(dtypes.iinfo(mdt).max)), mdt)
+    maxval_out_of_range = jnp.greater(maxval, imax)
     out_dtype = dtype
     if dtypes.iinfo(dtype).bits < 32:
         # JAX 0.10.2 draws 32-bit words for 8- and 16-bit dtypes too: work in 32 bits on

@@ -132,7 +132,8 @@ def _with_specials(x):
     return flat.reshape(x.shape)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16, np.int16, np.uint16, np.int32],
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16, np.int16, np.uint16, np.int32,
+                                   np.uint32],
                          ids=lambda d: np.dtype(d).name)
 def test_packed_cpu_sort_matches_numpy(dtype):
     # On the CPU a sort by one narrow key runs as one int64 sort of (order key, index) pairs
@@ -141,6 +142,9 @@ def test_packed_cpu_sort_matches_numpy(dtype):
     x = make((3, 700), dtype)
     if x.dtype.kind == "f" or x.dtype == BF16:
         x = _with_specials(x)
+    if x.dtype == np.uint32:  # both halves of the unsigned range (the top bit flips order)
+        x[:, ::3] += np.uint32(2 ** 31)
+        x[:, 1::7] = np.uint32(2 ** 32 - 1)
     idx1 = np.argsort(x.astype(np.float32) if x.dtype == BF16 else x, axis=1, kind="stable")
     idx0 = np.argsort(x.astype(np.float32) if x.dtype == BF16 else x, axis=0, kind="stable")
     payload = RNG.normal(size=x.shape).astype(np.float32)

@@ -150,7 +150,7 @@ _U32 = np.dtype(np.uint32)
 
 def packs(avals, dimension, num_keys):
     """Whether the CPU lowering sorts operands of ``avals`` with ``_packed_sort``: one key of
-    a 16- or 32-bit float or a narrow integer, when it is not already a single integer
+    a 16- or 32-bit float or an integer of 32 bits or fewer, when it is not a single integer
     operand (which XLA sorts fast as it is), along a non-empty dimension."""
     shape, dt = avals[0].shape, avals[0].dtype
     if num_keys != 1 or not 0 < shape[dimension] < 2 ** 31 or 0 in shape:

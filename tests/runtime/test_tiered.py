@@ -230,11 +230,10 @@ def test_threads_end_and_exit_with_an_upgrade_in_flight():
     assert "pending 1" in p.stdout
 
 
-def test_warm_up_program_runs_both_products():
+def test_warm_up_program_runs_its_product():
     # the warm-up swallows its errors (it is only a speed-up): check here that its program
     # compiles and computes on the installed plugin
     from pyjax._src.runtime.client import get_client
-    plain, first_dims = (b.to_numpy() for b in tiered._warm_up_products(get_client("cpu")))
+    (plain,) = (b.to_numpy() for b in tiered._warm_up_products(get_client("cpu")))
     a = np.ones((64, 64), np.float32)
     np.testing.assert_array_equal(plain, a @ a)
-    np.testing.assert_array_equal(first_dims, a.T @ a)

@@ -74,7 +74,8 @@ def compile_jaxpr(jaxpr: Jaxpr, name, *, donated_invars=(), num_replicas=1,
     text = lkey = None
     if runtime.disk_cache.enabled():  # a warm persistent cache has the text: no lowering
         lkey = jaxpr_key.lowering_key(jaxpr, name, lower_kw,
-                                      (len(client.devices), client.platform))
+                                      (len(client.devices), client.platform,
+                                       runtime.cpu_dots_want_row_major()))
         if lkey is not None:
             text = runtime.disk_cache.load_text(lkey)
             if text is not None and _HOST_CALL in text:

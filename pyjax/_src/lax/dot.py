@@ -199,10 +199,71 @@ def _convert(ctx, x, dt):
     return ctx.op("stablehlo.convert", [x], x.aval.update(dtype=dt))
 
 
+# YNNPACK (the CPU plugin build pyjax prefers) takes a product's left operand only when it is
+# contracted on its minor dimension; XLA sends the others (a weight gradient, xᵀ·g, contracts
+# both operands on their leading batch axes) to Eigen, whose oneDNN GEMM generates its kernels
+# on first use (~21 ms once per process, the bulk of a warm-cache first call) and, in steady
+# state, is no faster. Written-out transposes behind an optimization barrier (XLA folds a bare
+# transpose back into the product) give YNNPACK all of an MLP's products: the SGD step
+# 1.65 -> 1.43-1.60 ms, its warm-cache first call ~35 -> ~22 ms (docs/first_call.md).
+def _row_major_operands(ctx, lhs, rhs, lc, rc, lb):
+    """``(lhs, rhs, lc, rc)`` with the transposes written out (a 2-D product whose result is
+    the original one's, reshaped), or None when the
+    product is left as it is: only float32 products without batch dimensions, on the CPU with
+    YNNPACK, whose left operand is contracted on leading dimensions (and then the right one
+    too, or XLA swaps the operands back)."""
+    if (ctx.platform != "cpu" or lb or lhs.aval.dtype != np.float32
+            or rhs.aval.dtype != np.float32 or _spmd()
+            or _on_a_mesh(ctx.avals_out[0])):
+        return None
+    k = len(lc)
+    if not k or tuple(lc) != tuple(range(k)) or lhs.aval.ndim == k:
+        return None
+    from pyjax._src import runtime  # (lowering only: the plugin decides)
+    if not runtime.cpu_dots_want_row_major():
+        return None
+    both = tuple(rc) == tuple(range(k)) and rhs.aval.ndim > k
+    if not both and not (lhs.aval.ndim == 2 and rhs.aval.ndim == 2):
+        return None
+    lhs = _transposed_2d(ctx, lhs, k)
+    if both:
+        return lhs, _transposed_2d(ctx, rhs, k), (1,), (1,)
+    return lhs, rhs, (1,), tuple(rc)
+
+
+def _on_a_mesh(aval):
+    sharding = getattr(aval, "sharding", None)
+    return bool(getattr(getattr(sharding, "mesh", None), "axis_names", ()))
+
+
+def _spmd():
+    from pyjax._src.lax import collective_lowering
+    return collective_lowering.in_spmd_lowering()
+
+
+def _transposed_2d(ctx, x, k):
+    """``x`` with its ``k`` leading dimensions merged (K) and the rest merged (M), as a
+    written-out M x K array."""
+    shape = x.aval.shape
+    kk, m = int(np.prod(shape[:k])), int(np.prod(shape[k:]))
+    if len(shape) != 2:
+        x = ctx.op("stablehlo.reshape", [x], x.aval.update(shape=(kk, m)))
+    t_aval = x.aval.update(shape=(m, kk))
+    t = ctx.op("stablehlo.transpose", [x], t_aval, attrs={"permutation": "array<i64: 1, 0>"})
+    (t,) = ctx.op("stablehlo.optimization_barrier", [t], [t_aval])
+    return t
+
+
 def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
                        out_sharding=None):
     (lc, rc), (lb, rb) = dimension_numbers
     out = ctx.avals_out[0]
+    final = out
+    row_major = _row_major_operands(ctx, lhs, rhs, lc, rc, lb)
+    if row_major is not None:
+        lhs, rhs, lc, rc = row_major
+        n = rhs.aval.shape[1 - rc[0]]
+        out = out.update(shape=(lhs.aval.shape[0], n))
     in_dt = lhs.aval.dtype
     # Compute in the wider of the input and result dtypes (converting first is exact when the
     # result is wider); bool is computed as an int32 count of true products, then tested != 0.
@@ -218,7 +279,10 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision, preferred
         attrs["precision_config"] = "[" + ", ".join(
             f"#stablehlo<precision {Precision(p).name}>" for p in precision) + "]"
     res = ctx.op("stablehlo.dot_general", [lhs, rhs], out.update(dtype=comp_dt), attrs=attrs)
-    return _convert(ctx, res, out.dtype)
+    res = _convert(ctx, res, out.dtype)
+    if out.shape != final.shape:
+        res = ctx.op("stablehlo.reshape", [res], final)
+    return res
 
 
 # ---- differentiation: bilinear, so the JVP is the product rule and each operand transposes ----

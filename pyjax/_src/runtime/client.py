@@ -15,7 +15,8 @@ from .buffer import DTYPE_TO_PJRT, Buffer, dtype_to_pjrt_type
 from .compile_options import build_compile_options
 from .errors import XlaRuntimeError
 from .executable import Executable
-from .plugin import (CUDA_INSTALL_HINT, cuda_client_options, find_cuda_plugin_path, load_plugin,
+from .plugin import (CUDA_INSTALL_HINT, cuda_client_options, find_cuda_plugin_path,
+                     find_plugin_path, is_ynn_plugin, load_plugin,
                      preload_cuda_libraries, set_cuda_data_dir, xla_flags_device_count)
 
 CPU_DEVICES_ENV = "PYJAX_CPU_DEVICES"
@@ -833,6 +834,19 @@ def _new_cuda_client():
     if not client.devices:
         raise RuntimeError("the CUDA PJRT plugin started but found no GPU")
     return client
+
+
+def cpu_dots_want_row_major():
+    """Whether the CPU plugin's matrix products run on YNNPACK (its build, runtime/plugin.py),
+    which takes a 2-D left operand only when it is contracted on its minor dimension: the
+    dot lowering then writes the transposes of other left operands out (lax/dot.py). The
+    loaded CPU client's plugin decides, or the one it would load."""
+    client = _clients.get("cpu")
+    try:
+        path = client._api.path if client is not None else find_plugin_path()
+    except Exception:  # noqa: BLE001 - no plugin: the compile will say so
+        return False
+    return is_ynn_plugin(path)
 
 
 @atexit.register

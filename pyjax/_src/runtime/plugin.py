@@ -127,6 +127,12 @@ def find_ynn_plugin_path():
     return None
 
 
+def is_ynn_plugin(path):
+    """Whether ``path`` is the YNNPACK build's ``.so``."""
+    return path is not None and os.path.basename(path) == YNN_PLUGIN[1] \
+        and os.path.basename(os.path.dirname(path)) == YNN_PLUGIN[0]
+
+
 def prepare_environment(plugin_path=None):
     """Sets the environment the plugin reads, before it is loaded.
 
@@ -143,8 +149,7 @@ def prepare_environment(plugin_path=None):
       and ~0.3 s per unknown one (a scan of the .so), and only runs when XLA_FLAGS
       is set. A malformed *value* of a known flag can still abort.
     """
-    quiet = plugin_path is not None and os.path.basename(plugin_path) == YNN_PLUGIN[1] \
-        and os.path.basename(os.path.dirname(plugin_path)) == YNN_PLUGIN[0]
+    quiet = is_ynn_plugin(plugin_path)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3" if quiet else "1")
     flags = os.environ.get("XLA_FLAGS")
     if not flags or not flags.strip():

@@ -94,17 +94,18 @@ def compile_tiered(client, code, in_types, out_types, overrides):
 # The first matrix product a process runs costs 20-350 ms more than the next ones (measured;
 # the plugin's one-time set-up of its matrix-product kernels and threads). A small program
 # compiled and run in the background when the client is created (or at the latest while the
-# first tiered program compiles) takes that cost off the first call. Two products, because
-# the YNNPACK build runs them through two libraries: YNNPACK takes the plain one, and the
-# one contracting both operands' first dimension (a weight gradient) goes to Eigen, whose
-# oneDNN GEMM generates its kernels on first use (~21 ms, once per process). Not counted as a
-# user's compile; kept in the persistent cache (when on) under its own counts (``warm_up_*``).
-_WARM_UP_MODULE = b"""func.func public @main(%a: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+# first tiered program compiles) takes that cost off the first call. One product: YNNPACK
+# takes it on the YNNPACK build, Eigen (with oneDNN's GEMM, which generates its kernels on
+# first use, ~21 ms once per process) on xla-cpu-pjrt. On the YNNPACK build pyjax's lowering
+# gives YNNPACK the products Eigen would take (lax/dot.py), so generating oneDNN's kernels
+# there as well only took CPU from the first call (warm-cache first call of the MLP
+# `jit(grad)` 35 -> 22 ms median without it, docs/first_call.md); a product that still goes to
+# Eigen (a batched or float64 one) pays it on its first run. Not counted as a user's compile;
+# kept in the persistent cache (when on) under its own counts (``warm_up_*``).
+_WARM_UP_MODULE = b"""func.func public @main(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %0 = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0]
       : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  %1 = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0]
-      : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-  return %0, %1 : tensor<64x64xf32>, tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
 }"""
 _warmed: "weakref.WeakSet" = weakref.WeakSet()  # clients warmed up (or being)
 _warm_threads: list = []

@@ -78,6 +78,12 @@ def test_one_compile_per_signature():
         # keyed by type and value: 1, True and 1.0 are equal keys, but 1.0 is refused
         with pytest.raises(TypeError):
             jnp.sum(x, axis=1.0)
+        jnp.sum(x)
+        n_plain = n()
+        sizes = test_util.cache_sizes()["eager jnp keywords"]
+        same(jnp.sum(x, axis=None, keepdims=False), np.float32(35.0))  # the defaults: the
+        assert n() == n_plain  # plain call's program, no keyword-bound jit of its own
+        assert test_util.cache_sizes()["eager jnp keywords"] == sizes
     w = ufuncs._where3.compiled
     c = jnp.asarray([True, False])
     jnp.where(c, 1.0, 2.0)

@@ -13,6 +13,7 @@ import numpy as np
 from pyjax._src.core import dtypes
 from pyjax._src.core.config import config
 from pyjax._src.core.abstract import ShapedArray
+from pyjax._src.core.sharded_array import ShardedShapedArray
 from pyjax._src.core.primitive import Primitive
 from pyjax._src.core.rules import Zero
 from pyjax._src.lax import base
@@ -214,7 +215,7 @@ def _row_major_operands(ctx, lhs, rhs, lc, rc, lb):
     too, or XLA swaps the operands back)."""
     if (ctx.platform != "cpu" or lb or lhs.aval.dtype != np.float32
             or rhs.aval.dtype != np.float32 or _spmd()
-            or _on_a_mesh(ctx.avals_out[0])):
+            or ShardedShapedArray in (type(lhs.aval), type(rhs.aval), type(ctx.avals_out[0]))):
         return None
     k = len(lc)
     if not k or tuple(lc) != tuple(range(k)) or lhs.aval.ndim == k:
@@ -229,11 +230,6 @@ def _row_major_operands(ctx, lhs, rhs, lc, rc, lb):
     if both:
         return lhs, _transposed_2d(ctx, rhs, k), (1,), (1,)
     return lhs, rhs, (1,), tuple(rc)
-
-
-def _on_a_mesh(aval):
-    sharding = getattr(aval, "sharding", None)
-    return bool(getattr(getattr(sharding, "mesh", None), "axis_names", ()))
 
 
 def _spmd():

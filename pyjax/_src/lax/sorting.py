@@ -135,8 +135,8 @@ def _sort_lower(ctx, *operands, dimension, is_stable, num_keys):
 # those int64 sorted (all distinct: the index breaks ties, so the order is the stable one),
 # and every operand gathered by the indices in the low halves. The values are the operands'
 # own (a -0.0 stays -0.0, a NaN keeps its payload): the result is bit for bit the
-# comparator's. Measured (jit, float32, this machine): n=128 26 -> 7.5 us, 4096 710 -> 45 us,
-# 100000 27.8 -> 2.0 ms; argsort 36 -> 1.8 ms at 100000.
+# comparator's. Measured (jit, float32, this machine): n=128 26 -> 7.3 us, 4096 710 -> 59 us,
+# 100000 27.8 -> 2.8 ms; argsort 36 -> 2.4 ms at 100000 (docs/performance.md).
 
 _I32 = np.dtype(np.int32)
 _I64 = np.dtype(np.int64)
@@ -170,9 +170,8 @@ def packed_sort_flops(key_aval):
 
 
 def _const(ctx, value, dtype, shape):
-    c = ctx.block.constant(np.array(value, dtype), ShapedArray((), dtype))
-    return ctx.op("stablehlo.broadcast_in_dim", [c], ShapedArray(shape, dtype),
-                  attrs={"broadcast_dimensions": mlir.i64_array([])})
+    c = ctx.constant(np.array(value, dtype), ShapedArray((), dtype))
+    return base.broadcast_operand_lowering(ctx, c, shape)
 
 
 def _ordered_int32(ctx, key):

@@ -161,6 +161,9 @@ def compiled_when_eager(*static_argnames):
                     if type(a) is not ArrayImpl:
                         break
                 else:  # (the common eager calls: Arrays alone, or with keywords)
+                    if kwargs:  # keywords at their defaults (axis=None) are the plain call's
+                        kwargs = {k: v for k, v in kwargs.items()
+                                  if k not in defaults or v is not defaults[k]}
                     if not kwargs:
                         return compiled(*args)
                     out = bound_call(args, kwargs)

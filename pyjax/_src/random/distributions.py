@@ -352,7 +352,7 @@ def _randint_jit(kd, shape, minval, maxval, dtype):
     # the bounds, span and multiplier keep the bounds' own (rank-broadcast) shape, as JAX's:
     # for scalar bounds the two remainders of the multiplier are one division, not one per
     # element (XLA does not hoist them; u32 division is not vectorized): randint of 10^6
-    # draws 11.2 -> ~7 ms
+    # draws in 0..100 11.2 -> 8.8 ms, and 1.0 ms once the bound above is a literal
     small = np.broadcast_shapes(shape_of(minval), shape_of(maxval))
     small = (1,) * (len(shape) - len(small)) + tuple(small)
     minval = bcast_to(convert(_convert_and_clip_integer(minval, out_dtype), dtype), small)
